@@ -1,0 +1,97 @@
+"""acausal: components with flow/potential connectors, assembled and compiled to a DAE.
+
+>>> import acausal as ac
+>>> model = ac.compile(system)   # doctest: +SKIP
+>>> print(model.blt())           # doctest: +SKIP
+"""
+
+from .component import Component, Equation
+from .connectors import Connector, ConnectorType, Flange, Frame, HeatPort, Pin, RotFlange
+from .errors import (
+    ConnectError,
+    EquationError,
+    InitializationError,
+    ModelError,
+    NameClashError,
+    ParameterError,
+    SimulationError,
+    StructureError,
+    UnknownNameError,
+)
+from .flatten import FlatDAE, flatten
+from .model import Model, compile
+from .signals import ramp, sampled, signal, sine, step
+from .symbols import (
+    acos,
+    asin,
+    atan,
+    atan2,
+    cos,
+    cosh,
+    der,
+    exp,
+    fabs,
+    fmax,
+    fmin,
+    if_else,
+    log,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    tan,
+    tanh,
+    time,
+)
+from .system import System
+
+__all__ = [
+    "Component",
+    "Equation",
+    "Connector",
+    "ConnectorType",
+    "Pin",
+    "Flange",
+    "RotFlange",
+    "HeatPort",
+    "Frame",
+    "System",
+    "FlatDAE",
+    "flatten",
+    "Model",
+    "compile",
+    "ModelError",
+    "ConnectError",
+    "EquationError",
+    "InitializationError",
+    "NameClashError",
+    "ParameterError",
+    "SimulationError",
+    "StructureError",
+    "UnknownNameError",
+    "der",
+    "time",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "sqrt",
+    "atan",
+    "atan2",
+    "asin",
+    "acos",
+    "fabs",
+    "sign",
+    "fmin",
+    "fmax",
+    "if_else",
+    "step",
+    "ramp",
+    "sine",
+    "sampled",
+    "signal",
+]

@@ -1,0 +1,234 @@
+"""Components: connectors, parameters, variables and equations, possibly subcomponents.
+
+A component is declarative: its ``__init__`` declares what it has and the equations
+``lhs == rhs`` that relate them. A hierarchical component assigns subcomponents as
+attributes (or passes them to :meth:`Component.add`), connects them with
+:meth:`Component.connect`, and makes some of their connectors its own with
+:meth:`Component.expose`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import casadi as cs
+
+from .connectors import Connector, ConnectorType
+from .errors import ConnectError, EquationError, NameClashError
+from .symbols import Quantity, check_value, display
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
+
+
+def check_name(kind: str, name: object) -> str:
+    """A valid local name (identifier, optionally indexed like ``R[3]``)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise NameClashError(
+            f"{kind} name {name!r} is not a valid name; use letters, digits and _ "
+            "(no dots: hierarchy comes from nesting components)"
+        )
+    return name
+
+
+class Equation:
+    """One equation ``lhs == rhs`` of a component, kept as the residual ``lhs - rhs``."""
+
+    __slots__ = ("owner", "index", "expr", "residual")
+
+    def __init__(self, owner: Component, index: int, expr: cs.SX) -> None:
+        self.owner = owner
+        self.index = index
+        self.expr = expr
+        self.residual = expr.dep(0) - expr.dep(1)
+
+    def text(self, full: bool = True) -> str:
+        """The equation with full names (``R1.v == ...``) or names local to its component."""
+        if full:
+            return display(self.expr)
+        prefix = self.owner.full_name + "."
+        return display(
+            self.expr, lambda q: q.name[len(prefix) :] if q.name.startswith(prefix) else q.name
+        )
+
+    @property
+    def origin(self) -> str:
+        return f"{self.owner.full_name}: {self.text(full=False)}"
+
+
+class Component:
+    """Base class of every component; subclasses declare their contents in ``__init__``."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", check_name("component", name))
+        object.__setattr__(self, "_parent", None)
+        object.__setattr__(self, "_children", {})
+        self._connectors: dict[str, Connector] = {}
+        self._quantities: dict[str, Quantity] = {}
+        self._equations: list[Equation] = []
+        self._connections: list[tuple[Connector, ...]] = []
+
+    # -- naming -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def full_name(self) -> str:
+        """Dotted path from the outermost component, e.g. ``motor.R``."""
+        return f"{self._parent.full_name}.{self._name}" if self._parent else self._name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.full_name}>"
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if isinstance(value, Component) and value is not self and value._parent is None:
+            self.add(value)
+        object.__setattr__(self, key, value)
+
+    # -- declarations -------------------------------------------------------------------
+    def _claim(self, local: str) -> None:
+        taken = self._quantities.keys() | self._connectors.keys() | self._children.keys()
+        if local in taken:
+            raise NameClashError(f"{self.full_name} declares {local!r} twice; rename one of them")
+
+    def connector(self, name: str, ctype: ConnectorType) -> Connector:
+        """Declare a connector of type ``ctype`` (e.g. ``ac.Pin``)."""
+        check_name("connector", name)
+        if not isinstance(ctype, ConnectorType):
+            raise ConnectError(
+                f"{self.full_name}.{name}: {ctype!r} is not a connector type (use ac.Pin, ...)"
+            )
+        self._claim(name)
+        c = Connector(self, name, ctype)
+        for var in ctype.potentials + ctype.flows:
+            q = Quantity(self, f"{name}.{var}", "variable")
+            c.quantities[var] = q
+            self._quantities[q.local] = q
+        self._connectors[name] = c
+        return c
+
+    def parameter(self, name: str, value: float | cs.SX) -> cs.SX:
+        """Declare a parameter; it stays symbolic so a simulation can override its value.
+
+        A value that is already an expression of other parameters is returned as is
+        (a derived quantity, not a parameter of its own).
+        """
+        check_name("parameter", name)
+        if isinstance(value, cs.SX):
+            return value
+        value = check_value(self.full_name, name, value)
+        self._claim(name)
+        q = Quantity(self, name, "parameter", value=value)
+        self._quantities[name] = q
+        return q.sym
+
+    def variable(
+        self,
+        name: str,
+        start: float | cs.SX | None = None,
+        fixed: bool = False,
+        state_priority: int = 0,
+    ) -> cs.SX:
+        """Declare an unknown.
+
+        ``start`` is the initial value (a guess unless ``fixed``); ``state_priority`` > 0
+        asks index reduction to keep this variable as a state, < 0 to avoid it.
+        """
+        check_name("variable", name)
+        self._claim(name)
+        if fixed and start is None:
+            raise EquationError(f"{self.full_name}.{name}: fixed=True needs a start value")
+        if start is not None and not isinstance(start, cs.SX):
+            start = check_value(self.full_name, f"{name} (start)", start)
+        q = Quantity(
+            self, name, "variable", start=start, fixed=fixed, state_priority=state_priority
+        )
+        self._quantities[name] = q
+        return q.sym
+
+    def equations(self, *eqs: cs.SX) -> None:
+        """Add equations written as ``lhs == rhs``."""
+        for eq in eqs:
+            k = len(self._equations) + 1
+            if isinstance(eq, (bool, int, float)) or not isinstance(eq, cs.SX):
+                raise EquationError(
+                    f"{self.full_name}: equation #{k} is {eq!r}, not an equation; write it as "
+                    "lhs == rhs with at least one variable"
+                )
+            if not (eq.is_scalar() and eq.is_op(cs.OP_EQ)):
+                raise EquationError(
+                    f"{self.full_name}: equation #{k} '{display(eq)}' is not of the form lhs == rhs"
+                )
+            self._equations.append(Equation(self, k, eq))
+
+    # -- hierarchy ----------------------------------------------------------------------
+    def add(self, *components: Component) -> Component:
+        """Make ``components`` subcomponents; returns the last one."""
+        for c in components:
+            if c._parent is not None and c._parent is not self:
+                raise NameClashError(f"{c.full_name} already belongs to {c._parent.full_name}")
+            if c._parent is self:
+                continue
+            self._claim(c.name)
+            object.__setattr__(c, "_parent", self)
+            self._children[c.name] = c
+        return components[-1]
+
+    def connect(self, *connectors: Connector) -> None:
+        """Connect connectors of subcomponents inside this component."""
+        self._connections.append(check_connection(connectors))
+
+    def expose(self, name: str, inner: Connector) -> Connector:
+        """Make a subcomponent's connector reachable as this component's connector ``name``."""
+        check_name("connector", name)
+        if not isinstance(inner, Connector) or not _is_inside(inner.owner, self):
+            raise ConnectError(
+                f"{self.full_name}.expose({name!r}, ...): {inner!r} is not a connector of a "
+                f"subcomponent of {self.full_name}"
+            )
+        self._claim(name)
+        self._connectors[name] = inner
+        return inner
+
+    def subcomponents(self) -> list[Component]:
+        return list(self._children.values())
+
+    def walk(self) -> list[Component]:
+        """This component and all components inside it, depth first."""
+        out = [self]
+        for c in self._children.values():
+            out.extend(c.walk())
+        return out
+
+    @property
+    def connectors(self) -> dict[str, Connector]:
+        return dict(self._connectors)
+
+
+def _is_inside(c: Component, ancestor: Component) -> bool:
+    while c is not None:
+        if c is ancestor:
+            return True
+        c = c._parent
+    return False
+
+
+def check_connection(connectors: tuple[Connector, ...]) -> tuple[Connector, ...]:
+    """The connectors of one ``connect(...)`` call, after checking their types agree."""
+    if len(connectors) < 2:
+        raise ConnectError(f"connect() needs two or more connectors, got {list(connectors)}")
+    for c in connectors:
+        if not isinstance(c, Connector):
+            hint = " (a component: pick one of its connectors)" if isinstance(c, Component) else ""
+            raise ConnectError(f"connect(): {c!r} is not a connector{hint}")
+    first = connectors[0]
+    for c in connectors[1:]:
+        if c.ctype is not first.ctype:
+            raise ConnectError(
+                f"cannot connect {first.name} ({first.ctype.name}) with {c.name} "
+                f"({c.ctype.name}): connectors must have the same type"
+            )
+        if c is first:
+            raise ConnectError(f"connect(): {c.name} is connected to itself")
+    return tuple(connectors)

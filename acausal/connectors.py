@@ -1,0 +1,72 @@
+"""Connector types (potential and flow variables) and connector instances.
+
+At a connection the potentials of all connectors are equal and their flows sum to zero
+(Kirchhoff's laws); a flow is positive when it enters the component through the connector.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import casadi as cs
+
+if TYPE_CHECKING:
+    from .component import Component
+    from .symbols import Quantity
+
+
+class ConnectorType:
+    """A kind of connector: names of its potential and flow variables.
+
+    >>> Pin = ConnectorType("Pin", potentials=("v",), flows=("i",))
+    """
+
+    def __init__(self, name: str, potentials: tuple[str, ...], flows: tuple[str, ...]) -> None:
+        if len(potentials) != len(flows):
+            raise ValueError(
+                f"connector type {name}: {len(potentials)} potentials but {len(flows)} flows; "
+                "an acausal connector pairs each potential with one flow"
+            )
+        clash = set(potentials) & set(flows)
+        if clash:
+            raise ValueError(f"connector type {name}: {sorted(clash)} is both potential and flow")
+        self.name = name
+        self.potentials = tuple(potentials)
+        self.flows = tuple(flows)
+
+    def __repr__(self) -> str:
+        return f"ConnectorType({self.name}: potentials {self.potentials}, flows {self.flows})"
+
+
+Pin = ConnectorType("Pin", potentials=("v",), flows=("i",))
+Flange = ConnectorType("Flange", potentials=("s",), flows=("f",))
+RotFlange = ConnectorType("RotFlange", potentials=("phi",), flows=("tau",))
+HeatPort = ConnectorType("HeatPort", potentials=("T",), flows=("Q",))
+Frame = ConnectorType("Frame", potentials=("x", "y", "phi"), flows=("fx", "fy", "tau"))
+
+
+class Connector:
+    """A connector of a component; its variables are attributes (``pin.v``, ``pin.i``)."""
+
+    def __init__(self, owner: Component, local: str, ctype: ConnectorType) -> None:
+        self.owner = owner
+        self.local = local
+        self.ctype = ctype
+        self.quantities: dict[str, Quantity] = {}
+
+    def __getattr__(self, item: str) -> cs.SX:
+        quantities = self.__dict__.get("quantities", {})
+        if item in quantities:
+            return quantities[item].sym
+        raise AttributeError(
+            f"connector {self.name} ({self.ctype.name}) has no variable {item!r}; "
+            f"it has {', '.join(quantities)}"
+        )
+
+    @property
+    def name(self) -> str:
+        """Full dotted name, e.g. ``motor.R.p``."""
+        return f"{self.owner.full_name}.{self.local}"
+
+    def __repr__(self) -> str:
+        return f"<{self.ctype.name} {self.name}>"

@@ -1,0 +1,57 @@
+"""Errors a user can cause, each with a message that names their own components.
+
+Every error the framework raises on bad input derives from :class:`ModelError`, so an
+application can catch one type; the command line prints the message without a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class ModelError(Exception):
+    """Base class of every error caused by the model or the inputs a user gave."""
+
+
+class ConnectError(ModelError):
+    """Connectors that cannot be connected (different types, foreign objects)."""
+
+
+class NameClashError(ModelError):
+    """Two components, connectors, parameters or variables share one name."""
+
+
+class ParameterError(ModelError):
+    """A parameter value that is not a finite number."""
+
+
+class EquationError(ModelError):
+    """An equation that is not of the form ``lhs == rhs`` or mixes foreign symbols."""
+
+
+class StructureError(ModelError):
+    """An unbalanced or structurally singular model."""
+
+
+class InitializationError(ModelError):
+    """No consistent initial values: conflicting fixed starts or a failed Newton solve."""
+
+
+class SimulationError(ModelError):
+    """The integrator failed during a simulation."""
+
+
+class UnknownNameError(ModelError, KeyError):
+    """A name that no variable or parameter has."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> UnknownNameError:
+    """An :class:`UnknownNameError` listing the closest known names."""
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return UnknownNameError(f"unknown {kind} {name!r}.{hint} ({len(known)} {kind}s are known.)")

@@ -1,0 +1,193 @@
+"""``compile(system)``: the structural pipeline, and the inspectable :class:`Model` it returns.
+
+flatten -> alias elimination -> balance / singularity check -> Pantelides + dummy
+derivatives -> BLT (Tarjan) -> symbolic solution of linear blocks -> semi-explicit DAE.
+"""
+
+from __future__ import annotations
+
+import time as _time
+import warnings
+from dataclasses import dataclass, field
+
+import casadi as cs
+
+from .errors import unknown_name
+from .flatten import FlatDAE, flatten
+from .structure.alias import Reduced, Start, eliminate_aliases
+from .structure.blt import Block, sort_blt
+from .structure.causalize import SemiExplicit, causalize
+from .structure.diagnose import describe_unknown
+from .structure.index import Col, IndexReduced, reduce_index
+from .symbols import Quantity, time
+from .system import System
+
+
+@dataclass
+class Model:
+    """A compiled model: states, algebraic unknowns, BLT blocks, and CasADi expressions."""
+
+    flat: FlatDAE
+    reduced: Reduced
+    ir: IndexReduced
+    blocks: list[Block]
+    dae: SemiExplicit
+    names: list[str]  # every variable and derivative reachable in a result
+    outputs: cs.SX  # their values in terms of (x, z, p, t)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    # -- what a user inspects -------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.flat.name
+
+    @property
+    def states(self) -> list[str]:
+        return [self.ir.chains[vi][o].name for vi, o in self.ir.states]
+
+    @property
+    def algebraic(self) -> list[str]:
+        return [self.ir.chains[vi][o].name for vi, o in self.ir.algebraic]
+
+    @property
+    def index(self) -> int:
+        """Differentiation index of the model before index reduction."""
+        return self.ir.index
+
+    @property
+    def dummy_derivatives(self) -> list[str]:
+        return sorted(self.ir.chains[vi][o].name for vi, o in self.ir.dummies)
+
+    @property
+    def parameters(self) -> dict[str, float]:
+        """Parameter names and their values in the model."""
+        return {p.name: p.value for p in self.flat.parameters}
+
+    @property
+    def p(self) -> cs.SX:
+        return cs.vertcat(*[p.sym for p in self.flat.parameters])
+
+    @property
+    def t(self) -> cs.SX:
+        return time
+
+    def start(self, col: Col) -> Start | None:
+        return self.reduced.starts.get(self.ir.chains[col[0]][col[1]]) if col[1] == 0 else None
+
+    def parameter_vector(self, params: dict[str, float] | None = None) -> list[float]:
+        """Parameter values in model order, with ``params`` overriding by name."""
+        from .symbols import check_value
+
+        values = self.parameters
+        for key, val in (params or {}).items():
+            if key not in values:
+                raise unknown_name("parameter", key, values)
+            owner, _, local = key.rpartition(".")
+            values[key] = check_value(owner, local, val)
+        return list(values.values())
+
+    def blt(self) -> str:
+        """The BLT table: each block with its equations and the unknowns it solves."""
+        lines = [
+            f"BLT of {self.name}: {len(self.blocks)} blocks, {len(self.ir.states)} states, "
+            f"index {self.index}"
+        ]
+        if self.ir.states:
+            lines.append("states: " + ", ".join(self.states))
+        if self.ir.dummies:
+            lines.append("dummy derivatives: " + ", ".join(self.dummy_derivatives))
+        kinds = {
+            "explicit": "solved explicitly",
+            "linear": "linear loop, solved symbolically",
+            "newton": "solved by Newton / IDAS",
+        }
+        for k, b in enumerate(self.blocks, 1):
+            unknowns = ", ".join(self._describe(c) for c in b.unknowns)
+            size = len(b.equations)
+            lines.append(
+                f"block {k} ({size} equation{'s' * (size > 1)}, {kinds[b.kind]}): solves {unknowns}"
+            )
+            lines += [f"    {self.ir.equations[r].origin}" for r in b.equations]
+        return "\n".join(lines)
+
+    def _describe(self, col: Col) -> str:
+        q = self.ir.chains[col[0]][col[1]]
+        return describe_unknown(self.reduced, q) if col[1] == 0 else q.name
+
+    def block_of_unknown(self) -> dict[Col, int]:
+        return {c: k for k, b in enumerate(self.blocks) for c in b.unknowns}
+
+    def __str__(self) -> str:
+        return (
+            f"Model {self.name}: {len(self.flat.variables)} variables, "
+            f"{len(self.reduced.eliminated)} aliases eliminated, {len(self.ir.states)} states, "
+            f"{len(self.ir.algebraic)} algebraic unknowns ({self.dae.z.numel()} solved by Newton),"
+            f" index {self.index}, {len(self.blocks)} BLT blocks"
+        )
+
+    def check_name(self, name: str) -> int:
+        """Position of ``name`` in :attr:`names`, or an error listing close matches."""
+        idx = self._name_index.get(name)
+        if idx is None:
+            raise unknown_name("variable", name, self.names)
+        return idx
+
+    def __post_init__(self) -> None:
+        self._name_index = {n: k for k, n in enumerate(self.names)}
+
+
+def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by the design
+    """Run the structural pipeline on ``system``; see the module docstring."""
+    timings = {}
+    tic = _time.perf_counter()
+    flat = flatten(system)
+    timings["flatten"] = _time.perf_counter() - tic
+    if flat.unconnected:
+        names = ", ".join(c.name for c in flat.unconnected[:10])
+        more = "" if len(flat.unconnected) <= 10 else f" and {len(flat.unconnected) - 10} more"
+        warnings.warn(
+            f"{system.name}: unconnected connectors {names}{more} get zero flow",
+            stacklevel=2,
+        )
+    tic = _time.perf_counter()
+    red = eliminate_aliases(flat, {p.name: p.value for p in flat.parameters})
+    timings["aliases"] = _time.perf_counter() - tic
+    tic = _time.perf_counter()
+    ir = reduce_index(red)
+    timings["index"] = _time.perf_counter() - tic
+    tic = _time.perf_counter()
+    blocks = sort_blt(ir)
+    timings["blt"] = _time.perf_counter() - tic
+    tic = _time.perf_counter()
+    dae = causalize(ir, blocks)
+    names, outputs = _outputs(flat, red, ir, dae)
+    timings["causalize"] = _time.perf_counter() - tic
+    return Model(flat, red, ir, blocks, dae, names, outputs, timings)
+
+
+def _outputs(flat: FlatDAE, red: Reduced, ir: IndexReduced, dae: SemiExplicit):
+    """Names and expressions in (x, z, p, t) of every variable and derivative."""
+    names: list[str] = []
+    exprs: list[cs.SX] = []
+    seen: set[int] = set()
+
+    def add(q: Quantity, expr: cs.SX) -> None:
+        if q.uid not in seen:
+            seen.add(q.uid)
+            names.append(q.name)
+            exprs.append(expr)
+
+    for q in flat.variables:
+        add(q, red.eliminated.get(q, q.sym))
+    for name, q in flat.names.items():  # exposed connectors of hierarchical components
+        if q.kind == "variable" and name != q.name:
+            names.append(name)
+            exprs.append(red.eliminated.get(q, q.sym))
+    for chain in ir.chains:
+        for q in chain[1:]:
+            add(q, q.sym)
+    alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
+    out = cs.vertcat(*exprs)
+    if alg.numel():
+        out = cs.substitute(out, alg, dae.values)
+    return names, out

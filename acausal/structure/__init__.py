@@ -1,0 +1,1 @@
+"""The structural compiler's stages: aliases, matching, index reduction, BLT, causalization."""

@@ -1,0 +1,76 @@
+"""Bipartite equation-variable graphs: incidence, maximum matching, Dulmage-Mendelsohn.
+
+The incidence matrix has a row per equation and a column per unknown, nonzero where the
+unknown occurs in the equation. A maximum matching pairs equations with unknowns they
+contain (scipy's Hopcroft-Karp). The Dulmage-Mendelsohn decomposition splits an imperfect
+matching into an over-determined part (equations reachable from an unmatched equation by
+alternating paths) and an under-determined part (unknowns reachable from an unmatched
+unknown); these are what a structurally singular model's error message names.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import casadi as cs
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+
+def incidence(residuals: list[cs.SX], columns: list[cs.SX]) -> sp.csr_matrix:
+    """Sparse 0/1 matrix: rows are residuals, columns are the given symbols."""
+    n, m = len(residuals), len(columns)
+    if n == 0 or m == 0:
+        return sp.csr_matrix((n, m), dtype=np.int8)
+    spy = cs.jacobian_sparsity(cs.vertcat(*residuals), cs.vertcat(*columns))
+    colind = np.asarray(spy.colind(), dtype=np.int64)
+    row = np.asarray(spy.row(), dtype=np.int64)
+    data = np.ones(len(row), dtype=np.int8)
+    return sp.csc_matrix((data, row, colind), shape=(n, m)).tocsr()
+
+
+def match(inc: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum matching: ``row_to_col`` and ``col_to_row`` arrays, -1 where unmatched."""
+    n, m = inc.shape
+    if n == 0 or m == 0:
+        return np.full(n, -1), np.full(m, -1)
+    row_to_col = maximum_bipartite_matching(inc, perm_type="column")
+    col_to_row = np.full(m, -1)
+    matched = row_to_col >= 0
+    col_to_row[row_to_col[matched]] = np.nonzero(matched)[0]
+    return row_to_col, col_to_row
+
+
+def dulmage_mendelsohn(
+    inc: sp.csr_matrix, row_to_col: np.ndarray, col_to_row: np.ndarray
+) -> tuple[tuple[list[int], list[int]], tuple[list[int], list[int]]]:
+    """((over rows, over cols), (under rows, under cols)) of a maximum matching."""
+    csc = inc.tocsc()
+    # over-determined: from unmatched rows, row -> any col -> its matched row
+    over_rows, over_cols = set(), set()
+    queue = deque(int(r) for r in np.nonzero(row_to_col < 0)[0])
+    over_rows.update(queue)
+    while queue:
+        r = queue.popleft()
+        for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]:
+            if c not in over_cols:
+                over_cols.add(int(c))
+                r2 = col_to_row[c]
+                if r2 >= 0 and r2 not in over_rows:
+                    over_rows.add(int(r2))
+                    queue.append(int(r2))
+    # under-determined: from unmatched cols, col -> any row -> its matched col
+    under_rows, under_cols = set(), set()
+    queue = deque(int(c) for c in np.nonzero(col_to_row < 0)[0])
+    under_cols.update(queue)
+    while queue:
+        c = queue.popleft()
+        for r in csc.indices[csc.indptr[c] : csc.indptr[c + 1]]:
+            if r not in under_rows:
+                under_rows.add(int(r))
+                c2 = row_to_col[r]
+                if c2 >= 0 and c2 not in under_cols:
+                    under_cols.add(int(c2))
+                    queue.append(int(c2))
+    return (sorted(over_rows), sorted(over_cols)), (sorted(under_rows), sorted(under_cols))

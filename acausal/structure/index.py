@@ -1,0 +1,264 @@
+"""Index reduction: Pantelides' algorithm, then Mattsson-Soederlind dummy derivatives.
+
+Pantelides works on the graph of equations and *highest* derivatives. An equation that
+finds no augmenting path marks a structurally singular subset of equations (they
+determine fewer highest derivatives than their number): each equation of that subset
+is differentiated, ``d/dt F = sum_k (dF/dq_k) der(q_k) + dF/dt``, and each variable in it
+gains one derivative order, until every equation is matched.
+
+Dummy derivatives then choose which derivatives become algebraic unknowns. Going down
+from the highest differentiated equations g_1, with unknowns z_1 their highest
+derivatives, a matching picks |g_i| columns of dg_i/dz_i (structurally nonsingular);
+those become dummy derivatives, and the step repeats one order lower on their
+predecessors. A derivative chain ``v, v', ..., v^(k)`` then has ``v^(j)`` as a state exactly
+when ``v^(j+1)`` exists and is not a dummy. Columns are chosen by least cost: a variable with
+a fixed start value or a positive state priority is expensive to demote.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import casadi as cs
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+from ..errors import StructureError
+from ..flatten import FlatEquation
+from ..symbols import Quantity, quantity_of, time
+from .alias import Reduced
+from .diagnose import explain_singular
+from .graph import incidence, match
+
+Col = tuple[int, int]  # (unknown index, derivative order)
+
+
+@dataclass
+class AugEquation:
+    """An equation of the index-reduced system: ``order`` times differentiated ``source``."""
+
+    residual: cs.SX
+    source: FlatEquation
+    order: int
+
+    @property
+    def origin(self) -> str:
+        text = self.source.origin
+        return text if self.order == 0 else f"d{self.order}/dt{self.order} of [{text}]"
+
+
+@dataclass
+class IndexReduced:
+    """The index-1 form: every unknown column is a state or algebraic."""
+
+    reduced: Reduced
+    equations: list[AugEquation]
+    chains: list[list[Quantity]]  # chains[v][o] is the o-th derivative of unknown v
+    states: list[Col]
+    algebraic: list[Col]
+    dummies: set[Col]
+    index: int
+
+    def sym(self, col: Col) -> cs.SX:
+        return self.chains[col[0]][col[1]].sym
+
+
+def _chain(q: Quantity) -> list[Quantity]:
+    out = [q]
+    while out[-1]._der is not None:
+        out.append(out[-1]._der)
+    return out
+
+
+def reduce_index(red: Reduced) -> IndexReduced:
+    """Pantelides + dummy derivatives on the alias-reduced system."""
+    unknowns = red.unknowns
+    chains = [_chain(q) for q in unknowns]
+    position = {}
+    for vi, ch in enumerate(chains):
+        for o, q in enumerate(ch):
+            position[q.uid] = (vi, o)
+    res = [e.residual for e in red.equations]
+    cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
+    inc = incidence(res, [chains[vi][o].sym for vi, o in cols])
+    rows: list[set[Col]] = [
+        {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]} for r in range(len(res))
+    ]
+    hv = [0] * len(unknowns)
+    for row in rows:
+        for vi, o in row:
+            hv[vi] = max(hv[vi], o)
+    _check_nonsingular(red, rows)
+    eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
+    original_algebraic = any(h == 0 for h in hv)
+    child: dict[int, int] = {}
+    assign = _initial_assignment(rows, hv)
+    rec = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(rec, 4 * len(eqs) + 1000))
+    try:
+        for k in range(len(eqs)):
+            if k in assign.values():
+                continue
+            i = k
+            for _ in range(len(eqs) + 10):
+                colored_e: set[int] = set()
+                colored_v: set[int] = set()
+                if _augment(i, rows, hv, assign, colored_e, colored_v):
+                    break
+                for vi in colored_v:
+                    hv[vi] += 1
+                    while len(chains[vi]) <= hv[vi]:
+                        q = chains[vi][-1].derivative()
+                        chains[vi].append(q)
+                        position[q.uid] = (vi, len(chains[vi]) - 1)
+                for e in sorted(colored_e):
+                    child[e] = len(eqs)
+                    r, row = _differentiate(eqs[e].residual, position)
+                    eqs.append(AugEquation(r, eqs[e].source, eqs[e].order + 1))
+                    rows.append(row)
+                for vi in colored_v:
+                    assign[vi] = child[assign[vi]]
+                i = child[i]
+            else:
+                raise StructureError(
+                    f"index reduction did not terminate at equation {eqs[k].origin}"
+                )
+    finally:
+        sys.setrecursionlimit(rec)
+    dummies = _dummy_derivatives(red, eqs, rows, child, hv)
+    states = [
+        (vi, o) for vi in range(len(chains)) for o in range(hv[vi]) if (vi, o + 1) not in dummies
+    ]
+    state_set = set(states)
+    algebraic = [
+        (vi, o) for vi in range(len(chains)) for o in range(hv[vi] + 1) if (vi, o) not in state_set
+    ]
+    max_order = max((e.order for e in eqs), default=0)
+    index = max_order + (1 if original_algebraic else 0)
+    return IndexReduced(
+        red,
+        eqs,
+        [ch[: hv[vi] + 1] for vi, ch in enumerate(chains)],
+        states,
+        algebraic,
+        dummies,
+        index,
+    )
+
+
+def _check_nonsingular(red: Reduced, rows: list[set[Col]]) -> None:
+    """Equations versus unknowns (any derivative order) must match perfectly."""
+    n, m = len(rows), len(red.unknowns)
+    data = [(r, vi) for r, row in enumerate(rows) for vi in {v for v, _ in row}]
+    r_idx = np.array([d[0] for d in data], dtype=np.int64)
+    c_idx = np.array([d[1] for d in data], dtype=np.int64)
+    inc = sp.csr_matrix((np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(n, m))
+    row_to_col, col_to_row = match(inc)
+    if n != m or (row_to_col < 0).any():
+        raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
+
+
+def _initial_assignment(rows: list[set[Col]], hv: list[int]) -> dict[int, int]:
+    """Maximum matching of equations to highest derivatives, as ``{unknown: equation}``."""
+    data = [(r, vi) for r, row in enumerate(rows) for vi, o in row if o == hv[vi]]
+    if not data:
+        return {}
+    r_idx = np.array([d[0] for d in data], dtype=np.int64)
+    c_idx = np.array([d[1] for d in data], dtype=np.int64)
+    inc = sp.csr_matrix(
+        (np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(len(rows), len(hv))
+    )
+    inc.sum_duplicates()
+    _, col_to_row = match(inc)
+    return {int(c): int(r) for c, r in enumerate(col_to_row) if r >= 0}
+
+
+def _augment(i, rows, hv, assign, colored_e, colored_v) -> bool:
+    colored_e.add(i)
+    active = [vi for vi, o in rows[i] if o == hv[vi]]
+    for vi in active:
+        if vi not in assign:
+            assign[vi] = i
+            return True
+    for vi in active:
+        if vi not in colored_v:
+            colored_v.add(vi)
+            if _augment(assign[vi], rows, hv, assign, colored_e, colored_v):
+                assign[vi] = i
+                return True
+    return False
+
+
+def _differentiate(residual: cs.SX, position: dict[int, Col]) -> tuple[cs.SX, set[Col]]:
+    """``d/dt`` of a residual and its incidence."""
+    syms = [s for s in cs.symvar(residual) if s.name() != "time"]
+    qs = [quantity_of(s) for s in syms]
+    unk = [(s, q) for s, q in zip(syms, qs) if q.kind != "parameter"]
+    out = cs.jacobian(residual, time)
+    if unk:
+        x = cs.vertcat(*[s for s, _ in unk])
+        dx = cs.vertcat(*[q.derivative().sym for _, q in unk])
+        out = out + cs.jtimes(residual, x, dx)
+    row = set()
+    for s in cs.symvar(out):
+        if s.name() != "time":
+            q = quantity_of(s)
+            if q.kind != "parameter":
+                row.add(position[q.uid])
+    return out, row
+
+
+def _dummy_cost(red: Reduced, col: Col) -> float:
+    vi, o = col
+    q = red.unknowns[vi]
+    start = red.starts.get(q)
+    cost = 10.0 + 100.0 * q.state_priority
+    if o == 1 and start is not None and start.fixed:
+        cost += 1000.0
+    return max(cost, 1.0)
+
+
+def _dummy_derivatives(red, eqs, rows, child, hv) -> set[Col]:
+    """Mattsson-Soederlind selection, structural, with least-cost column choice."""
+    parent = {c: p for p, c in child.items()}
+    families = []
+    for k in range(len(eqs)):
+        if k in parent:
+            continue
+        fam = [k]
+        while fam[-1] in child:
+            fam.append(child[fam[-1]])
+        families.append(fam)
+    dummies: set[Col] = set()
+    level = 1
+    candidates = {(vi, hv[vi]) for vi in range(len(hv)) if hv[vi] >= 1}
+    while True:
+        g = [fam[len(fam) - level] for fam in families if len(fam) - 1 >= level]
+        if not g:
+            break
+        cand = sorted(c for c in candidates if any(c in rows[r] for r in g))
+        if len(cand) < len(g):
+            raise StructureError("dummy derivative selection found too few candidate derivatives")
+        index = {c: j for j, c in enumerate(cand)}
+        data = [
+            (i, index[c], _dummy_cost(red, c))
+            for i, r in enumerate(g)
+            for c in rows[r]
+            if c in index
+        ]
+        mat = sp.csr_matrix(
+            ([d[2] for d in data], ([d[0] for d in data], [d[1] for d in data])),
+            shape=(len(g), len(cand)),
+        )
+        try:
+            _, chosen = min_weight_full_bipartite_matching(mat)
+        except ValueError as exc:
+            names = ", ".join(eqs[r].origin for r in g)
+            raise StructureError(f"no dummy derivatives for the equations {names}") from exc
+        picked = [cand[j] for j in chosen]
+        dummies.update(picked)
+        candidates = {(vi, o - 1) for vi, o in picked if o - 1 >= 1}
+        level += 1
+    return dummies

@@ -1,0 +1,91 @@
+"""A system: component instances and the connections between their connectors.
+
+The connectors and ``connect`` calls form a :mod:`networkx` graph; each connected part of
+it is a connection set (potentials equal, flows sum to zero).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from .component import Component, check_connection, check_name
+from .connectors import Connector
+from .errors import ConnectError, NameClashError
+
+
+class System:
+    """The top level of a model."""
+
+    def __init__(self, name: str = "system") -> None:
+        self.name = check_name("system", name)
+        self._components: dict[str, Component] = {}
+        self._connections: list[tuple[Connector, ...]] = []
+
+    def __repr__(self) -> str:
+        return f"<System {self.name}: {len(self._components)} components>"
+
+    def add(self, *components: Component) -> None:
+        """Add components (``connect`` adds the components it touches by itself)."""
+        for c in components:
+            if not isinstance(c, Component):
+                raise NameClashError(f"System.add(): {c!r} is not a component")
+            root = _root(c)
+            other = self._components.get(root.name)
+            if other is root:
+                continue
+            if other is not None:
+                raise NameClashError(
+                    f"two components are named {root.name!r} ({type(other).__name__} and "
+                    f"{type(root).__name__}); give each a unique name"
+                )
+            self._components[root.name] = root
+
+    def connect(self, *connectors: Connector) -> None:
+        """Connect two or more connectors of the same type."""
+        connectors = check_connection(connectors)
+        self.add(*(c.owner for c in connectors))
+        self._connections.append(connectors)
+
+    @property
+    def components(self) -> list[Component]:
+        """The top-level components."""
+        return list(self._components.values())
+
+    def all_components(self) -> list[Component]:
+        """Every component, nested ones included."""
+        return [c for top in self._components.values() for c in top.walk()]
+
+    def connections(self) -> list[tuple[Connector, ...]]:
+        """All ``connect`` calls, those inside hierarchical components included."""
+        inner = [conn for c in self.all_components() for conn in c._connections]
+        return self._connections + inner
+
+    def graph(self) -> nx.Graph:
+        """Graph of all connectors; an edge for each pair joined by a ``connect`` call."""
+        g = nx.Graph()
+        for comp in self.all_components():
+            for c in comp._connectors.values():
+                if c.owner is comp:  # exposed connectors are their inner connector
+                    g.add_node(c)
+        for conn in self.connections():
+            for c in conn:
+                if c not in g:
+                    raise ConnectError(
+                        f"{c.name} is connected but its component {_root(c.owner).name} is not "
+                        f"part of system {self.name}"
+                    )
+            nx.add_path(g, conn)
+        return g
+
+    def connection_sets(self) -> list[list[Connector]]:
+        """Connected parts of :meth:`graph`, singletons (unconnected connectors) included."""
+        g = self.graph()
+        order = {c: k for k, c in enumerate(g.nodes)}
+        sets = [sorted(s, key=order.__getitem__) for s in nx.connected_components(g)]
+        return sorted(sets, key=lambda s: order[s[0]])
+
+
+def _root(c: Component) -> Component:
+    while c._parent is not None:
+        c = c._parent
+    return c

@@ -1,0 +1,4 @@
+"""The component library, written in the acausal language.
+
+Modules: :mod:`electrical`, :mod:`translational`, :mod:`rotational`, :mod:`thermal`.
+"""

@@ -1,0 +1,228 @@
+"""Analog electrical components (Modelica.Electrical.Analog names and sign conventions).
+
+A one-port has pins ``p`` and ``n``, voltage ``v = p.v - n.v`` and current ``i = p.i``
+flowing from ``p`` through the component to ``n``.
+"""
+
+from __future__ import annotations
+
+import casadi as cs
+
+import acausal as ac
+
+
+class OnePort(ac.Component):
+    """Two pins, ``v = p.v - n.v``, ``0 = p.i + n.i``, ``i = p.i``."""
+
+    def __init__(self, name: str, v0: float | None = None, i0: float | None = None) -> None:
+        super().__init__(name)
+        self.p = self.connector("p", ac.Pin)
+        self.n = self.connector("n", ac.Pin)
+        self.v = self.variable("v", start=v0, fixed=v0 is not None)
+        self.i = self.variable("i", start=i0, fixed=i0 is not None)
+        self.equations(
+            self.v == self.p.v - self.n.v,
+            self.p.i + self.n.i == 0,
+            self.i == self.p.i,
+        )
+
+
+class Resistor(OnePort):
+    """``v = R i``."""
+
+    def __init__(self, name: str, R: float = 1.0) -> None:
+        super().__init__(name)
+        R = self.parameter("R", R)
+        self.equations(self.v == R * self.i)
+
+
+class Conductor(OnePort):
+    """``i = G v``."""
+
+    def __init__(self, name: str, G: float = 1.0) -> None:
+        super().__init__(name)
+        G = self.parameter("G", G)
+        self.equations(self.i == G * self.v)
+
+
+class Capacitor(OnePort):
+    """``i = C dv/dt``; ``v0`` fixes the initial voltage."""
+
+    def __init__(self, name: str, C: float = 1.0, v0: float | None = None) -> None:
+        super().__init__(name, v0=v0)
+        C = self.parameter("C", C)
+        self.equations(self.i == C * ac.der(self.v))
+
+
+class Inductor(OnePort):
+    """``v = L di/dt``; ``i0`` fixes the initial current."""
+
+    def __init__(self, name: str, L: float = 1.0, i0: float | None = None) -> None:
+        super().__init__(name, i0=i0)
+        L = self.parameter("L", L)
+        self.equations(self.v == L * ac.der(self.i))
+
+
+class Ground(ac.Component):
+    """Zero potential at pin ``p``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.p = self.connector("p", ac.Pin)
+        self.equations(self.p.v == 0)
+
+
+class SignalVoltage(OnePort):
+    """``v`` follows a signal: a number, an expression of ``ac.time`` or samples ``(t, y)``."""
+
+    def __init__(self, name: str, v: object = 0.0) -> None:
+        super().__init__(name)
+        self.equations(self.v == ac.signal(v, f"{name}.v"))
+
+
+class ConstantVoltage(OnePort):
+    """``v = V``."""
+
+    def __init__(self, name: str, V: float = 1.0) -> None:
+        super().__init__(name)
+        self.equations(self.v == self.parameter("V", V))
+
+
+class StepVoltage(OnePort):
+    """``v = offset + (V if t >= start_time else 0)``."""
+
+    def __init__(
+        self, name: str, V: float = 1.0, start_time: float = 0.0, offset: float = 0.0
+    ) -> None:
+        super().__init__(name)
+        V, t0 = self.parameter("V", V), self.parameter("start_time", start_time)
+        self.equations(self.v == self.parameter("offset", offset) + ac.step(V, t0))
+
+
+class SineVoltage(OnePort):
+    """``v = offset + V sin(2 pi f t + phase)``."""
+
+    def __init__(
+        self, name: str, V: float = 1.0, f: float = 1.0, phase: float = 0.0, offset: float = 0.0
+    ) -> None:
+        super().__init__(name)
+        sig = ac.sine(
+            self.parameter("V", V), self.parameter("f", f), self.parameter("phase", phase)
+        )
+        self.equations(self.v == self.parameter("offset", offset) + sig)
+
+
+class SignalCurrent(OnePort):
+    """``i`` follows a signal: a number, an expression of ``ac.time`` or samples ``(t, y)``."""
+
+    def __init__(self, name: str, i: object = 0.0) -> None:
+        super().__init__(name)
+        self.equations(self.i == ac.signal(i, f"{name}.i"))
+
+
+class ConstantCurrent(OnePort):
+    """``i = I``."""
+
+    def __init__(self, name: str, I: float = 1.0) -> None:  # noqa: E741 - Modelica's name
+        super().__init__(name)
+        self.equations(self.i == self.parameter("I", I))
+
+
+class StepCurrent(OnePort):
+    """``i = offset + (I if t >= start_time else 0)``."""
+
+    def __init__(
+        self,
+        name: str,
+        I: float = 1.0,
+        start_time: float = 0.0,  # noqa: E741
+        offset: float = 0.0,
+    ) -> None:
+        super().__init__(name)
+        I, t0 = self.parameter("I", I), self.parameter("start_time", start_time)  # noqa: E741
+        self.equations(self.i == self.parameter("offset", offset) + ac.step(I, t0))
+
+
+class SineCurrent(OnePort):
+    """``i = offset + I sin(2 pi f t + phase)``."""
+
+    def __init__(
+        self,
+        name: str,
+        I: float = 1.0,
+        f: float = 1.0,
+        phase: float = 0.0,  # noqa: E741
+        offset: float = 0.0,
+    ) -> None:
+        super().__init__(name)
+        sig = ac.sine(
+            self.parameter("I", I), self.parameter("f", f), self.parameter("phase", phase)
+        )
+        self.equations(self.i == self.parameter("offset", offset) + sig)
+
+
+class Diode(OnePort):
+    """Exponential diode ``i = Is (exp(v / (N Vt)) - 1)``.
+
+    Above ``v / (N Vt) = Maxexp`` the exponential continues as its tangent line, so that
+    large forward voltages do not overflow.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        Is: float = 1e-9,
+        N: float = 1.0,
+        Vt: float = 0.025852,
+        Maxexp: float = 40.0,
+    ) -> None:
+        super().__init__(name)
+        Is, N, Vt = self.parameter("Is", Is), self.parameter("N", N), self.parameter("Vt", Vt)
+        xmax = self.parameter("Maxexp", Maxexp)
+        x = self.v / (N * Vt)
+        expo = cs.if_else(x > xmax, cs.exp(xmax) * (1 + x - xmax), cs.exp(x))
+        self.equations(self.i == Is * (expo - 1))
+
+
+class IdealTransformer(ac.Component):
+    """Ideal transformer with turns ratio ``n``: ``v1 = n v2``, ``i2 = -n i1``."""
+
+    def __init__(self, name: str, n: float = 1.0) -> None:
+        super().__init__(name)
+        self.p1, self.n1 = self.connector("p1", ac.Pin), self.connector("n1", ac.Pin)
+        self.p2, self.n2 = self.connector("p2", ac.Pin), self.connector("n2", ac.Pin)
+        n = self.parameter("n", n)
+        v1, v2 = self.variable("v1"), self.variable("v2")
+        i1, i2 = self.variable("i1"), self.variable("i2")
+        self.equations(
+            v1 == self.p1.v - self.n1.v,
+            v2 == self.p2.v - self.n2.v,
+            self.p1.i + self.n1.i == 0,
+            self.p2.i + self.n2.i == 0,
+            i1 == self.p1.i,
+            i2 == self.p2.i,
+            v1 == n * v2,
+            i2 == -n * i1,
+        )
+
+
+class EMF(ac.Component):
+    """Electromotoric force: ``v = k w``, ``flange.tau = -k i``, ``w = der(flange.phi)``.
+
+    Pins ``p``, ``n``; rotational ``flange``; the housing is fixed.
+    """
+
+    def __init__(self, name: str, k: float = 1.0) -> None:
+        super().__init__(name)
+        self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
+        self.flange = self.connector("flange", ac.RotFlange)
+        k = self.parameter("k", k)
+        self.v, self.i, self.w = self.variable("v"), self.variable("i"), self.variable("w")
+        self.equations(
+            self.v == self.p.v - self.n.v,
+            self.p.i + self.n.i == 0,
+            self.i == self.p.i,
+            self.w == ac.der(self.flange.phi),
+            self.v == k * self.w,
+            self.flange.tau == -k * self.i,
+        )

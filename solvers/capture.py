@@ -1,0 +1,29 @@
+"""Capture what C libraries (SUNDIALS via CasADi) print on the process's stderr."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def native_stderr(sink: list[str]) -> Iterator[None]:
+    """Redirect file descriptor 2 to a temporary file; append its text to ``sink``."""
+    sys.stderr.flush()
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # e.g. stderr replaced by a test runner
+        fd = 2
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        saved = os.dup(fd)
+        os.dup2(tmp.fileno(), fd)
+        try:
+            yield
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+            tmp.seek(0)
+            sink.append(tmp.read().decode(errors="replace"))

@@ -1,0 +1,141 @@
+"""Simulation results: every variable by its dotted name, CSV, DataFrame, plot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import casadi as cs
+import numpy as np
+
+from acausal import Model
+from acausal.errors import unknown_name
+
+
+def output_function(model: Model) -> cs.Function:
+    """``(x, z, p, t) -> all named variables``, built once per model."""
+    fun = getattr(model, "_output_function", None)
+    if fun is None:
+        dae = model.dae
+        fun = cs.Function("outputs", [dae.x, dae.z, model.p, model.t], [model.outputs])
+        model._output_function = fun
+    return fun
+
+
+class Result:
+    """Trajectories on the output grid; ``result["C1.v"]`` is a numpy array over ``t``."""
+
+    def __init__(
+        self,
+        model: Model,
+        t: np.ndarray,
+        x: np.ndarray,
+        z: np.ndarray,
+        p: np.ndarray,
+        sens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    ):
+        self.model = model
+        self.t = t
+        self.x, self.z, self.p = x, z, p
+        self._values: np.ndarray | None = None
+        self._sens = sens or {}
+
+    @property
+    def names(self) -> list[str]:
+        """Every variable and derivative, aliases included."""
+        return list(self.model.names)
+
+    @property
+    def params(self) -> dict[str, float]:
+        """The parameter values this result was computed with."""
+        return dict(zip(self.model.parameters, self.p.tolist()))
+
+    def _all(self) -> np.ndarray:
+        if self._values is None:
+            n = len(self.t)
+            fun = output_function(self.model).map(n)
+            self._values = np.asarray(fun(self.x, self.z, self.p, self.t[None, :]))
+        return self._values
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name == "time":
+            return self.t
+        if name in self.model.parameters:
+            return np.full(len(self.t), self.params[name])
+        return self._all()[self.model.check_name(name)]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.model._name_index or name == "time"
+
+    def sensitivity(self, name: str, param: str) -> np.ndarray:
+        """``d name / d param`` on the grid (request ``param`` in ``simulate(sensitivities=)``)."""
+        if param not in self._sens:
+            raise unknown_name("sensitivity parameter", param, self._sens)
+        idx = self.model.check_name(name)
+        dx, dz = self._sens[param]
+        model = self.model
+        key = "_sensitivity_function"
+        fun = getattr(model, key, None)
+        if fun is None:
+            dae = model.dae
+            dxs, dzs = cs.SX.sym("dx", dae.x.numel()), cs.SX.sym("dz", dae.z.numel())
+            dp = cs.SX.sym("dp", model.p.numel())
+            w, dw = cs.vertcat(dae.x, dae.z, model.p), cs.vertcat(dxs, dzs, dp)
+            fun = cs.Function(
+                "doutputs",
+                [dae.x, dae.z, model.p, model.t, dxs, dzs, dp],
+                [cs.jtimes(model.outputs, w, dw)],
+            )
+            setattr(model, key, fun)
+        n = len(self.t)
+        dp = np.zeros(len(self.p))
+        dp[list(model.parameters).index(param)] = 1.0
+        vals = fun.map(n)(self.x, self.z, self.p, self.t[None, :], dx, dz, dp)
+        return np.asarray(vals)[idx]
+
+    def to_csv(self, path: str | Path, names: Sequence[str] | None = None) -> Path:
+        """Write ``time`` and the named columns (all variables by default) as CSV."""
+        names = list(names) if names is not None else self.names
+        data = np.column_stack([self.t] + [self[n] for n in names])
+        path = Path(path)
+        header = ",".join(["time"] + names)
+        np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.12g")
+        return path
+
+    def to_dataframe(self, names: Sequence[str] | None = None):  # -> pandas.DataFrame
+        """A pandas DataFrame indexed by time (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("to_dataframe needs pandas: pip install pandas") from exc
+        names = list(names) if names is not None else self.names
+        frame = pd.DataFrame({n: self[n] for n in names}, index=pd.Index(self.t, name="time"))
+        return frame
+
+    def plot(self, *names: str, path: str | Path | None = None, ax=None):  # -> matplotlib Axes
+        """Plot the named variables over time; save to ``path`` when given (needs matplotlib)."""
+        try:
+            import matplotlib
+
+            if path is not None and ax is None:
+                matplotlib.use("Agg", force=False)
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("plot needs matplotlib: pip install matplotlib") from exc
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 4.5))
+        for n in names or self.model.states:
+            ax.plot(self.t, self[n], label=n)
+        ax.set_xlabel("time [s]")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        if path is not None:
+            ax.figure.tight_layout()
+            ax.figure.savefig(path, dpi=120)
+        return ax
+
+    def __repr__(self) -> str:
+        return (
+            f"<Result {self.model.name}: {len(self.t)} times from {self.t[0]:g} to "
+            f"{self.t[-1]:g}, {len(self.model.names)} variables>"
+        )
