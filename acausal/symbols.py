@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 _UIDS = itertools.count(1)
 _REGISTRY: weakref.WeakValueDictionary[int, Quantity] = weakref.WeakValueDictionary()
-_UID = re.compile(r"@(\d+)")
+_UID = re.compile(r"@@(\d+)")
 
 #: The independent variable of every model.
 time = cs.SX.sym("time")
@@ -74,7 +74,7 @@ class Quantity:
         self.local = local
         self.kind = kind
         self.uid = next(_UIDS)
-        self.sym = cs.SX.sym(f"@{self.uid}")
+        self.sym = cs.SX.sym(f"@@{self.uid}")
         self.start = start
         self.fixed = fixed
         self.value = value

@@ -162,10 +162,12 @@ class SineCurrent(OnePort):
 
 
 class Diode(OnePort):
-    """Exponential diode ``i = Is (exp(v / (N Vt)) - 1)``.
+    """Exponential diode ``i = Is (exp(v / (N Vt)) - 1) + v / R``.
 
     Above ``v / (N Vt) = Maxexp`` the exponential continues as its tangent line, so that
-    large forward voltages do not overflow.
+    large forward voltages do not overflow. The parallel leakage resistance ``R`` (as in
+    Modelica's diode) keeps a reverse-biased diode's conductance from vanishing, which
+    would make a circuit of blocking diodes numerically singular.
     """
 
     def __init__(
@@ -175,13 +177,14 @@ class Diode(OnePort):
         N: float = 1.0,
         Vt: float = 0.025852,
         Maxexp: float = 40.0,
+        R: float = 1e8,
     ) -> None:
         super().__init__(name)
         Is, N, Vt = self.parameter("Is", Is), self.parameter("N", N), self.parameter("Vt", Vt)
         xmax = self.parameter("Maxexp", Maxexp)
         x = self.v / (N * Vt)
-        expo = cs.if_else(x > xmax, cs.exp(xmax) * (1 + x - xmax), cs.exp(x))
-        self.equations(self.i == Is * (expo - 1))
+        expo = cs.if_else(x > xmax, cs.exp(xmax) * (1 + x - xmax), cs.exp(cs.fmin(x, xmax)))
+        self.equations(self.i == Is * (expo - 1) + self.v / self.parameter("R", R))
 
 
 class IdealTransformer(ac.Component):

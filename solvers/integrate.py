@@ -37,7 +37,12 @@ class Simulator:
         x0, z0 = self.init.fun(pm)
         if self.nx:
             spec = {"x": dae.x, "z": dae.z, "p": p, "t": time, "ode": dae.ode, "alg": dae.alg}
-            opts = {"abstol": atol, "reltol": rtol, "calc_ic": False, "max_num_steps": max_steps}
+            # (x0, z0) come consistent from our Newton; IDAS's own calc_ic is off. IDAS takes
+            # x'(0) = 0, which a tiny first step makes harmless (x' is an option, not an input,
+            # so passing the true x'(0) would rebuild the integrator for every parameter set).
+            span = float(self.grid[-1] - self.grid[0])
+            opts = {"abstol": atol, "reltol": rtol, "calc_ic": False, "max_num_steps": max_steps,
+                    "step0": 1e-9 * span}
             self.integrator = cs.integrator("sim", "idas", spec, self.grid[0], self.grid, opts)
             out = self.integrator(x0=x0, z0=z0, p=pm)
             xs, zs = out["xf"], out["zf"]
@@ -56,13 +61,13 @@ class Simulator:
         log: list[str] = []
         with native_stderr(log):
             try:
-                x0, z0 = self.init.fun(p)
+                x0, z0 = (v.full().ravel() for v in self.init.fun(p))
             except RuntimeError as exc:
                 raise InitializationError(
                     f"{self.model.name}: initialization failed: {exc}"
                 ) from None
-        res = np.asarray(self.init.residual(x0, z0, p)).ravel()
-        scale = 1e-6 * (1 + np.abs(np.concatenate([np.ravel(x0), np.ravel(z0)])).max(initial=0))
+        res = self.init.residual(x0, z0, p).full().ravel()
+        scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
         if not np.all(np.isfinite(res)) or np.abs(res).max(initial=0) > max(scale, 1e-6):
             worst = np.argsort(-np.nan_to_num(np.abs(res), nan=np.inf))[:5]
             lines = [f"{self.init.rows[k]}: residual {res[k]:.3g}" for k in worst]
@@ -72,18 +77,21 @@ class Simulator:
                 + "\n    ".join(lines)
                 + "\n  Check conflicting fixed start values, or give better start values."
             )
-        return np.asarray(x0).ravel(), np.asarray(z0).ravel()
+        return x0, z0
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""
         self.initial_values(p)
         log: list[str] = []
+        error = None
         with native_stderr(log):
             try:
                 xs, zs = self.sim(p)
             except RuntimeError as exc:
-                raise self._failure(p, str(exc), "".join(log)) from None
-        xs, zs = np.asarray(xs), np.asarray(zs)
+                error = str(exc)
+        if error is not None:
+            raise self._failure(p, error, "".join(log))
+        xs, zs = xs.full(), zs.full()
         if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(zs))):
             raise self._failure(p, "the solution is not finite", "")
         return xs, zs
@@ -96,7 +104,7 @@ class Simulator:
         fwd = self.sim.forward(len(which))
         dxs, dzs = fwd(p, xs, zs, seeds)
         n = len(self.grid)
-        shape = lambda a, m: np.asarray(a).reshape(m, len(which), n).transpose(0, 2, 1)  # noqa: E731
+        shape = lambda a, m: a.full().reshape(m, len(which), n).transpose(0, 2, 1)  # noqa: E731
         return shape(dxs, self.nx), shape(dzs, self.nz)
 
     def _failure(self, p: np.ndarray, error: str, native: str) -> SimulationError:

@@ -54,7 +54,7 @@ class Result:
         if self._values is None:
             n = len(self.t)
             fun = output_function(self.model).map(n)
-            self._values = np.asarray(fun(self.x, self.z, self.p, self.t[None, :]))
+            self._values = fun(self.x, self.z, self.p, self.t[None, :]).full()
         return self._values
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -91,7 +91,7 @@ class Result:
         dp = np.zeros(len(self.p))
         dp[list(model.parameters).index(param)] = 1.0
         vals = fun.map(n)(self.x, self.z, self.p, self.t[None, :], dx, dz, dp)
-        return np.asarray(vals)[idx]
+        return vals.full()[idx]
 
     def to_csv(self, path: str | Path, names: Sequence[str] | None = None) -> Path:
         """Write ``time`` and the named columns (all variables by default) as CSV."""
