@@ -16,7 +16,8 @@ import casadi as cs
 
 from .connectors import Connector, ConnectorType
 from .errors import ConnectError, EquationError, NameClashError
-from .symbols import Quantity, check_value, display
+from .printing import infix
+from .symbols import Quantity, check_value, display, quantity_of
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
 
@@ -44,12 +45,15 @@ class Equation:
 
     def text(self, full: bool = True) -> str:
         """The equation with full names (``R1.v == ...``) or names local to its component."""
-        if full:
-            return display(self.expr)
         prefix = self.owner.full_name + "."
-        return display(
-            self.expr, lambda q: q.name[len(prefix) :] if q.name.startswith(prefix) else q.name
-        )
+
+        def name(sym: cs.SX) -> str:
+            if sym.name() == "time":
+                return "time"
+            q = quantity_of(sym).name
+            return q[len(prefix) :] if not full and q.startswith(prefix) else q
+
+        return infix(self.expr, name)
 
     @property
     def origin(self) -> str:

@@ -17,6 +17,7 @@ from acausal import InitializationError, Model, SimulationError
 from acausal.symbols import time
 
 from .capture import native_stderr
+from .diagnose import singular_block
 from .initialize import NEWTON_OPTIONS, Initializer, build_initializer
 
 _AT_TIME = re.compile(r"t = ([-+0-9.eE]+)")
@@ -55,6 +56,7 @@ class Simulator:
             else:
                 zs = cs.MX(0, len(self.grid))
         self.sim = cs.Function("sim", [pm], [xs, zs], ["p"], ["X", "Z"])
+        self.rates = cs.Function("rates", [dae.x, dae.z, p, time], [dae.ode])
 
     def initial_values(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Consistent ``(x0, z0)``; an :class:`InitializationError` names what failed."""
@@ -63,20 +65,23 @@ class Simulator:
             try:
                 x0, z0 = (v.full().ravel() for v in self.init.fun(p))
             except RuntimeError as exc:
-                raise InitializationError(
-                    f"{self.model.name}: initialization failed: {exc}"
-                ) from None
+                raise InitializationError(f"{self.model.name}: initialization failed: {exc}") from None
+        t0 = float(self.grid[0])
         res = self.init.residual(x0, z0, p).full().ravel()
         scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
         if not np.all(np.isfinite(res)) or np.abs(res).max(initial=0) > max(scale, 1e-6):
             worst = np.argsort(-np.nan_to_num(np.abs(res), nan=np.inf))[:5]
             lines = [f"{self.init.rows[k]}: residual {res[k]:.3g}" for k in worst]
+            why = singular_block(self.model, x0, z0, p, t0)
             raise InitializationError(
                 f"{self.model.name}: no consistent initial values (Newton did not converge); "
-                "largest residuals:\n    "
-                + "\n    ".join(lines)
+                "largest residuals:\n    " + "\n    ".join(lines)
+                + (f"\n  {why}" if why else "")
                 + "\n  Check conflicting fixed start values, or give better start values."
             )
+        if not np.all(np.isfinite(self.rates(x0, z0, p, t0).full())):
+            why = singular_block(self.model, x0, z0, p, t0) or "state derivatives are not finite"
+            raise InitializationError(f"{self.model.name}: at the start, {why}")
         return x0, z0
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +116,8 @@ class Simulator:
         """A :class:`SimulationError` with the failure time and the suspicious blocks."""
         times = _AT_TIME.findall(native)
         when = f"at t = {float(times[-1]):.6g}" if times else "during integration"
-        said = native.strip().splitlines()[-1] if native.strip() else error.splitlines()[-1]
+        lines = [ln for ln in native.splitlines() if "At t =" in ln or "NaN detected" in ln]
+        said = lines[-1].strip() if lines else error.strip().splitlines()[-1]
         blocks = [b for b in self.model.blocks if b.kind == "newton"]
         detail = ""
         if blocks:

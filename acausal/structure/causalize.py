@@ -16,8 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import casadi as cs
+import numpy as np
 
+from ..errors import StructureError
+from ..symbols import quantity_of
 from .blt import Block
+from .diagnose import describe_unknown, explain_block, is_singular
 from .index import IndexReduced
 
 MAX_LINEAR_LOOP = 30
@@ -42,6 +46,7 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
     z: list[cs.SX] = []
     alg: list[cs.SX] = []
     alg_blocks: list[int] = []
+    linear_jacs: list[tuple[int, cs.SX]] = []
     for b, block in enumerate(blocks):
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
         y = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
@@ -51,6 +56,7 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
             r0 = cs.substitute(res, y, cs.DM.zeros(y.numel()))
             sol = -r0 / jac if y.numel() == 1 else cs.solve(jac, -r0)
             block.kind = "explicit" if y.numel() == 1 else "linear"
+            linear_jacs.append((b, jac))
             for k in range(y.numel()):
                 defs_sym.append(y[k])
                 defs_val.append(sol[k])
@@ -61,6 +67,7 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
             for k in range(res.numel()):
                 alg.append(res[k])
                 alg_blocks.append(b)
+    _check_linear_blocks(ir, blocks, linear_jacs)
     x = [ir.sym(c) for c in ir.states]
     ode = [ir.sym((vi, o + 1)) for vi, o in ir.states]
     values = [ir.sym(c) for c in ir.algebraic]
@@ -68,3 +75,40 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
     if defs_sym:
         _, exprs = cs.substitute_inplace(defs_sym, defs_val, exprs, False)
     return SemiExplicit(cs.vertcat(*x), cs.vertcat(*z), exprs[0], exprs[1], exprs[2], alg_blocks)
+
+
+def _check_linear_blocks(ir: IndexReduced, blocks: list[Block], jacs: list) -> None:
+    """A linear block must be nonsingular at the model's parameter values.
+
+    The Jacobians are evaluated once, all together, with parameters at their values and
+    every other symbol (states, time, earlier unknowns) at a fixed pseudo-random point in
+    [0.5, 1.5], so an accidental zero is unlikely; an exactly singular matrix there (no
+    ground, a zero resistance) is a modeling error, reported with the undetermined unknowns.
+    """
+    if not jacs:
+        return
+    flat = cs.vertcat(*[cs.vec(cs.densify(j)) for _, j in jacs])
+    syms = cs.symvar(flat)
+    rng = np.random.default_rng(12345)
+    values = []
+    for sym in syms:
+        q = None if sym.name() == "time" else quantity_of(sym)
+        values.append(q.value if q is not None and q.kind == "parameter" else rng.uniform(0.5, 1.5))
+    num = np.asarray(cs.evalf(cs.substitute(flat, cs.vertcat(*syms), cs.DM(values)))).ravel()
+    red = ir.reduced
+    start = 0
+    for b, jac in jacs:
+        n = jac.size1()
+        mat = num[start : start + n * n].reshape(n, n, order="F")
+        start += n * n
+        if is_singular(mat):
+            block = blocks[b]
+            origins = [ir.equations[r].origin for r in block.equations]
+            names = [
+                describe_unknown(red, ir.chains[vi][o]) if o == 0 else ir.chains[vi][o].name
+                for vi, o in block.unknowns
+            ]
+            raise StructureError(
+                f"model {red.flat.name}: "
+                + explain_block(b + 1, origins, names, mat, "at the model's parameter values")
+            )

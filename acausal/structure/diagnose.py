@@ -77,3 +77,32 @@ def explain_singular(
             " reference, or connect the dangling connectors."
         )
     return "".join(parts)
+
+
+def explain_block(
+    k: int, origins: list[str], unknowns: list[str], jac: np.ndarray, where: str
+) -> str:
+    """Why BLT block ``k`` is numerically singular: its equations and the unknowns its
+    Jacobian ``jac`` leaves undetermined (the null vector's support)."""
+    finite = bool(np.all(np.isfinite(jac)))
+    reason = "its Jacobian is singular" if finite else "its Jacobian is not finite"
+    text = [f"block {k} is singular {where} ({reason}):"]
+    text += [f"    {o}" for o in origins]
+    if finite and jac.size:
+        null = np.linalg.svd(jac)[2][-1]
+        involved = np.nonzero(np.abs(null) > 1e-6 * np.abs(null).max())[0]
+        text.append("  these unknowns are not determined (only a combination of them is):")
+        text += [f"    {unknowns[j]}" for j in involved]
+    text.append(
+        "  For potentials, connect a reference (Ground, Fixed); otherwise check the parameters"
+        " (a zero resistance, mass or inductance) and the equations above."
+    )
+    return "\n".join(text)
+
+
+def is_singular(jac: np.ndarray, tol: float = 1e-12) -> bool:
+    """Rank-deficient or not finite (relative to the largest singular value)."""
+    if not np.all(np.isfinite(jac)):
+        return True
+    sv = np.linalg.svd(jac, compute_uv=False)
+    return bool(sv[0] == 0 or sv[-1] <= tol * sv[0])

@@ -1,0 +1,43 @@
+"""Numerical diagnosis of BLT blocks: which block is singular at a point, and why.
+
+A block ``r(y) = 0`` is singular at a point when its Jacobian ``dr/dy`` loses rank there;
+the right singular vectors of the near-zero singular values tell which combination of the
+block's unknowns the equations leave undetermined (for a circuit without ground: all
+node potentials shifted together).
+"""
+
+from __future__ import annotations
+
+import casadi as cs
+import numpy as np
+
+from acausal import Model
+from acausal.structure.diagnose import explain_block, is_singular
+
+
+def _point(model: Model, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
+    """Values of the algebraic columns at a point (non-finite ones replaced by 0)."""
+    dae = model.dae
+    fun = cs.Function("values", [dae.x, dae.z, model.p, model.t], [dae.values])
+    vals = fun(x, z, p, t).full().ravel()
+    return np.where(np.isfinite(vals), vals, 0.0)
+
+
+def singular_block(
+    model: Model, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float
+) -> str | None:
+    """Describe the first block whose Jacobian is singular at ``(x, z, p, t)``, if any."""
+    ir = model.ir
+    values = _point(model, x, z, p, t)
+    xs = cs.vertcat(*[ir.sym(c) for c in ir.states])
+    ys = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
+    for k, block in enumerate(model.blocks, 1):
+        res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+        yb = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
+        jac = cs.Function("jac", [xs, ys, model.p, model.t], [cs.jacobian(res, yb)])
+        mat = jac(x, values, p, t).full()
+        if is_singular(mat):
+            origins = [ir.equations[r].origin for r in block.equations]
+            names = [model._describe(c) for c in block.unknowns]
+            return explain_block(k, origins, names, mat, f"at t = {t:g}")
+    return None
