@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -11,7 +12,8 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def native_stderr(sink: list[str]) -> Iterator[None]:
-    """Redirect file descriptor 2 to a temporary file; append its text to ``sink``."""
+    """Redirect file descriptor 2 and ``sys.stderr`` (CasADi prints through either) to a
+    temporary file; append what was printed to ``sink``."""
     sys.stderr.flush()
     try:
         fd = sys.stderr.fileno()
@@ -20,10 +22,13 @@ def native_stderr(sink: list[str]) -> Iterator[None]:
     with tempfile.TemporaryFile(mode="w+b") as tmp:
         saved = os.dup(fd)
         os.dup2(tmp.fileno(), fd)
+        python_stderr, text = sys.stderr, io.StringIO()
+        sys.stderr = text
         try:
             yield
         finally:
+            sys.stderr = python_stderr
             os.dup2(saved, fd)
             os.close(saved)
             tmp.seek(0)
-            sink.append(tmp.read().decode(errors="replace"))
+            sink.append(tmp.read().decode(errors="replace") + text.getvalue())

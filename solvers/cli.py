@@ -13,10 +13,10 @@ as one message on stderr, without a traceback, and the exit code is 1.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
 import traceback
+import types
 import warnings
 from pathlib import Path
 
@@ -42,15 +42,13 @@ def load_system(path: str | Path) -> ac.System:
             "or `build()` returning an acausal.System"
         )
     stem = re.sub(r"\W", "_", file.stem)
-    spec = importlib.util.spec_from_file_location(f"acausal_model_{stem}", file)
-    if spec is None or spec.loader is None:
-        raise CommandError(f"{path} cannot be loaded as a Python module; name it *.py")
-    module = importlib.util.module_from_spec(spec)
+    module = types.ModuleType(f"acausal_model_{stem}")
+    module.__file__ = str(file)
     folder = str(file.resolve().parent)
     sys.path.insert(0, folder)  # like `python model.py`: the file's folder is importable
-    sys.modules[spec.name] = module  # dataclasses and pickle look the module up here
-    try:
-        spec.loader.exec_module(module)
+    sys.modules[module.__name__] = module  # dataclasses and pickle look the module up here
+    try:  # compiled from source each time: no stale bytecode, no __pycache__ beside the file
+        exec(compile(file.read_bytes(), str(file), "exec"), module.__dict__)
         system = getattr(module, "system", None)
         if system is None:
             build = getattr(module, "build", None)

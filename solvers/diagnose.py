@@ -34,7 +34,7 @@ def singular_block(
     for k, block in enumerate(model.blocks, 1):
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
         yb = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
-        jac = cs.Function("jac", [xs, ys, model.p, model.t], [cs.jacobian(res, yb)])
+        jac = cs.Function("block_jacobian", [xs, ys, model.p, model.t], [cs.jacobian(res, yb)])
         mat = jac(x, values, p, t).full()
         if is_singular(mat):
             origins = [ir.equations[r].origin for r in block.equations]

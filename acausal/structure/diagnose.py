@@ -40,6 +40,23 @@ def _components(red: Reduced, rows: list[int], cols: list[int]) -> list[str]:
     return sorted(set(names))
 
 
+def _connector_role(q: Quantity) -> str | None:
+    """``"potential"`` or ``"flow"`` for a connector variable, else None."""
+    conn, _, var = q.local.rpartition(".")
+    c = q.owner._connectors.get(conn) if q.owner is not None and conn else None
+    if c is None:
+        return None
+    return "potential" if var in c.ctype.potentials else "flow" if var in c.ctype.flows else None
+
+
+def _roles(red: Reduced, q: Quantity) -> set[str | None]:
+    return {_connector_role(m) for m in [q, *red.members.get(q, [])]}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def explain_singular(
     red: Reduced, inc: sp.csr_matrix, row_to_col: np.ndarray, col_to_row: np.ndarray
 ) -> str:
@@ -48,34 +65,57 @@ def explain_singular(
     (orows, ocols), (urows, ucols) = dulmage_mendelsohn(inc, row_to_col, col_to_row)
     head = (
         f"model {red.flat.name} is {'unbalanced' if n != m else 'structurally singular'}: "
-        f"{n} equations for {m} unknowns (after eliminating {len(red.eliminated)} aliases)."
+        f"{_plural(n, 'equation')} for {_plural(m, 'unknown')} (after eliminating "
+        f"{_plural(len(red.eliminated), 'alias')})."
     )
     parts = [head]
-    if orows:
+    empty = [r for r in orows if inc.indptr[r + 1] == inc.indptr[r]]
+    over = [r for r in orows if r not in set(empty)]
+    if empty:
         parts.append(
-            f"\n  Over-determined: these {len(orows)} equations constrain only {len(ocols)} "
-            f"unknowns:"
-            + _listing([red.equations[r].origin for r in orows])
-            + "\n  unknowns:"
-            + _listing([describe_unknown(red, red.unknowns[c]) for c in ocols])
-            + f"\n  components involved: {', '.join(_components(red, orows, ocols))}."
-            + "\n  Remove one of these equations (e.g. a redundant source or ground, or two ideal"
-            " sources fixing the same potential or flow)."
+            f"\n  Redundant: {_plural(len(empty), 'equation')} left with no unknown after "
+            "eliminating aliases (a closed loop of connections, or a duplicated equation):"
+            + _listing([red.equations[r].origin for r in empty])
+        )
+    if over:
+        parts.append(
+            f"\n  Over-determined: {_plural(len(over), 'equation')} constrain only "
+            f"{_plural(len(ocols), 'unknown')}:" + _listing([red.equations[r].origin for r in over])
+            + "\n  unknowns:" + _listing([describe_unknown(red, red.unknowns[c]) for c in ocols])
+            + f"\n  components involved: {', '.join(_components(red, over, ocols))}."
+            + "\n  Remove one of these equations (e.g. two ideal sources fixing the same"
+            " potential or flow, or a duplicated relation)."
         )
     if ucols:
-        parts.append(
-            f"\n  Under-determined: these {len(ucols)} unknowns appear in only {len(urows)} "
-            f"equations:"
-            + _listing([describe_unknown(red, red.unknowns[c]) for c in ucols])
-            + (
-                "\n  equations:" + _listing([red.equations[r].origin for r in urows])
-                if urows
-                else ""
+        csc = inc.tocsc()
+        orphans = [c for c in ucols if csc.indptr[c + 1] == csc.indptr[c]]
+        rest = [c for c in ucols if c not in set(orphans)]
+        for c in orphans:
+            q = red.unknowns[c]
+            owner = q.owner.full_name if q.owner is not None else "its component"
+            parts.append(
+                f"\n  {describe_unknown(red, q)} occurs in no equation: add an equation for it "
+                f"in {owner} or remove the variable."
             )
-            + f"\n  components involved: {', '.join(_components(red, urows, ucols))}."
-            + "\n  Add the missing relation: e.g. a Ground (or Fixed) to give potentials a"
-            " reference, or connect the dangling connectors."
-        )
+        if rest:
+            roles = set().union(*(_roles(red, red.unknowns[c]) for c in rest))
+            if "potential" in roles or empty:
+                advice = ("Potentials are determined only up to a constant: connect a reference"
+                          " (a Ground, or Fixed) to this part of the model.")
+            elif over:
+                advice = ("These follow from the over-determined part above (e.g. the currents"
+                          " of two sources in parallel): fix that part first.")
+            else:
+                advice = "Add the missing relation, or connect the dangling connectors."
+            parts.append(
+                f"\n  Under-determined: {_plural(len(rest), 'unknown')} appear in only "
+                f"{_plural(len(urows), 'equation')}:"
+                + _listing([describe_unknown(red, red.unknowns[c]) for c in rest])
+                + ("\n  equations:" + _listing([red.equations[r].origin for r in urows])
+                   if urows else "")
+                + f"\n  components involved: {', '.join(_components(red, urows, rest))}."
+                + f"\n  {advice}"
+            )
     return "".join(parts)
 
 

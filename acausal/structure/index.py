@@ -98,10 +98,13 @@ def reduce_index(red: Reduced) -> IndexReduced:
     rec = sys.getrecursionlimit()
     sys.setrecursionlimit(max(rec, 4 * len(eqs) + 1000))
     try:
+        matched = set(assign.values())
         for k in range(len(eqs)):
-            if k in assign.values():
-                continue
             i = k
+            while i in child:  # differentiated while an earlier equation was augmented
+                i = child[i]
+            if i in matched:
+                continue
             for _ in range(len(eqs) + 10):
                 colored_e: set[int] = set()
                 colored_v: set[int] = set()
@@ -125,6 +128,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
                 raise StructureError(
                     f"index reduction did not terminate at equation {eqs[k].origin}"
                 )
+            matched = set(assign.values())
     finally:
         sys.setrecursionlimit(rec)
     dummies = _dummy_derivatives(red, eqs, rows, child, hv)

@@ -1,0 +1,313 @@
+"""Errors a user can cause: the exception type, and a message naming their own components.
+
+Each ``case_*`` function makes one mistake and returns the ModelError it raises; the tests
+check the type and the names in the message, and that no raw CasADi text leaks through.
+"""
+
+import contextlib
+import io
+import re
+
+import numpy as np
+import pytest
+
+import acausal as ac
+from components import electrical as el
+from solvers import simulate
+
+
+def raised(fn, kind=ac.ModelError):
+    with pytest.raises(kind) as info:
+        fn()
+    return info.value
+
+
+def rc(R=2.0, C=0.5):
+    s = ac.System("rc")
+    V = el.ConstantVoltage("V", V=1.0)
+    R1 = el.Resistor("R1", R=R)
+    C1 = el.Capacitor("C1", C=C, v0=0.0)
+    G = el.Ground("G")
+    s.connect(V.p, R1.p)
+    s.connect(R1.n, C1.p)
+    s.connect(C1.n, V.n, G.p)
+    return s
+
+
+class Slider(ac.Component):
+    """A tiny mechanical component: one translational flange, no force."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.flange = self.connector("flange", ac.Flange)
+        self.equations(self.flange.f == 0)
+
+
+class Leaky(ac.Component):
+    """A user one-port with a typo: the last law should determine ``w`` but does not use it."""
+
+    def __init__(self, name, R=1.0):
+        super().__init__(name)
+        self.p = self.connector("p", ac.Pin)
+        self.n = self.connector("n", ac.Pin)
+        v, i, self.w = self.variable("v"), self.variable("i"), self.variable("w")
+        R = self.parameter("R", R)
+        self.equations(
+            v == self.p.v - self.n.v,
+            self.p.i + self.n.i == 0,
+            i == self.p.i,
+            v == R * i,
+            v == 2 * R * i,  # meant: w == 2 * R * i
+        )
+
+
+class Root(ac.Component):
+    """``z*z == rhs`` solved for ``z``, integrated into ``x``."""
+
+    def __init__(self, name, rhs):
+        super().__init__(name)
+        z = self.variable("z", start=1.0)
+        x = self.variable("x", start=0.0, fixed=True)
+        self.equations(z * z == rhs, ac.der(x) == z)
+
+
+# -- the mistakes -------------------------------------------------------------------------------
+def case_pin_to_flange():
+    s = ac.System("mixed")
+    R1, M1 = el.Resistor("R1"), Slider("M1")
+    return raised(lambda: s.connect(R1.p, M1.flange), ac.ConnectError)
+
+
+def case_same_name():
+    s = ac.System("twins")
+    a, b = el.Resistor("R1"), el.Resistor("R1", R=2.0)
+    s.connect(a.p, el.Ground("G").p)
+    return raised(lambda: s.connect(a.n, b.p), ac.NameClashError)
+
+
+def no_ground_system():
+    s = ac.System("floating")
+    V, R1, C1 = el.ConstantVoltage("V"), el.Resistor("R1"), el.Capacitor("C1", v0=0.0)
+    s.connect(V.p, R1.p)
+    s.connect(R1.n, C1.p)
+    s.connect(C1.n, V.n)
+    return s
+
+
+def case_no_ground():
+    s = no_ground_system()
+    return raised(lambda: simulate(s, t_end=1.0))
+
+
+def case_parallel_sources():
+    s = ac.System("fight")
+    V1, V2 = el.ConstantVoltage("V1", V=1.0), el.ConstantVoltage("V2", V=2.0)
+    R1, G = el.Resistor("R1"), el.Ground("G")
+    s.connect(V1.p, V2.p, R1.p)
+    s.connect(V1.n, V2.n, R1.n, G.p)
+    return raised(lambda: ac.compile(s), ac.StructureError)
+
+
+def case_singular_component():
+    s = ac.System("leak")
+    V, L1, G = el.ConstantVoltage("V"), Leaky("L1"), el.Ground("G")
+    s.connect(V.p, L1.p)
+    s.connect(V.n, L1.n, G.p)
+    return raised(lambda: ac.compile(s), ac.StructureError)
+
+
+def case_parallel_capacitors():
+    s = ac.System("pair")
+    C1, C2 = el.Capacitor("C1", v0=1.0), el.Capacitor("C2", v0=2.0)
+    R1, G = el.Resistor("R1"), el.Ground("G")
+    s.connect(C1.p, C2.p, R1.p)
+    s.connect(C1.n, C2.n, R1.n, G.p)
+    return raised(lambda: simulate(s, t_end=1.0), ac.InitializationError)
+
+
+def case_capacitor_loop():
+    s = ac.System("ring")
+    C1, C2, C3 = (el.Capacitor(f"C{k}", v0=float(k)) for k in (1, 2, 3))
+    G = el.Ground("G")
+    s.connect(C1.p, C2.n)
+    s.connect(C2.p, C3.n)
+    s.connect(C3.p, C1.n, G.p)
+    return raised(lambda: simulate(s, t_end=1.0), ac.InitializationError)
+
+
+def case_nan_parameter():
+    return raised(lambda: el.Resistor("R1", R=float("nan")), ac.ParameterError)
+
+
+def case_string_parameter():
+    return raised(lambda: el.Resistor("R1", R="1k"), ac.ParameterError)
+
+
+def case_nan_parameter_in_simulate():
+    return raised(lambda: simulate(rc(), t_end=1.0, params={"R1.R": np.nan}), ac.ParameterError)
+
+
+def case_unknown_param():
+    return raised(lambda: simulate(rc(), t_end=1.0, params={"R1.r": 3.0}), ac.UnknownNameError)
+
+
+def case_unknown_variable():
+    res = simulate(rc(), t_end=1.0)
+    return raised(lambda: res["C1.V"], ac.UnknownNameError)
+
+
+def no_real_root_system(rhs):
+    s = ac.System("root")
+    s.add(Root("S1", rhs))
+    return s
+
+
+def case_solver_failure():
+    s = no_real_root_system(1 - ac.time)  # z = sqrt(1 - t): no real solution after t = 1
+    return raised(lambda: simulate(s, t_end=2.0), ac.SimulationError)
+
+
+def case_initialization_failure():
+    s = no_real_root_system(-1 - ac.time)  # no real z at all
+    return raised(lambda: simulate(s, t_end=1.0), ac.InitializationError)
+
+
+# -- one test per mistake ------------------------------------------------------------------
+def test_connect_pin_to_flange():
+    msg = str(case_pin_to_flange())
+    assert "R1.p" in msg and "M1.flange" in msg
+    assert "Pin" in msg and "Flange" in msg and "same type" in msg
+
+
+def test_two_components_with_one_name():
+    msg = str(case_same_name())
+    assert "'R1'" in msg and "unique name" in msg
+
+
+def test_no_ground_names_the_floating_components():
+    err = case_no_ground()
+    # the potentials are determined only up to a constant: found structurally by compile
+    assert isinstance(err, ac.StructureError)
+    msg = str(err)
+    for name in ("V", "R1", "C1"):
+        assert re.search(rf"\b{name}\b", msg), name
+    assert "Ground" in msg  # what to do
+
+
+def test_no_ground_message_has_no_empty_lists():
+    msg = str(case_no_ground())
+    assert "components involved: ." not in msg
+    assert "constrain only 0 unknowns" not in msg
+
+
+def test_parallel_voltage_sources_name_both_sources():
+    msg = str(case_parallel_sources())
+    over = msg.split("Under-determined")[0]
+    assert re.search(r"^\s+V1: ", over, re.MULTILINE) and re.search(r"^\s+V2: ", over, re.MULTILINE)
+    assert "Remove one" in over
+
+
+def test_parallel_voltage_sources_do_not_suggest_a_ground():
+    assert "a Ground (or Fixed)" not in str(case_parallel_sources())
+
+
+def test_structurally_singular_user_component():
+    msg = str(case_singular_component())
+    assert "structurally singular" in msg
+    over, orphan = msg.split("L1.w occurs in no equation")
+    assert "add an equation for it in L1" in orphan  # the unknown no equation determines
+    # the two laws that both fix L1's current, one of which should have used w
+    assert len(re.findall(r"^\s+L1: v == .*R.*i", over, re.MULTILINE)) == 2, over
+
+
+def test_variable_in_no_equation_gets_specific_advice():
+    msg = str(case_singular_component())
+    assert "L1.w" in msg and "a Ground (or Fixed)" not in msg
+
+
+def test_parallel_capacitors_with_conflicting_starts_name_both():
+    msg = str(case_parallel_capacitors())
+    assert "C1.v" in msg and "C2.v" in msg
+    assert re.search(r"\b1\b", msg) and re.search(r"\b2\b", msg)  # the two start values
+    assert "remove" in msg.lower()
+
+
+def test_capacitor_loop_with_all_starts_fixed_names_all_three():
+    msg = str(case_capacitor_loop())
+    for name in ("C1.v", "C2.v", "C3.v"):
+        assert name in msg
+    assert "remove one" in msg.lower()
+
+
+@pytest.mark.parametrize("case", [case_nan_parameter, case_string_parameter])
+def test_bad_parameter_value_names_it(case):
+    msg = str(case())
+    assert "R1.R" in msg and "finite" in msg
+
+
+def test_nan_parameter_override_names_it():
+    assert "R1.R" in str(case_nan_parameter_in_simulate())
+
+
+def test_unknown_parameter_suggests_close_match():
+    err = case_unknown_param()
+    assert "'R1.r'" in str(err) and "Did you mean 'R1.R'" in str(err)
+
+
+def test_unknown_variable_suggests_close_match():
+    err = case_unknown_variable()
+    assert isinstance(err, KeyError)  # so `name in result`-style code can catch it
+    assert "'C1.V'" in str(err) and "'C1.v'" in str(err)
+
+
+def test_solver_failure_names_the_equation():
+    msg = str(case_solver_failure())
+    assert re.search(r"S1: .*z.*==.*time", msg), msg  # the block solved by Newton that failed
+
+
+def test_solver_failure_reports_the_time():
+    msg = str(case_solver_failure())
+    times = [float(t) for t in re.findall(r"t\s*[=≈~]\s*([-+0-9.eE]+)", msg)]
+    assert times and abs(times[0] - 1.0) < 0.05, msg
+
+
+def test_solver_failure_when_sys_stderr_is_not_fd_2():
+    printed = io.StringIO()
+    with contextlib.redirect_stderr(printed):
+        msg = str(case_solver_failure())
+    assert "Function sim" not in printed.getvalue(), printed.getvalue()
+    assert "at t = 1" in msg and not RAW.search(msg), msg
+
+
+def test_initialization_failure_names_the_equation():
+    msg = str(case_initialization_failure())
+    assert "S1" in msg and "z" in msg
+
+
+CASES = [
+    case_pin_to_flange,
+    case_same_name,
+    case_no_ground,
+    case_parallel_sources,
+    case_singular_component,
+    case_parallel_capacitors,
+    case_capacitor_loop,
+    case_nan_parameter,
+    case_string_parameter,
+    case_nan_parameter_in_simulate,
+    case_unknown_param,
+    case_unknown_variable,
+    case_solver_failure,
+    case_initialization_failure,
+]
+
+RAW = re.compile(
+    r"casadi|\.cpp|Function::|Error in |Traceback|@\d+|\bSX\b|\bMX\b|\bDM\b|IDA_|Consult IDAS"
+)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_raw_casadi_text(case):
+    msg = str(case())
+    assert msg.strip()
+    assert not RAW.search(msg), msg
