@@ -41,12 +41,14 @@ class ConnectionEquation:
         return f"connect({names}): {a.name}.{self.variable} == {b.name}.{self.variable}"
 
 
-@dataclass(frozen=True)
 class FlatEquation:
     """A residual ``0 = residual`` and its source."""
 
-    residual: cs.SX
-    source: Equation | ConnectionEquation
+    __slots__ = ("residual", "source")
+
+    def __init__(self, residual: cs.SX, source: Equation | ConnectionEquation) -> None:
+        self.residual = residual
+        self.source = source
 
     @property
     def origin(self) -> str:
@@ -102,17 +104,33 @@ def flatten(system: System) -> FlatDAE:
                         raise NameClashError(f"{alias} names two different variables")
                     names[alias] = q
     unconnected = []
+    # connection equations in bulk (one CasADi call per kind, not per equation):
+    # potentials first - other; two-connector flows a + b; larger flow sums one by one
+    firsts, others, pot_src = [], [], []
+    pair_a, pair_b, pair_src = [], [], []
     for cset in system.connection_sets():
         conns = tuple(cset)
         if len(conns) == 1:
             unconnected.append(conns[0])
         ctype = conns[0].ctype
         for var in ctype.potentials:
-            first = conns[0].quantities[var].sym
             for k in range(1, len(conns)):
-                src = ConnectionEquation(conns, var, "potential", k)
-                equations.append(FlatEquation(first - conns[k].quantities[var].sym, src))
+                firsts.append(conns[0].quantities[var].sym)
+                others.append(conns[k].quantities[var].sym)
+                pot_src.append(ConnectionEquation(conns, var, "potential", k))
         for var in ctype.flows:
-            total = cs.sum1(cs.vertcat(*[c.quantities[var].sym for c in conns]))
-            equations.append(FlatEquation(total, ConnectionEquation(conns, var, "flow")))
+            src = ConnectionEquation(conns, var, "flow")
+            if len(conns) == 2:
+                pair_a.append(conns[0].quantities[var].sym)
+                pair_b.append(conns[1].quantities[var].sym)
+                pair_src.append(src)
+            else:
+                total = cs.sum1(cs.vertcat(*[c.quantities[var].sym for c in conns]))
+                equations.append(FlatEquation(total, src))
+    if firsts:
+        diffs = cs.vertsplit(cs.vertcat(*firsts) - cs.vertcat(*others))
+        equations += [FlatEquation(r, src) for r, src in zip(diffs, pot_src)]
+    if pair_a:
+        sums = cs.vertsplit(cs.vertcat(*pair_a) + cs.vertcat(*pair_b))
+        equations += [FlatEquation(r, src) for r, src in zip(sums, pair_src)]
     return FlatDAE(system.name, variables, parameters, equations, names, unconnected)

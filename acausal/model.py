@@ -166,28 +166,36 @@ def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by t
 
 
 def _outputs(flat: FlatDAE, red: Reduced, ir: IndexReduced, dae: SemiExplicit):
-    """Names and expressions in (x, z, p, t) of every variable and derivative."""
+    """Names and expressions in (x, z, p, t) of every variable and derivative.
+
+    An eliminated alias is ``sign * representative + constant``; the vector of all outputs is
+    assembled with three vector operations rather than one CasADi call per name.
+    """
     names: list[str] = []
-    exprs: list[cs.SX] = []
+    base: list[cs.SX] = []
+    signs: list[float] = []
+    offsets: list[float] = []
     seen: set[int] = set()
 
-    def add(q: Quantity, expr: cs.SX) -> None:
-        if q.uid not in seen:
-            seen.add(q.uid)
-            names.append(q.name)
-            exprs.append(expr)
+    def add(name: str, q: Quantity) -> None:
+        sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
+        names.append(name)
+        base.append(root.sym if root is not None else cs.SX(0))
+        signs.append(sign)
+        offsets.append(const)
 
     for q in flat.variables:
-        add(q, red.eliminated.get(q, q.sym))
+        if q.uid not in seen:
+            seen.add(q.uid)
+            add(q.name, q)
     for name, q in flat.names.items():  # exposed connectors of hierarchical components
         if q.kind == "variable" and name != q.name:
-            names.append(name)
-            exprs.append(red.eliminated.get(q, q.sym))
+            add(name, q)
     for chain in ir.chains:
         for q in chain[1:]:
-            add(q, q.sym)
+            add(q.name, q)
+    out = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets)
     alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
-    out = cs.vertcat(*exprs)
     if alg.numel():
         out = cs.substitute(out, alg, dae.values)
     return names, out

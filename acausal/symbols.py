@@ -1,9 +1,9 @@
 """Scalar quantities of a model and the symbolic operations on them.
 
-Every variable, parameter and derivative is a CasADi ``SX`` symbol named ``@<uid>``; the
+Every variable, parameter and derivative is a CasADi ``SX`` symbol named ``@@<uid>``; the
 :class:`Quantity` behind it (owner, local name, start value, derivative) is found from the
 uid. The uid keeps names unique while a component does not yet know its place in a
-hierarchy; :func:`display` turns ``@<uid>`` back into dotted names for people.
+hierarchy; :func:`display` turns ``@@<uid>`` back into dotted names for people.
 
 ``der(e)`` of an expression follows the chain rule,
 ``d/dt e(q, p, t) = sum_k (de/dq_k) der(q_k) + de/dt`` with parameters ``p`` constant.
@@ -109,16 +109,21 @@ class Quantity:
         return f"<{self.kind} {self.name}>"
 
 
-def quantity_of(sym: cs.SX) -> Quantity:
-    """The :class:`Quantity` behind a symbol created by this module."""
-    m = _UID.fullmatch(sym.name())
+def quantity_named(name: str) -> Quantity:
+    """The :class:`Quantity` whose symbol is named ``name`` (``@@<uid>``)."""
+    m = _UID.fullmatch(name)
     q = _REGISTRY.get(int(m.group(1))) if m else None
     if q is None:
         raise EquationError(
-            f"symbol {sym.name()!r} was not declared by a component; create variables with "
+            f"symbol {name!r} was not declared by a component; create variables with "
             "Component.variable() or Component.parameter()"
         )
     return q
+
+
+def quantity_of(sym: cs.SX) -> Quantity:
+    """The :class:`Quantity` behind a symbol created by this module."""
+    return quantity_named(sym.name())
 
 
 def der(expr: cs.SX | float) -> cs.SX:
@@ -139,7 +144,7 @@ def der(expr: cs.SX | float) -> cs.SX:
 
 
 def display(text: str | cs.SX, namer: Callable[[Quantity], str] | None = None) -> str:
-    """Replace ``@<uid>`` in ``text`` by the quantities' names (full names by default)."""
+    """Replace ``@@<uid>`` in ``text`` by the quantities' names (full names by default)."""
     namer = namer or (lambda q: q.name)
 
     def repl(m: re.Match[str]) -> str:

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation
-from ..symbols import Quantity, quantity_of
+from ..symbols import Quantity, time
+from .graph import incidence
 
 
 @dataclass
@@ -33,6 +34,9 @@ class Start:
     source: str
 
 
+Alias = tuple[float, "Quantity | None", float]  # (sign, representative or None, constant)
+
+
 @dataclass
 class Reduced:
     """Equations and unknowns left after alias elimination."""
@@ -40,7 +44,7 @@ class Reduced:
     flat: FlatDAE
     equations: list[FlatEquation]
     unknowns: list[Quantity]
-    eliminated: dict[Quantity, cs.SX]  # variable -> expression in representatives
+    eliminated: dict[Quantity, Alias]  # variable -> sign * representative + constant
     members: dict[Quantity, list[Quantity]]  # representative -> other members
     starts: dict[Quantity, Start]
 
@@ -76,71 +80,82 @@ def _find(parent: dict, sign: dict, q: Quantity) -> tuple[Quantity, float]:
 def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduced:
     """Apply alias elimination to ``flat``; see the module docstring."""
     equations = list(flat.equations)
-    unknowns = [q for q in flat.variables]
+    residuals = cs.vertcat(*[e.residual for e in equations]) if equations else cs.SX(0, 1)
+    unknowns = list(flat.variables)
     parent = {q: q for q in unknowns}
     sign = {q: 1.0 for q in unknowns}
     const: dict[Quantity, float] = {}  # root -> constant value of its class
-    eliminated: dict[Quantity, cs.SX] = {}
-    while True:
-        keep, found = _classify(equations, parent, sign, const)
-        if not found:
+    eliminated: dict[Quantity, Alias] = {}
+    # every symbol an equation can hold: variables, their derivatives, parameters, time
+    derivatives = [q._der for q in unknowns if q._der is not None]
+    columns: list[Quantity | None] = [*unknowns, *derivatives, *flat.parameters, None]  # None: time
+    allsyms = cs.vertcat(*[q.sym for q in columns[:-1]], time)
+    while equations:
+        keep = _classify(equations, residuals, columns, allsyms, parent, sign, const)
+        if len(keep) == len(equations):
             break
-        equations = keep
-        old, new = _substitutions(unknowns, parent, sign, const, eliminated)
+        equations = [equations[k] for k in keep]
+        residuals = residuals[keep] if keep else cs.SX(0, 1)
+        old, new, fresh = _substitutions(unknowns, parent, sign, const, eliminated)
         unknowns = [q for q in unknowns if q not in eliminated]
+        if fresh:  # derivatives of representatives created by the substitution
+            columns = columns + fresh
+            allsyms = cs.vertcat(allsyms, *[q.sym for q in fresh])
         if equations and old:
-            res = cs.vertcat(*[e.residual for e in equations])
-            res = cs.substitute(res, cs.vertcat(*old), cs.vertcat(*new))
-            equations = [FlatEquation(res[k], e.source) for k, e in enumerate(equations)]
+            residuals = cs.substitute(residuals, cs.vertcat(*old), new)
+            split = cs.vertsplit(residuals)
+            equations = [FlatEquation(r, e.source) for r, e in zip(split, equations)]
     members: dict[Quantity, list[Quantity]] = {}
-    for q in eliminated:  # final expressions: a representative may have been eliminated later
+    for q in eliminated:  # final form: a representative may have been eliminated later
         root, s = _find(parent, sign, q)
-        eliminated[q] = cs.SX(s * const[root]) if root in const else s * root.sym
+        eliminated[q] = (s, None, s * const[root]) if root in const else (s, root, 0.0)
         members.setdefault(root, []).append(q)
     starts = _merge_starts(flat, parent, sign, const, default_params)
     return Reduced(flat, equations, unknowns, eliminated, members, starts)
 
 
-def _classify(equations, parent, sign, const) -> tuple[list[FlatEquation], bool]:
-    """Unite alias classes from alias equations; return the other equations."""
-    if not equations:
-        return equations, False
-    res = cs.vertcat(*[e.residual for e in equations])
-    syms = cs.symvar(res)
-    jac = cs.jacobian(res, cs.vertcat(*syms))
-    rows, cols = jac.sparsity().get_triplet()
-    nz = jac.nonzeros()
-    per_row: dict[int, list[int]] = {}
-    for k, r in enumerate(rows):
-        per_row.setdefault(r, []).append(k)
-    keep: list[FlatEquation] = []
-    found = False
-    for r, eq in enumerate(equations):
-        ks = per_row.get(r, [])
-        if _try_alias(eq.residual, ks, cols, nz, syms, parent, sign, const):
-            found = True
-        else:
-            keep.append(eq)
-    return keep, found
+def _classify(equations, residuals: cs.SX, columns, allsyms, parent, sign, const) -> list[int]:
+    """Unite alias classes from alias equations; return the positions of the others.
+
+    Everything runs on whole vectors: the rows depending on one or two unknowns (by the
+    Jacobian's sparsity), their Jacobian, which of its entries are constant (the sparsity
+    of the entries' own dependencies) and the values of entries and offsets at zero. A
+    symbolic Jacobian of the whole system would cost one sweep per column of a dense row
+    (a ground node's current balance); per-row Python would cost a CasADi call per node.
+    """
+    unknown = np.array([q is not None and q in parent for q in columns])
+    inc = incidence(residuals, allsyms)
+    rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
+    bad = np.zeros(inc.shape[0], dtype=bool)
+    np.logical_or.at(bad, rows_of, ~unknown[inc.indices])
+    counts = np.diff(inc.indptr)
+    cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
+    if not cand:
+        return list(range(len(equations)))
+    sub = residuals[cand]
+    jac = cs.jacobian(sub, allsyms)
+    nz = jac.nz[:]
+    varying = np.diff(incidence(nz, allsyms).indptr) > 0
+    zero = cs.DM.zeros(allsyms.numel())
+    values = np.asarray(cs.evalf(cs.substitute(nz, allsyms, zero))).ravel()
+    offsets = np.asarray(cs.evalf(cs.substitute(sub, allsyms, zero))).ravel()
+    jrows, jcols = jac.sparsity().get_triplet()
+    entries: dict[int, list[int]] = {}
+    for k, r in enumerate(jrows):
+        entries.setdefault(r, []).append(k)
+    aliased = set()
+    for i, row in enumerate(cand):
+        ks = entries.get(i, [])
+        if not ks or varying[ks].any():
+            continue
+        qs = [columns[jcols[k]] for k in ks]
+        if _try_alias(qs, values[ks].tolist(), float(offsets[i]), parent, sign, const):
+            aliased.add(row)
+    return [k for k in range(len(equations)) if k not in aliased]
 
 
-def _try_alias(residual, ks, cols, nz, syms, parent, sign, const) -> bool:
-    if len(ks) not in (1, 2) or not all(nz[k].is_constant() for k in ks):
-        return False
-    qs = []
-    for k in ks:
-        sym = syms[cols[k]]
-        if sym.name() == "time":
-            return False
-        q = quantity_of(sym)
-        if q not in parent:  # parameter or derivative
-            return False
-        qs.append(q)
-    coef = [float(nz[k]) for k in ks]
-    offset = cs.substitute(residual, cs.vertcat(*[q.sym for q in qs]), cs.DM.zeros(len(qs)))
-    if not offset.is_constant():
-        return False
-    offset = float(offset)
+def _try_alias(qs, coef, offset, parent, sign, const) -> bool:
+    """Record ``sum coef_k q_k + offset = 0`` as an alias or a constant, if it is one."""
     if len(qs) == 1:
         (q,), (a,) = qs, coef
         if q._der is not None:
@@ -171,25 +186,36 @@ def _try_alias(residual, ks, cols, nz, syms, parent, sign, const) -> bool:
     return True
 
 
-def _substitutions(unknowns, parent, sign, const, eliminated) -> tuple[list, list]:
-    """Record the expression of every newly eliminated variable; symbols and replacements."""
+def _substitutions(unknowns, parent, sign, const, eliminated) -> tuple[list, cs.SX, list]:
+    """Record every newly eliminated variable as (sign, root, constant).
+
+    Returns the symbols to replace, their replacements ``sign * root + constant`` as one
+    vector (built in bulk), and the representatives' derivatives created on the way.
+    """
     old: list[cs.SX] = []
-    new: list[cs.SX] = []
+    base: list[cs.SX] = []
+    signs: list[float] = []
+    offsets: list[float] = []
+    fresh: list[Quantity] = []
     for q in unknowns:
         root, s = _find(parent, sign, q)
-        if root in const:
-            value = cs.SX(s * const[root])
-        elif root is q:
+        if root is q and root not in const:
             continue
-        else:
-            value = s * root.sym
-        eliminated[q] = value
+        c = const.get(root)
+        eliminated[q] = (s, None, s * c) if c is not None else (s, root, 0.0)
         old.append(q.sym)
-        new.append(value)
+        base.append(root.sym if c is None else cs.SX(0))
+        signs.append(s)
+        offsets.append(s * c if c is not None else 0.0)
         if q._der is not None:
+            if c is None and root._der is None:
+                fresh.append(root.derivative())
             old.append(q._der.sym)
-            new.append(cs.SX(0) if root in const else s * root.derivative().sym)
-    return old, new
+            base.append(root.derivative().sym if c is None else cs.SX(0))
+            signs.append(s)
+            offsets.append(0.0)
+    new = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets) if old else cs.SX()
+    return old, new, fresh
 
 
 def _merge_starts(flat, parent, sign, const, default_params) -> dict[Quantity, Start]:

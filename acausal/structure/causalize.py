@@ -22,6 +22,7 @@ from ..errors import StructureError
 from ..symbols import quantity_of
 from .blt import Block
 from .diagnose import describe_unknown, explain_block, is_singular
+from .graph import incidence
 from .index import IndexReduced
 
 MAX_LINEAR_LOOP = 30
@@ -40,34 +41,70 @@ class SemiExplicit:
 
 
 def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
-    """Classify blocks (setting ``Block.kind``) and build the semi-explicit DAE."""
+    """Classify blocks (setting ``Block.kind``) and build the semi-explicit DAE.
+
+    Scalar blocks are handled as whole vectors, since a CasADi call costs tens of
+    microseconds and one call per block would dominate large models. With ``r`` the scalar
+    blocks' residuals and ``y`` their unknowns (BLT order, so ``J = dr/dy`` is lower
+    triangular), a block is explicit when ``J_bb`` does not depend on ``y_b``. Where the
+    whole row of ``J`` is free of ``y`` (the row is affine), forward substitution gives
+    ``y_b = -(r_b(0) + sum_{j<b} J_bj y_j) / J_bb`` for all such rows at once; other
+    explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one.
+    """
+    scalar = [b for b, block in enumerate(blocks) if len(block.equations) == 1]
+    explicit: dict[int, cs.SX] = {}  # block -> its solution
+    coefs = cs.SX(0, 1)
+    if scalar:
+        res = cs.vertcat(*[ir.equations[blocks[b].equations[0]].residual for b in scalar])
+        ys = cs.vertcat(*[ir.sym(blocks[b].unknowns[0]) for b in scalar])
+        jac = cs.jacobian(res, ys)
+        diag = cs.diag(jac)
+        own = incidence(diag, ys)
+        own_dep = {k for k in range(len(scalar)) if k in own.indices[own.indptr[k] : own.indptr[k + 1]]}
+        entries = incidence(jac.nz[:], ys)
+        varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
+        jrows, _ = jac.sparsity().get_triplet()
+        nonaffine = set(np.asarray(jrows)[varying].tolist())
+        linear = [k for k in range(len(scalar)) if k not in own_dep]
+        if linear:
+            coefs = diag[linear]
+            offdiag = jac - cs.diag(diag)
+            zero = cs.DM.zeros(ys.numel())
+            affine = cs.vertsplit(-(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag)
+            for k in linear:
+                if k in nonaffine:
+                    r, y = res[k], ys[k]
+                    explicit[scalar[k]] = -cs.substitute(r, y, 0) / diag[k]
+                else:
+                    explicit[scalar[k]] = affine[k]
     defs_sym: list[cs.SX] = []
     defs_val: list[cs.SX] = []
+    loops: list[tuple[int, cs.SX]] = []
     z: list[cs.SX] = []
     alg: list[cs.SX] = []
     alg_blocks: list[int] = []
-    linear_jacs: list[tuple[int, cs.SX]] = []
     for b, block in enumerate(blocks):
+        if b in explicit:
+            block.kind = "explicit"
+            defs_sym.append(ir.sym(block.unknowns[0]))
+            defs_val.append(explicit[b])
+            continue
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
         y = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
-        jac = cs.jacobian(res, y)
-        linear = len(block.unknowns) <= MAX_LINEAR_LOOP and not cs.depends_on(jac, y)
-        if linear:
-            r0 = cs.substitute(res, y, cs.DM.zeros(y.numel()))
-            sol = -r0 / jac if y.numel() == 1 else cs.solve(jac, -r0)
-            block.kind = "explicit" if y.numel() == 1 else "linear"
-            linear_jacs.append((b, jac))
-            for k in range(y.numel()):
-                defs_sym.append(y[k])
-                defs_val.append(sol[k])
-        else:
-            block.kind = "newton"
-            for k in range(y.numel()):
-                z.append(y[k])
-            for k in range(res.numel()):
-                alg.append(res[k])
-                alg_blocks.append(b)
-    _check_linear_blocks(ir, blocks, linear_jacs)
+        if len(block.equations) > 1 and len(block.unknowns) <= MAX_LINEAR_LOOP:
+            jac = cs.jacobian(res, y)
+            if not cs.depends_on(jac, y):
+                block.kind = "linear"
+                loops.append((b, jac))
+                sol = cs.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
+                defs_sym += cs.vertsplit(y)
+                defs_val += cs.vertsplit(sol)
+                continue
+        block.kind = "newton"
+        z += cs.vertsplit(y)
+        alg += cs.vertsplit(res)
+        alg_blocks += [b] * res.numel()
+    _check_linear_blocks(ir, blocks, list(explicit), coefs, loops)
     x = [ir.sym(c) for c in ir.states]
     ode = [ir.sym((vi, o + 1)) for vi, o in ir.states]
     values = [ir.sym(c) for c in ir.algebraic]
@@ -77,38 +114,49 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
     return SemiExplicit(cs.vertcat(*x), cs.vertcat(*z), exprs[0], exprs[1], exprs[2], alg_blocks)
 
 
-def _check_linear_blocks(ir: IndexReduced, blocks: list[Block], jacs: list) -> None:
-    """A linear block must be nonsingular at the model's parameter values.
-
-    The Jacobians are evaluated once, all together, with parameters at their values and
-    every other symbol (states, time, earlier unknowns) at a fixed pseudo-random point in
-    [0.5, 1.5], so an accidental zero is unlikely; an exactly singular matrix there (no
-    ground, a zero resistance) is a modeling error, reported with the undetermined unknowns.
-    """
-    if not jacs:
-        return
-    flat = cs.vertcat(*[cs.vec(cs.densify(j)) for _, j in jacs])
-    syms = cs.symvar(flat)
+def _probe(expr: cs.SX) -> np.ndarray:
+    """``expr`` at the parameters' values and a fixed pseudo-random point in [0.5, 1.5] for
+    every other symbol (states, time, unknowns of earlier blocks)."""
+    syms = cs.symvar(expr)
     rng = np.random.default_rng(12345)
     values = []
     for sym in syms:
         q = None if sym.name() == "time" else quantity_of(sym)
         values.append(q.value if q is not None and q.kind == "parameter" else rng.uniform(0.5, 1.5))
-    num = np.asarray(cs.evalf(cs.substitute(flat, cs.vertcat(*syms), cs.DM(values)))).ravel()
-    red = ir.reduced
-    start = 0
-    for b, jac in jacs:
+    if not syms:
+        return np.asarray(cs.evalf(expr)).ravel()
+    return np.asarray(cs.evalf(cs.substitute(expr, cs.vertcat(*syms), cs.DM(values)))).ravel()
+
+
+def _check_linear_blocks(
+    ir: IndexReduced, blocks: list[Block], scalar_blocks: list[int], coefs: cs.SX,
+    loops: list[tuple[int, cs.SX]],
+) -> None:
+    """A linear block must be nonsingular at the model's parameter values.
+
+    An exactly singular matrix at the probe point of :func:`_probe` (no ground, a zero
+    resistance) is a modeling error, reported with the unknowns it leaves undetermined.
+    """
+    if scalar_blocks:
+        values = _probe(coefs)
+        for b, a in zip(scalar_blocks, values):
+            if a == 0 or not np.isfinite(a):
+                _raise_singular(ir, blocks, b, np.array([[a]]))
+    for b, jac in loops:
         n = jac.size1()
-        mat = num[start : start + n * n].reshape(n, n, order="F")
-        start += n * n
+        mat = _probe(cs.vec(cs.densify(jac))).reshape(n, n, order="F")
         if is_singular(mat):
-            block = blocks[b]
-            origins = [ir.equations[r].origin for r in block.equations]
-            names = [
-                describe_unknown(red, ir.chains[vi][o]) if o == 0 else ir.chains[vi][o].name
-                for vi, o in block.unknowns
-            ]
-            raise StructureError(
-                f"model {red.flat.name}: "
-                + explain_block(b + 1, origins, names, mat, "at the model's parameter values")
-            )
+            _raise_singular(ir, blocks, b, mat)
+
+
+def _raise_singular(ir: IndexReduced, blocks: list[Block], b: int, mat: np.ndarray) -> None:
+    block, red = blocks[b], ir.reduced
+    origins = [ir.equations[r].origin for r in block.equations]
+    names = [
+        describe_unknown(red, ir.chains[vi][o]) if o == 0 else ir.chains[vi][o].name
+        for vi, o in block.unknowns
+    ]
+    raise StructureError(
+        f"model {red.flat.name}: "
+        + explain_block(b + 1, origins, names, mat, "at the model's parameter values")
+    )

@@ -18,12 +18,15 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 
-def incidence(residuals: list[cs.SX], columns: list[cs.SX]) -> sp.csr_matrix:
-    """Sparse 0/1 matrix: rows are residuals, columns are the given symbols."""
-    n, m = len(residuals), len(columns)
+def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> sp.csr_matrix:
+    """Sparse 0/1 matrix: rows are residuals, columns are the given symbols (lists of
+    scalars or column vectors)."""
+    res = residuals if isinstance(residuals, cs.SX) else cs.vertcat(*residuals)
+    cols = columns if isinstance(columns, cs.SX) else cs.vertcat(*columns)
+    n, m = res.numel(), cols.numel()
     if n == 0 or m == 0:
         return sp.csr_matrix((n, m), dtype=np.int8)
-    spy = cs.jacobian_sparsity(cs.vertcat(*residuals), cs.vertcat(*columns))
+    spy = cs.jacobian_sparsity(res, cols)
     colind = np.asarray(spy.colind(), dtype=np.int64)
     row = np.asarray(spy.row(), dtype=np.int64)
     data = np.ones(len(row), dtype=np.int8)
