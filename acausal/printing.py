@@ -26,11 +26,25 @@ _BINARY = {  # op: (text, precedence, right operand needs parentheses at equal p
     cs.OP_OR: (" or ", -2, False),
 }
 _FUNCTIONS = {
-    cs.OP_EXP: "exp", cs.OP_LOG: "log", cs.OP_SQRT: "sqrt", cs.OP_SIN: "sin",
-    cs.OP_COS: "cos", cs.OP_TAN: "tan", cs.OP_TANH: "tanh", cs.OP_SINH: "sinh",
-    cs.OP_COSH: "cosh", cs.OP_ASIN: "asin", cs.OP_ACOS: "acos", cs.OP_ATAN: "atan",
-    cs.OP_FABS: "abs", cs.OP_SIGN: "sign", cs.OP_FMIN: "min", cs.OP_FMAX: "max",
-    cs.OP_ATAN2: "atan2", cs.OP_FLOOR: "floor", cs.OP_CEIL: "ceil",
+    cs.OP_EXP: "exp",
+    cs.OP_LOG: "log",
+    cs.OP_SQRT: "sqrt",
+    cs.OP_SIN: "sin",
+    cs.OP_COS: "cos",
+    cs.OP_TAN: "tan",
+    cs.OP_TANH: "tanh",
+    cs.OP_SINH: "sinh",
+    cs.OP_COSH: "cosh",
+    cs.OP_ASIN: "asin",
+    cs.OP_ACOS: "acos",
+    cs.OP_ATAN: "atan",
+    cs.OP_FABS: "abs",
+    cs.OP_SIGN: "sign",
+    cs.OP_FMIN: "min",
+    cs.OP_FMAX: "max",
+    cs.OP_ATAN2: "atan2",
+    cs.OP_FLOOR: "floor",
+    cs.OP_CEIL: "ceil",
 }
 
 

@@ -48,7 +48,9 @@ def main() -> None:
     signals = ["C1.v", "C3.v", "C5.v", "L1.i", "L2.i"]
     res.to_csv(out / "cauer.csv", signals)
     res.plot(*signals, path=out / "cauer.png")
-    print(f"wrote {out / 'cauer.csv'} and {out / 'cauer.png'}; C5.v(60 s) = {res['C5.v'][-1]:.6f} V")
+    print(
+        f"wrote {out / 'cauer.csv'} and {out / 'cauer.png'}; C5.v(60 s) = {res['C5.v'][-1]:.6f} V"
+    )
 
 
 if __name__ == "__main__":

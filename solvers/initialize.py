@@ -74,7 +74,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
             + "\n  The model has fewer degrees of freedom than fixed values here (e.g. a loop of"
             " capacitors with every voltage fixed); remove one of them."
         )
-    guesses = _guesses(model, cols)
+    guesses = _guesses(model)
     adjacency = [list(inc.indices[inc.indptr[r] : inc.indptr[r + 1]]) for r in range(len(rows))]
     col_to_row = list(col_to_row)
     for k in range(nx):
@@ -127,7 +127,7 @@ def _augment(col: int, adjacency: list[list[int]], col_to_row: list[int]) -> boo
     return False
 
 
-def _guesses(model: Model, cols) -> list[cs.SX]:
+def _guesses(model: Model) -> list[cs.SX]:
     """Start values (fixed or not) of states, then of Newton unknowns; 0 where none."""
     out = []
     for c in model.ir.states:
@@ -142,7 +142,14 @@ def _guesses(model: Model, cols) -> list[cs.SX]:
     return out
 
 
-def _assemble(model: Model, t0: float, rows, names, direct: bool, guesses) -> Initializer:
+def _assemble(
+    model: Model,
+    t0: float,
+    rows: list[cs.SX],
+    names: list[str],
+    direct: bool,
+    guesses: list[cs.SX],
+) -> Initializer:
     dae, p = model.dae, model.p
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()

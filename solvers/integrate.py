@@ -63,7 +63,9 @@ class Simulator:
             try:
                 x0, z0 = (v.full().ravel() for v in self.init.fun(p))
             except RuntimeError as exc:
-                raise InitializationError(f"{self.model.name}: initialization failed: {exc}") from None
+                raise InitializationError(
+                    f"{self.model.name}: initialization failed: {exc}"
+                ) from None
         t0 = float(self.grid[0])
         res = self.init.residual(x0, z0, p).full().ravel()
         scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
@@ -73,7 +75,8 @@ class Simulator:
             why = singular_block(self.model, x0, z0, p, t0)
             raise InitializationError(
                 f"{self.model.name}: no consistent initial values (Newton did not converge); "
-                "largest residuals:\n    " + "\n    ".join(lines)
+                "largest residuals:\n    "
+                + "\n    ".join(lines)
                 + (f"\n  {why}" if why else "")
                 + "\n  Check conflicting fixed start values, or give better start values."
             )

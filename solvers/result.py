@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import casadi as cs
 import numpy as np
@@ -102,7 +103,7 @@ class Result:
         np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.12g")
         return path
 
-    def to_dataframe(self, names: Sequence[str] | None = None):  # -> pandas.DataFrame
+    def to_dataframe(self, names: Sequence[str] | None = None) -> Any:  # pandas.DataFrame
         """A pandas DataFrame indexed by time (needs pandas)."""
         try:
             import pandas as pd
@@ -112,7 +113,7 @@ class Result:
         frame = pd.DataFrame({n: self[n] for n in names}, index=pd.Index(self.t, name="time"))
         return frame
 
-    def plot(self, *names: str, path: str | Path | None = None, ax=None):  # -> matplotlib Axes
+    def plot(self, *names: str, path: str | Path | None = None, ax: Any = None) -> Any:
         """Plot the named variables over time; save to ``path`` when given (needs matplotlib)."""
         try:
             import matplotlib

@@ -1,7 +1,6 @@
 """Electrical circuits against closed forms, conservation laws and finite differences."""
 
 import numpy as np
-import pytest
 
 import acausal as ac
 from components import electrical as el
@@ -45,7 +44,12 @@ def test_params_rerun_without_recompiling():
 
 def test_rl_step_response_closed_form():
     s = ac.System("rl")
-    V, R, L, G = el.ConstantVoltage("V", V=3.0), el.Resistor("R", R=1.5), el.Inductor("L", L=0.3, i0=0.0), el.Ground("G")
+    V, R, L, G = (
+        el.ConstantVoltage("V", V=3.0),
+        el.Resistor("R", R=1.5),
+        el.Inductor("L", L=0.3, i0=0.0),
+        el.Ground("G"),
+    )
     s.connect(V.p, R.p)
     s.connect(R.n, L.p)
     s.connect(L.n, V.n, G.p)

@@ -13,7 +13,6 @@ from solvers import simulate
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")
 
 
-
 # -- translational ----------------------------------------------------------------------
 def mass_spring(m, c, x0, v0=0.0, d=None):
     """fixed -- spring (or spring-damper) -- mass, the mass at s = x from the fixed point."""

@@ -35,6 +35,9 @@ class Start:
 
 
 Alias = tuple[float, "Quantity | None", float]  # (sign, representative or None, constant)
+Parents = dict[Quantity, Quantity]  # union-find parent
+Signs = dict[Quantity, float]  # q = sign[q] * parent[q]
+Constants = dict[Quantity, float]  # class root -> its constant value
 
 
 @dataclass
@@ -50,18 +53,20 @@ class Reduced:
 
 
 def _preference(q: Quantity) -> tuple:
+    """Sort key of representatives: differentiated, fixed start, state priority, any start,
+    component variable (not a connector's), short local name, then declaration order."""
     return (
         q._der is None,
         not q.fixed,
         -q.state_priority,
         q.start is None,
         "." in q.local,
-        len(q.name),
-        q.name,
+        len(q.local),
+        q.uid,
     )
 
 
-def _find(parent: dict, sign: dict, q: Quantity) -> tuple[Quantity, float]:
+def _find(parent: Parents, sign: Signs, q: Quantity) -> tuple[Quantity, float]:
     s = 1.0
     root = q
     while parent[root] is not root:
@@ -79,8 +84,8 @@ def _find(parent: dict, sign: dict, q: Quantity) -> tuple[Quantity, float]:
 
 def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduced:
     """Apply alias elimination to ``flat``; see the module docstring."""
-    equations = list(flat.equations)
-    residuals = cs.vertcat(*[e.residual for e in equations]) if equations else cs.SX(0, 1)
+    sources = [e.source for e in flat.equations]
+    residuals = cs.vertcat(*[e.residual for e in flat.equations]) if sources else cs.SX(0, 1)
     unknowns = list(flat.variables)
     parent = {q: q for q in unknowns}
     sign = {q: 1.0 for q in unknowns}
@@ -90,21 +95,21 @@ def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduce
     derivatives = [q._der for q in unknowns if q._der is not None]
     columns: list[Quantity | None] = [*unknowns, *derivatives, *flat.parameters, None]  # None: time
     allsyms = cs.vertcat(*[q.sym for q in columns[:-1]], time)
-    while equations:
-        keep = _classify(equations, residuals, columns, allsyms, parent, sign, const)
-        if len(keep) == len(equations):
+    while sources:
+        keep = _classify(residuals, columns, allsyms, parent, sign, const)
+        if len(keep) == len(sources):
             break
-        equations = [equations[k] for k in keep]
+        sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
         old, new, fresh = _substitutions(unknowns, parent, sign, const, eliminated)
         unknowns = [q for q in unknowns if q not in eliminated]
         if fresh:  # derivatives of representatives created by the substitution
             columns = columns + fresh
             allsyms = cs.vertcat(allsyms, *[q.sym for q in fresh])
-        if equations and old:
+        if sources and old:
             residuals = cs.substitute(residuals, cs.vertcat(*old), new)
-            split = cs.vertsplit(residuals)
-            equations = [FlatEquation(r, e.source) for r, e in zip(split, equations)]
+    split = cs.vertsplit(residuals) if sources else []
+    equations = [FlatEquation(r, src) for r, src in zip(split, sources)]
     members: dict[Quantity, list[Quantity]] = {}
     for q in eliminated:  # final form: a representative may have been eliminated later
         root, s = _find(parent, sign, q)
@@ -114,7 +119,14 @@ def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduce
     return Reduced(flat, equations, unknowns, eliminated, members, starts)
 
 
-def _classify(equations, residuals: cs.SX, columns, allsyms, parent, sign, const) -> list[int]:
+def _classify(
+    residuals: cs.SX,
+    columns: list[Quantity | None],
+    allsyms: cs.SX,
+    parent: Parents,
+    sign: Signs,
+    const: Constants,
+) -> list[int]:
     """Unite alias classes from alias equations; return the positions of the others.
 
     Everything runs on whole vectors: the rows depending on one or two unknowns (by the
@@ -131,7 +143,7 @@ def _classify(equations, residuals: cs.SX, columns, allsyms, parent, sign, const
     counts = np.diff(inc.indptr)
     cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
     if not cand:
-        return list(range(len(equations)))
+        return list(range(residuals.numel()))
     sub = residuals[cand]
     jac = cs.jacobian(sub, allsyms)
     nz = jac.nz[:]
@@ -139,22 +151,30 @@ def _classify(equations, residuals: cs.SX, columns, allsyms, parent, sign, const
     zero = cs.DM.zeros(allsyms.numel())
     values = np.asarray(cs.evalf(cs.substitute(nz, allsyms, zero))).ravel()
     offsets = np.asarray(cs.evalf(cs.substitute(sub, allsyms, zero))).ravel()
-    jrows, jcols = jac.sparsity().get_triplet()
-    entries: dict[int, list[int]] = {}
-    for k, r in enumerate(jrows):
-        entries.setdefault(r, []).append(k)
+    jrows, jcols = (np.asarray(a) for a in jac.sparsity().get_triplet())
+    row_varying = np.zeros(len(cand), dtype=bool)
+    np.logical_or.at(row_varying, jrows, varying)
+    order = np.argsort(jrows, kind="stable")
+    starts = np.searchsorted(jrows[order], np.arange(len(cand) + 1))
     aliased = set()
     for i, row in enumerate(cand):
-        ks = entries.get(i, [])
-        if not ks or varying[ks].any():
+        ks = order[starts[i] : starts[i + 1]]
+        if not len(ks) or row_varying[i]:
             continue
-        qs = [columns[jcols[k]] for k in ks]
+        qs = [columns[c] for c in jcols[ks]]
         if _try_alias(qs, values[ks].tolist(), float(offsets[i]), parent, sign, const):
             aliased.add(row)
-    return [k for k in range(len(equations)) if k not in aliased]
+    return [k for k in range(residuals.numel()) if k not in aliased]
 
 
-def _try_alias(qs, coef, offset, parent, sign, const) -> bool:
+def _try_alias(
+    qs: list[Quantity],
+    coef: list[float],
+    offset: float,
+    parent: Parents,
+    sign: Signs,
+    const: Constants,
+) -> bool:
     """Record ``sum coef_k q_k + offset = 0`` as an alias or a constant, if it is one."""
     if len(qs) == 1:
         (q,), (a,) = qs, coef
@@ -186,7 +206,13 @@ def _try_alias(qs, coef, offset, parent, sign, const) -> bool:
     return True
 
 
-def _substitutions(unknowns, parent, sign, const, eliminated) -> tuple[list, cs.SX, list]:
+def _substitutions(
+    unknowns: list[Quantity],
+    parent: Parents,
+    sign: Signs,
+    const: Constants,
+    eliminated: dict[Quantity, Alias],
+) -> tuple[list[cs.SX], cs.SX, list[Quantity]]:
     """Record every newly eliminated variable as (sign, root, constant).
 
     Returns the symbols to replace, their replacements ``sign * root + constant`` as one
@@ -218,12 +244,18 @@ def _substitutions(unknowns, parent, sign, const, eliminated) -> tuple[list, cs.
     return old, new, fresh
 
 
-def _merge_starts(flat, parent, sign, const, default_params) -> dict[Quantity, Start]:
+def _merge_starts(
+    flat: FlatDAE,
+    parent: Parents,
+    sign: Signs,
+    const: Constants,
+    default_params: dict[str, float],
+) -> dict[Quantity, Start]:
     """One start value per class; two different fixed values in a class are an error."""
     pvals = cs.vertcat(*[p.sym for p in flat.parameters]) if flat.parameters else cs.SX()
     pnum = [default_params[p.name] for p in flat.parameters]
 
-    def numeric(expr) -> float:
+    def numeric(expr: cs.SX | float) -> float:
         e = cs.SX(expr)
         if pvals.numel():
             e = cs.substitute(e, pvals, cs.DM(pnum))

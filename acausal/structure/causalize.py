@@ -60,7 +60,9 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
         jac = cs.jacobian(res, ys)
         diag = cs.diag(jac)
         own = incidence(diag, ys)
-        own_dep = {k for k in range(len(scalar)) if k in own.indices[own.indptr[k] : own.indptr[k + 1]]}
+        own_dep = {
+            k for k in range(len(scalar)) if k in own.indices[own.indptr[k] : own.indptr[k + 1]]
+        }
         entries = incidence(jac.nz[:], ys)
         varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
         jrows, _ = jac.sparsity().get_triplet()
@@ -129,7 +131,10 @@ def _probe(expr: cs.SX) -> np.ndarray:
 
 
 def _check_linear_blocks(
-    ir: IndexReduced, blocks: list[Block], scalar_blocks: list[int], coefs: cs.SX,
+    ir: IndexReduced,
+    blocks: list[Block],
+    scalar_blocks: list[int],
+    coefs: cs.SX,
     loops: list[tuple[int, cs.SX]],
 ) -> None:
     """A linear block must be nonsingular at the model's parameter values.

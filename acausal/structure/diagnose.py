@@ -80,8 +80,10 @@ def explain_singular(
     if over:
         parts.append(
             f"\n  Over-determined: {_plural(len(over), 'equation')} constrain only "
-            f"{_plural(len(ocols), 'unknown')}:" + _listing([red.equations[r].origin for r in over])
-            + "\n  unknowns:" + _listing([describe_unknown(red, red.unknowns[c]) for c in ocols])
+            f"{_plural(len(ocols), 'unknown')}:"
+            + _listing([red.equations[r].origin for r in over])
+            + "\n  unknowns:"
+            + _listing([describe_unknown(red, red.unknowns[c]) for c in ocols])
             + f"\n  components involved: {', '.join(_components(red, over, ocols))}."
             + "\n  Remove one of these equations (e.g. two ideal sources fixing the same"
             " potential or flow, or a duplicated relation)."
@@ -100,19 +102,26 @@ def explain_singular(
         if rest:
             roles = set().union(*(_roles(red, red.unknowns[c]) for c in rest))
             if "potential" in roles or empty:
-                advice = ("Potentials are determined only up to a constant: connect a reference"
-                          " (a Ground, or Fixed) to this part of the model.")
+                advice = (
+                    "Potentials are determined only up to a constant: connect a reference"
+                    " (a Ground, or Fixed) to this part of the model."
+                )
             elif over:
-                advice = ("These follow from the over-determined part above (e.g. the currents"
-                          " of two sources in parallel): fix that part first.")
+                advice = (
+                    "These follow from the over-determined part above (e.g. the currents"
+                    " of two sources in parallel): fix that part first."
+                )
             else:
                 advice = "Add the missing relation, or connect the dangling connectors."
             parts.append(
                 f"\n  Under-determined: {_plural(len(rest), 'unknown')} appear in only "
                 f"{_plural(len(urows), 'equation')}:"
                 + _listing([describe_unknown(red, red.unknowns[c]) for c in rest])
-                + ("\n  equations:" + _listing([red.equations[r].origin for r in urows])
-                   if urows else "")
+                + (
+                    "\n  equations:" + _listing([red.equations[r].origin for r in urows])
+                    if urows
+                    else ""
+                )
                 + f"\n  components involved: {', '.join(_components(red, urows, rest))}."
                 + f"\n  {advice}"
             )

@@ -179,7 +179,15 @@ def _initial_assignment(rows: list[set[Col]], hv: list[int]) -> dict[int, int]:
     return {int(c): int(r) for c, r in enumerate(col_to_row) if r >= 0}
 
 
-def _augment(i, rows, hv, assign, colored_e, colored_v) -> bool:
+def _augment(
+    i: int,
+    rows: list[set[Col]],
+    hv: list[int],
+    assign: dict[int, int],
+    colored_e: set[int],
+    colored_v: set[int],
+) -> bool:
+    """Pantelides' augmenting path search from equation ``i`` over highest derivatives."""
     colored_e.add(i)
     active = [vi for vi, o in rows[i] if o == hv[vi]]
     for vi in active:
@@ -224,7 +232,13 @@ def _dummy_cost(red: Reduced, col: Col) -> float:
     return max(cost, 1.0)
 
 
-def _dummy_derivatives(red, eqs, rows, child, hv) -> set[Col]:
+def _dummy_derivatives(
+    red: Reduced,
+    eqs: list[AugEquation],
+    rows: list[set[Col]],
+    child: dict[int, int],
+    hv: list[int],
+) -> set[Col]:
     """Mattsson-Soederlind selection, structural, with least-cost column choice."""
     parent = {c: p for p, c in child.items()}
     families = []
