@@ -127,6 +127,11 @@ class Component:
         self._quantities[name] = q
         return q.sym
 
+    def initial(self, name: str, value: float | None) -> cs.SX | None:
+        """A start value declared as parameter ``name``, so ``simulate(params=)`` can change
+        it without recompiling; None stays None (no start value)."""
+        return None if value is None else self.parameter(name, value)
+
     def variable(
         self,
         name: str,

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import casadi as cs
 
+from .symbols import quantity_of
+
 _BINARY = {  # op: (text, precedence, right operand needs parentheses at equal precedence)
     cs.OP_ADD: (" + ", 1, False),
     cs.OP_SUB: (" - ", 1, True),
@@ -88,3 +90,8 @@ def _text(e: cs.SX, name: Callable[[cs.SX], str]) -> tuple[str, int]:
     if op in _FUNCTIONS:
         return f"{_FUNCTIONS[op]}({', '.join(a for a, _ in args)})", 9
     return f"[{e}]", 9
+
+
+def named(expr: cs.SX | float) -> str:
+    """Text of an expression with every symbol under its full dotted name."""
+    return infix(cs.SX(expr), lambda s: "time" if s.name() == "time" else quantity_of(s).name)

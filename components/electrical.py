@@ -18,8 +18,8 @@ class OnePort(ac.Component):
         super().__init__(name)
         self.p = self.connector("p", ac.Pin)
         self.n = self.connector("n", ac.Pin)
-        self.v = self.variable("v", start=v0, fixed=v0 is not None)
-        self.i = self.variable("i", start=i0, fixed=i0 is not None)
+        self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
+        self.i = self.variable("i", start=self.initial("i0", i0), fixed=i0 is not None)
         self.equations(
             self.v == self.p.v - self.n.v,
             self.p.i + self.n.i == 0,

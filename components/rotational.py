@@ -29,8 +29,8 @@ class Inertia(ac.Component):
         self.flange_a = self.connector("flange_a", ac.RotFlange)
         self.flange_b = self.connector("flange_b", ac.RotFlange)
         J = self.parameter("J", J)
-        self.phi = self.variable("phi", start=phi0, fixed=phi0 is not None)
-        self.w = self.variable("w", start=w0, fixed=w0 is not None)
+        self.phi = self.variable("phi", start=self.initial("phi0", phi0), fixed=phi0 is not None)
+        self.w = self.variable("w", start=self.initial("w0", w0), fixed=w0 is not None)
         self.a = self.variable("a")
         self.equations(
             self.flange_a.phi == self.phi,
@@ -235,7 +235,7 @@ class PartialSpeed(_OneFlange):
 
     def __init__(self, name: str, phi0: float | None = None, use_support: bool = False) -> None:
         super().__init__(name, use_support)
-        self.phi = self.variable("phi", start=phi0, fixed=phi0 is not None)
+        self.phi = self.variable("phi", start=self.initial("phi0", phi0), fixed=phi0 is not None)
         self.w = self.variable("w")
         self.equations(self.phi == self.flange.phi - self._phi_support, self.w == ac.der(self.phi))
 

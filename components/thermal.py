@@ -17,7 +17,7 @@ class HeatCapacitor(ac.Component):
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
         C = self.parameter("C", C)
-        self.T = self.variable("T", start=T0, fixed=T0 is not None)
+        self.T = self.variable("T", start=self.initial("T0", T0), fixed=T0 is not None)
         self.der_T = self.variable("der_T")
         self.equations(
             self.T == self.port.T,

@@ -48,8 +48,8 @@ class Mass(ac.Component):
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
         m, L = self.parameter("m", m), self.parameter("L", L)
-        self.s = self.variable("s", start=s0, fixed=s0 is not None)
-        self.v = self.variable("v", start=v0, fixed=v0 is not None)
+        self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
+        self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
         self.a = self.variable("a")
         self.equations(
             self.flange_a.s == self.s - L / 2,
@@ -219,7 +219,7 @@ class PartialSpeed(_OneFlange):
 
     def __init__(self, name: str, s0: float | None = None, use_support: bool = False) -> None:
         super().__init__(name, use_support)
-        self.s = self.variable("s", start=s0, fixed=s0 is not None)
+        self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
         self.v = self.variable("v")
         self.equations(self.s == self.flange.s - self._s_support, self.v == ac.der(self.s))
 

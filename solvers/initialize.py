@@ -22,6 +22,7 @@ import numpy as np
 
 from acausal import InitializationError, Model
 from acausal.structure.graph import dulmage_mendelsohn, incidence, match
+from acausal.printing import named
 from acausal.symbols import quantity_of, time
 
 NEWTON_OPTIONS = {"abstol": 1e-10, "max_iter": 50, "error_on_fail": False}
@@ -59,7 +60,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
             continue
         col = (vindex[q], 0)
         rows.append(cols[col] - start.value)
-        names.append(f"fixed start {start.source} = {start.value}")
+        names.append(f"fixed start {start.source} = {named(start.value)}")
         if col in state_pos:
             fixed_states.add(state_pos[col])
     w = cs.vertcat(x, z)
