@@ -1,0 +1,21 @@
+"""The README's example runs as written and its numbers are right."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_example(tmp_path, monkeypatch):
+    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    res = scope["res"]
+    # R = 2 kOhm (from params), C = 1 uF: tau = 2 ms; a 1 V step at t = 1 ms
+    t = res.t
+    exact = np.where(t >= 1e-3, 1 - np.exp(-(t - 1e-3) / 2e-3), 0.0)
+    assert np.max(np.abs(res["C.v"] - exact)) < 1e-5
+    assert (tmp_path / "rc.csv").exists() and (tmp_path / "rc.png").exists()
