@@ -15,6 +15,8 @@ import casadi as cs
 
 import acausal as ac
 
+from . import mechanics1d as mech
+
 
 class Inertia(ac.Component):
     """Rigid inertia: ``J der(w) = flange_a.tau + flange_b.tau``; both flanges at ``phi``.
@@ -41,57 +43,38 @@ class Inertia(ac.Component):
         )
 
 
-class PartialCompliant(ac.Component):
+class PartialCompliant(mech.Compliant):
     """Massless two-flange element: ``phi_rel = flange_b.phi - flange_a.phi``,
     ``flange_b.tau = tau``, ``flange_a.tau = -tau``."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.flange_a = self.connector("flange_a", ac.RotFlange)
-        self.flange_b = self.connector("flange_b", ac.RotFlange)
-        self.phi_rel = self.variable("phi_rel")
-        self.tau = self.variable("tau")
-        self.equations(
-            self.phi_rel == self.flange_b.phi - self.flange_a.phi,
-            self.flange_b.tau == self.tau,
-            self.flange_a.tau == -self.tau,
-        )
+    axis = mech.ROTATIONAL
 
 
-class Spring(PartialCompliant):
+class Spring(mech.LinearSpring):
     """Linear torsion spring: ``tau = c (phi_rel - phi_rel0)``."""
 
+    axis = mech.ROTATIONAL
+
     def __init__(self, name: str, c: float = 1.0, phi_rel0: float = 0.0) -> None:
-        super().__init__(name)
-        c, phi_rel0 = self.parameter("c", c), self.parameter("phi_rel0", phi_rel0)
-        self.equations(self.tau == c * (self.phi_rel - phi_rel0))
+        super().__init__(name, c, phi_rel0)
 
 
-class Damper(PartialCompliant):
-    """Linear rotational damper: ``tau = d w_rel``, ``w_rel = der(phi_rel)``."""
+class Damper(mech.LinearDamper):
+    """Linear damper: ``tau = d w_rel``, ``w_rel = der(phi_rel)``."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(self, name: str, d: float = 1.0) -> None:
-        super().__init__(name)
-        d = self.parameter("d", d)
-        self.w_rel = self.variable("w_rel")
-        self.equations(self.w_rel == ac.der(self.phi_rel), self.tau == d * self.w_rel)
+        super().__init__(name, d)
 
 
-class SpringDamper(PartialCompliant):
+class SpringDamper(mech.LinearSpringDamper):
     """Spring and damper in parallel: ``tau = c (phi_rel - phi_rel0) + d w_rel``."""
 
+    axis = mech.ROTATIONAL
+
     def __init__(self, name: str, c: float = 1.0, d: float = 1.0, phi_rel0: float = 0.0) -> None:
-        super().__init__(name)
-        c, d = self.parameter("c", c), self.parameter("d", d)
-        phi_rel0 = self.parameter("phi_rel0", phi_rel0)
-        self.w_rel = self.variable("w_rel")
-        self.tau_c, self.tau_d = self.variable("tau_c"), self.variable("tau_d")
-        self.equations(
-            self.w_rel == ac.der(self.phi_rel),
-            self.tau_c == c * (self.phi_rel - phi_rel0),
-            self.tau_d == d * self.w_rel,
-            self.tau == self.tau_c + self.tau_d,
-        )
+        super().__init__(name, c, d, phi_rel0)
 
 
 class IdealGear(ac.Component):

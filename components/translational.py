@@ -15,6 +15,8 @@ import casadi as cs
 
 import acausal as ac
 
+from . import mechanics1d as mech
+
 
 class _OneFlange(ac.Component):
     """``flange`` and, with ``use_support``, a ``support`` taking ``-flange.f``."""
@@ -60,57 +62,38 @@ class Mass(ac.Component):
         )
 
 
-class PartialCompliant(ac.Component):
-    """Massless two-flange element: ``s_rel = flange_b.s - flange_a.s``, ``flange_b.f = f``,
-    ``flange_a.f = -f`` (``f`` is the force that pushes the flanges apart)."""
+class PartialCompliant(mech.Compliant):
+    """Massless two-flange element: ``s_rel = flange_b.s - flange_a.s``,
+    ``flange_b.f = f``, ``flange_a.f = -f``."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.flange_a = self.connector("flange_a", ac.Flange)
-        self.flange_b = self.connector("flange_b", ac.Flange)
-        self.s_rel = self.variable("s_rel")
-        self.f = self.variable("f")
-        self.equations(
-            self.s_rel == self.flange_b.s - self.flange_a.s,
-            self.flange_b.f == self.f,
-            self.flange_a.f == -self.f,
-        )
+    axis = mech.TRANSLATIONAL
 
 
-class Spring(PartialCompliant):
+class Spring(mech.LinearSpring):
     """Linear spring: ``f = c (s_rel - s_rel0)``."""
 
+    axis = mech.TRANSLATIONAL
+
     def __init__(self, name: str, c: float = 1.0, s_rel0: float = 0.0) -> None:
-        super().__init__(name)
-        c, s_rel0 = self.parameter("c", c), self.parameter("s_rel0", s_rel0)
-        self.equations(self.f == c * (self.s_rel - s_rel0))
+        super().__init__(name, c, s_rel0)
 
 
-class Damper(PartialCompliant):
+class Damper(mech.LinearDamper):
     """Linear damper: ``f = d v_rel``, ``v_rel = der(s_rel)``."""
 
+    axis = mech.TRANSLATIONAL
+
     def __init__(self, name: str, d: float = 1.0) -> None:
-        super().__init__(name)
-        d = self.parameter("d", d)
-        self.v_rel = self.variable("v_rel")
-        self.equations(self.v_rel == ac.der(self.s_rel), self.f == d * self.v_rel)
+        super().__init__(name, d)
 
 
-class SpringDamper(PartialCompliant):
+class SpringDamper(mech.LinearSpringDamper):
     """Spring and damper in parallel: ``f = c (s_rel - s_rel0) + d v_rel``."""
 
+    axis = mech.TRANSLATIONAL
+
     def __init__(self, name: str, c: float = 1.0, d: float = 1.0, s_rel0: float = 0.0) -> None:
-        super().__init__(name)
-        c, d = self.parameter("c", c), self.parameter("d", d)
-        s_rel0 = self.parameter("s_rel0", s_rel0)
-        self.v_rel = self.variable("v_rel")
-        self.f_c, self.f_d = self.variable("f_c"), self.variable("f_d")
-        self.equations(
-            self.v_rel == ac.der(self.s_rel),
-            self.f_c == c * (self.s_rel - s_rel0),
-            self.f_d == d * self.v_rel,
-            self.f == self.f_c + self.f_d,
-        )
+        super().__init__(name, c, d, s_rel0)
 
 
 class Fixed(ac.Component):
