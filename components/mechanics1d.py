@@ -23,10 +23,11 @@ class Axis:
     position: str
     flow: str
     rate: str
+    effort: str  # what the flow is called in parameter names: "force", "torque"
 
 
-TRANSLATIONAL = Axis(ac.Flange, "s", "f", "v")
-ROTATIONAL = Axis(ac.RotFlange, "phi", "tau", "w")
+TRANSLATIONAL = Axis(ac.Flange, "s", "f", "v", "force")
+ROTATIONAL = Axis(ac.RotFlange, "phi", "tau", "w", "torque")
 
 
 class Compliant(ac.Component):
@@ -96,3 +97,153 @@ class LinearSpringDamper(Compliant):
             damper == d * rate,
             self.load == spring + damper,
         )
+
+
+class Fixed(ac.Component):
+    """A flange held at ``<pos>0``."""
+
+    axis: Axis
+
+    def __init__(self, name: str, position: float) -> None:
+        super().__init__(name)
+        ax = self.axis
+        self.flange = self.connector("flange", ax.connector)
+        fixed = self.parameter(f"{ax.position}0", position)
+        self.equations(getattr(self.flange, ax.position) == fixed)
+
+
+class OneFlange(ac.Component):
+    """``flange`` and, with ``use_support``, a housing ``support`` that takes the reaction
+    ``support.<flow> = -flange.<flow>``; without it the housing is fixed at 0."""
+
+    axis: Axis
+
+    def __init__(self, name: str, use_support: bool) -> None:
+        super().__init__(name)
+        ax = self.axis
+        self.flange = self.connector("flange", ax.connector)
+        self.housing: cs.SX | float = 0.0
+        if use_support:
+            self.support = self.connector("support", ax.connector)
+            self.housing = getattr(self.support, ax.position)
+            self.equations(getattr(self.support, ax.flow) == -getattr(self.flange, ax.flow))
+
+
+class Effort(OneFlange):
+    """A force or torque ``<flow>`` acting on ``flange`` in the positive direction:
+    ``flange.<flow> = -<flow>``."""
+
+    def __init__(self, name: str, use_support: bool) -> None:
+        super().__init__(name, use_support)
+        flow = self.axis.flow
+        self.effort = self.variable(flow)
+        setattr(self, flow, self.effort)
+        self.equations(getattr(self.flange, flow) == -self.effort)
+
+
+class SignalEffort(Effort):
+    """``<flow>`` follows a signal: a number, an expression of ``ac.time`` or samples."""
+
+    def __init__(self, name: str, value: object, use_support: bool) -> None:
+        super().__init__(name, use_support)
+        label = f"{self.full_name}.{self.axis.flow}"
+        self.equations(self.effort == ac.signal(value, label))
+
+
+class ConstantEffort(Effort):
+    """``<flow> = <flow>_constant``."""
+
+    def __init__(self, name: str, value: float, use_support: bool) -> None:
+        super().__init__(name, use_support)
+        self.equations(self.effort == self.parameter(f"{self.axis.flow}_constant", value))
+
+
+class StepEffort(Effort):
+    """``<flow> = offset_<effort> + (step_<effort> if t >= start_time else 0)``."""
+
+    def __init__(
+        self, name: str, height: float, offset: float, start_time: float, use_support: bool
+    ) -> None:
+        super().__init__(name, use_support)
+        word = self.axis.effort
+        height = self.parameter(f"step_{word}", height)
+        t0 = self.parameter("start_time", start_time)
+        offset = self.parameter(f"offset_{word}", offset)
+        self.equations(self.effort == offset + ac.step(height, t0))
+
+
+class SineEffort(Effort):
+    """``<flow> = offset + amplitude sin(2 pi f t + phase)``; the frequency parameter is
+    ``freq`` where ``f`` already names the force."""
+
+    def __init__(
+        self,
+        name: str,
+        amplitude: float,
+        f: float,
+        phase: float,
+        offset: float,
+        use_support: bool,
+    ) -> None:
+        super().__init__(name, use_support)
+        freq = "freq" if self.axis.flow == "f" else "f"
+        sig = ac.sine(
+            self.parameter("amplitude", amplitude),
+            self.parameter(freq, f),
+            self.parameter("phase", phase),
+        )
+        self.equations(self.effort == self.parameter("offset", offset) + sig)
+
+
+class Position(OneFlange):
+    """Prescribed position of ``flange`` relative to the housing: ``<pos> = <pos>_ref(t)``.
+
+    The signal is differentiated symbolically by index reduction, so an expression of
+    ``ac.time`` should be smooth; samples ``(t, y)`` are interpolated linearly (zero
+    acceleration between samples). Driving a mass or inertia this way gives index 3.
+    """
+
+    def __init__(self, name: str, value: object, use_support: bool) -> None:
+        super().__init__(name, use_support)
+        pos = self.axis.position
+        self.prescribed = self.variable(pos)
+        setattr(self, pos, self.prescribed)
+        self.equations(
+            self.prescribed == getattr(self.flange, pos) - self.housing,
+            self.prescribed == ac.signal(value, f"{self.full_name}.{pos}"),
+        )
+
+
+class Motion(OneFlange):
+    """Prescribed speed ``<rate> = der(<pos>)`` of ``flange`` relative to the housing;
+    ``<pos>0`` fixes the initial position (else the rest of the system determines it)."""
+
+    def __init__(self, name: str, start: float | None, use_support: bool) -> None:
+        super().__init__(name, use_support)
+        ax = self.axis
+        position = self.variable(
+            ax.position, start=self.initial(f"{ax.position}0", start), fixed=start is not None
+        )
+        self.speed = self.variable(ax.rate)
+        setattr(self, ax.position, position)
+        setattr(self, ax.rate, self.speed)
+        self.equations(
+            position == getattr(self.flange, ax.position) - self.housing,
+            self.speed == ac.der(position),
+        )
+
+
+class SignalSpeed(Motion):
+    """``<rate>`` follows a signal: a number, an expression of ``ac.time`` or samples."""
+
+    def __init__(self, name: str, value: object, start: float | None, use_support: bool) -> None:
+        super().__init__(name, start, use_support)
+        self.equations(self.speed == ac.signal(value, f"{self.full_name}.{self.axis.rate}"))
+
+
+class ConstantSpeed(Motion):
+    """``<rate> = <rate>_fixed``."""
+
+    def __init__(self, name: str, value: float, start: float | None, use_support: bool) -> None:
+        super().__init__(name, start, use_support)
+        self.equations(self.speed == self.parameter(f"{self.axis.rate}_fixed", value))

@@ -105,55 +105,46 @@ class IdealGear(ac.Component):
             self.equations(self.support.tau == -self.flange_a.tau - self.flange_b.tau)
 
 
-class Fixed(ac.Component):
-    """A flange fixed at angle ``phi0``."""
+class Fixed(mech.Fixed):
+    """A flange held at angle ``phi0``."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(self, name: str, phi0: float = 0.0) -> None:
-        super().__init__(name)
-        self.flange = self.connector("flange", ac.RotFlange)
-        self.equations(self.flange.phi == self.parameter("phi0", phi0))
+        super().__init__(name, phi0)
 
 
-class _OneFlange(ac.Component):
-    """``flange`` and, with ``use_support``, a ``support`` taking ``-flange.tau``."""
-
-    def __init__(self, name: str, use_support: bool) -> None:
-        super().__init__(name)
-        self.flange = self.connector("flange", ac.RotFlange)
-        self._phi_support: cs.SX | float = 0.0
-        if use_support:
-            self.support = self.connector("support", ac.RotFlange)
-            self._phi_support = self.support.phi
-            self.equations(self.support.tau == -self.flange.tau)
-
-
-class PartialTorque(_OneFlange):
+class PartialTorque(mech.Effort):
     """Torque ``tau`` acting on ``flange`` in the positive direction: ``flange.tau = -tau``."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(self, name: str, use_support: bool = False) -> None:
         super().__init__(name, use_support)
-        self.tau = self.variable("tau")
-        self.equations(self.flange.tau == -self.tau)
 
 
-class Torque(PartialTorque):
+class Torque(mech.SignalEffort):
     """Torque ``tau`` (a signal: number, expression of ``ac.time`` or samples ``(t, y)``)."""
 
+    axis = mech.ROTATIONAL
+
     def __init__(self, name: str, tau: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.equations(self.tau == ac.signal(tau, f"{self.full_name}.tau"))
+        super().__init__(name, tau, use_support)
 
 
-class ConstantTorque(PartialTorque):
+class ConstantTorque(mech.ConstantEffort):
     """``tau = tau_constant``."""
 
+    axis = mech.ROTATIONAL
+
     def __init__(self, name: str, tau_constant: float = 1.0, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.equations(self.tau == self.parameter("tau_constant", tau_constant))
+        super().__init__(name, tau_constant, use_support)
 
 
-class TorqueStep(PartialTorque):
+class TorqueStep(mech.StepEffort):
     """``tau = offset_torque + (step_torque if t >= start_time else 0)``."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(
         self,
@@ -163,18 +154,16 @@ class TorqueStep(PartialTorque):
         start_time: float = 0.0,
         use_support: bool = False,
     ) -> None:
-        super().__init__(name, use_support)
-        height = self.parameter("step_torque", step_torque)
-        t0 = self.parameter("start_time", start_time)
-        offset = self.parameter("offset_torque", offset_torque)
-        self.equations(self.tau == offset + ac.step(height, t0))
+        super().__init__(name, step_torque, offset_torque, start_time, use_support)
 
 
 StepTorque = TorqueStep
 
 
-class SineTorque(PartialTorque):
+class SineTorque(mech.SineEffort):
     """``tau = offset + amplitude sin(2 pi f t + phase)`` (Modelica's Sine block names)."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(
         self,
@@ -185,56 +174,42 @@ class SineTorque(PartialTorque):
         offset: float = 0.0,
         use_support: bool = False,
     ) -> None:
-        super().__init__(name, use_support)
-        sig = ac.sine(
-            self.parameter("amplitude", amplitude),
-            self.parameter("f", f),
-            self.parameter("phase", phase),
-        )
-        self.equations(self.tau == self.parameter("offset", offset) + sig)
+        super().__init__(name, amplitude, f, phase, offset, use_support)
 
 
-class Position(_OneFlange):
-    """Prescribed angle of ``flange`` relative to the housing: ``phi = phi_ref(t)``.
+class Position(mech.Position):
+    """Prescribed angle ``phi`` of ``flange`` relative to the housing (a signal)."""
 
-    The signal is differentiated symbolically by index reduction; driving an inertia this
-    way gives index 3.
-    """
+    axis = mech.ROTATIONAL
 
     def __init__(self, name: str, phi: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.phi = self.variable("phi")
-        self.equations(
-            self.phi == self.flange.phi - self._phi_support,
-            self.phi == ac.signal(phi, f"{self.full_name}.phi"),
-        )
+        super().__init__(name, phi, use_support)
 
 
-class PartialSpeed(_OneFlange):
-    """Prescribed speed ``w = der(phi)`` of ``flange`` relative to the housing.
+class PartialSpeed(mech.Motion):
+    """Prescribed speed ``w = der(phi)`` of ``flange``; ``phi0`` fixes the initial angle."""
 
-    ``phi0`` fixes the initial angle ``phi`` (else it comes from the rest of the system).
-    """
+    axis = mech.ROTATIONAL
 
     def __init__(self, name: str, phi0: float | None = None, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.phi = self.variable("phi", start=self.initial("phi0", phi0), fixed=phi0 is not None)
-        self.w = self.variable("w")
-        self.equations(self.phi == self.flange.phi - self._phi_support, self.w == ac.der(self.phi))
+        super().__init__(name, phi0, use_support)
 
 
-class Speed(PartialSpeed):
+class Speed(mech.SignalSpeed):
     """Prescribed speed ``w`` (a signal: number, expression of ``ac.time`` or samples)."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(
         self, name: str, w: object = 0.0, phi0: float | None = None, use_support: bool = False
     ) -> None:
-        super().__init__(name, phi0, use_support)
-        self.equations(self.w == ac.signal(w, f"{self.full_name}.w"))
+        super().__init__(name, w, phi0, use_support)
 
 
-class ConstantSpeed(PartialSpeed):
+class ConstantSpeed(mech.ConstantSpeed):
     """``w = w_fixed``."""
+
+    axis = mech.ROTATIONAL
 
     def __init__(
         self,
@@ -243,5 +218,4 @@ class ConstantSpeed(PartialSpeed):
         phi0: float | None = None,
         use_support: bool = False,
     ) -> None:
-        super().__init__(name, phi0, use_support)
-        self.equations(self.w == self.parameter("w_fixed", w_fixed))
+        super().__init__(name, w_fixed, phi0, use_support)

@@ -11,24 +11,9 @@ connector ``support``, which takes the reaction force.
 
 from __future__ import annotations
 
-import casadi as cs
-
 import acausal as ac
 
 from . import mechanics1d as mech
-
-
-class _OneFlange(ac.Component):
-    """``flange`` and, with ``use_support``, a ``support`` taking ``-flange.f``."""
-
-    def __init__(self, name: str, use_support: bool) -> None:
-        super().__init__(name)
-        self.flange = self.connector("flange", ac.Flange)
-        self._s_support: cs.SX | float = 0.0
-        if use_support:
-            self.support = self.connector("support", ac.Flange)
-            self._s_support = self.support.s
-            self.equations(self.support.f == -self.flange.f)
 
 
 class Mass(ac.Component):
@@ -96,43 +81,46 @@ class SpringDamper(mech.LinearSpringDamper):
         super().__init__(name, c, d, s_rel0)
 
 
-class Fixed(ac.Component):
-    """A flange fixed at ``s0``."""
+class Fixed(mech.Fixed):
+    """A flange held at position ``s0``."""
+
+    axis = mech.TRANSLATIONAL
 
     def __init__(self, name: str, s0: float = 0.0) -> None:
-        super().__init__(name)
-        self.flange = self.connector("flange", ac.Flange)
-        self.equations(self.flange.s == self.parameter("s0", s0))
+        super().__init__(name, s0)
 
 
-class PartialForce(_OneFlange):
+class PartialForce(mech.Effort):
     """Force ``f`` acting on ``flange`` in the positive direction: ``flange.f = -f``."""
+
+    axis = mech.TRANSLATIONAL
 
     def __init__(self, name: str, use_support: bool = False) -> None:
         super().__init__(name, use_support)
-        self.f = self.variable("f")
-        self.equations(self.flange.f == -self.f)
 
 
-class Force(PartialForce):
-    """Force ``f`` (a signal) acting on ``flange``: a number, an expression of ``ac.time``,
-    or samples ``(t, y)``."""
+class Force(mech.SignalEffort):
+    """Force ``f`` (a signal: number, expression of ``ac.time`` or samples ``(t, y)``)."""
+
+    axis = mech.TRANSLATIONAL
 
     def __init__(self, name: str, f: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.equations(self.f == ac.signal(f, f"{self.full_name}.f"))
+        super().__init__(name, f, use_support)
 
 
-class ConstantForce(PartialForce):
+class ConstantForce(mech.ConstantEffort):
     """``f = f_constant``."""
 
+    axis = mech.TRANSLATIONAL
+
     def __init__(self, name: str, f_constant: float = 1.0, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.equations(self.f == self.parameter("f_constant", f_constant))
+        super().__init__(name, f_constant, use_support)
 
 
-class ForceStep(PartialForce):
+class ForceStep(mech.StepEffort):
     """``f = offset_force + (step_force if t >= start_time else 0)``."""
+
+    axis = mech.TRANSLATIONAL
 
     def __init__(
         self,
@@ -142,22 +130,16 @@ class ForceStep(PartialForce):
         start_time: float = 0.0,
         use_support: bool = False,
     ) -> None:
-        super().__init__(name, use_support)
-        height = self.parameter("step_force", step_force)
-        t0 = self.parameter("start_time", start_time)
-        offset = self.parameter("offset_force", offset_force)
-        self.equations(self.f == offset + ac.step(height, t0))
+        super().__init__(name, step_force, offset_force, start_time, use_support)
 
 
 StepForce = ForceStep
 
 
-class SineForce(PartialForce):
-    """``f = offset + amplitude sin(2 pi freq t + phase)``.
+class SineForce(mech.SineEffort):
+    """``f = offset + amplitude sin(2 pi f t + phase)`` (Modelica's Sine block names)."""
 
-    The keyword ``f`` is the frequency in Hz as for the other sine sources, but since
-    ``f`` names the force, the frequency parameter is called ``freq`` (``"F1.freq"``).
-    """
+    axis = mech.TRANSLATIONAL
 
     def __init__(
         self,
@@ -168,57 +150,42 @@ class SineForce(PartialForce):
         offset: float = 0.0,
         use_support: bool = False,
     ) -> None:
-        super().__init__(name, use_support)
-        sig = ac.sine(
-            self.parameter("amplitude", amplitude),
-            self.parameter("freq", f),
-            self.parameter("phase", phase),
-        )
-        self.equations(self.f == self.parameter("offset", offset) + sig)
+        super().__init__(name, amplitude, f, phase, offset, use_support)
 
 
-class Position(_OneFlange):
-    """Prescribed position of ``flange`` relative to the housing: ``s = s_ref(t)``.
+class Position(mech.Position):
+    """Prescribed position ``s`` of ``flange`` relative to the housing (a signal)."""
 
-    The signal is differentiated symbolically by index reduction, so an expression of
-    ``ac.time`` should be smooth; samples ``(t, y)`` are interpolated linearly (their
-    acceleration is zero between samples). Driving a mass this way gives index 3.
-    """
+    axis = mech.TRANSLATIONAL
 
     def __init__(self, name: str, s: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.s = self.variable("s")
-        self.equations(
-            self.s == self.flange.s - self._s_support,
-            self.s == ac.signal(s, f"{self.full_name}.s"),
-        )
+        super().__init__(name, s, use_support)
 
 
-class PartialSpeed(_OneFlange):
-    """Prescribed speed ``v = der(s)`` of ``flange`` relative to the housing.
+class PartialSpeed(mech.Motion):
+    """Prescribed speed ``v = der(s)`` of ``flange``; ``s0`` fixes the initial position."""
 
-    ``s0`` fixes the initial position ``s`` (else it comes from the rest of the system).
-    """
+    axis = mech.TRANSLATIONAL
 
     def __init__(self, name: str, s0: float | None = None, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-        self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
-        self.v = self.variable("v")
-        self.equations(self.s == self.flange.s - self._s_support, self.v == ac.der(self.s))
+        super().__init__(name, s0, use_support)
 
 
-class Speed(PartialSpeed):
+class Speed(mech.SignalSpeed):
     """Prescribed speed ``v`` (a signal: number, expression of ``ac.time`` or samples)."""
+
+    axis = mech.TRANSLATIONAL
 
     def __init__(
         self, name: str, v: object = 0.0, s0: float | None = None, use_support: bool = False
     ) -> None:
-        super().__init__(name, s0, use_support)
-        self.equations(self.v == ac.signal(v, f"{self.full_name}.v"))
+        super().__init__(name, v, s0, use_support)
 
 
-class ConstantSpeed(PartialSpeed):
+class ConstantSpeed(mech.ConstantSpeed):
     """``v = v_fixed``."""
+
+    axis = mech.TRANSLATIONAL
 
     def __init__(
         self,
@@ -227,5 +194,4 @@ class ConstantSpeed(PartialSpeed):
         s0: float | None = None,
         use_support: bool = False,
     ) -> None:
-        super().__init__(name, s0, use_support)
-        self.equations(self.v == self.parameter("v_fixed", v_fixed))
+        super().__init__(name, v_fixed, s0, use_support)

@@ -21,8 +21,8 @@ import casadi as cs
 import numpy as np
 
 from acausal import InitializationError, Model
-from acausal.structure.graph import dulmage_mendelsohn, incidence, match
 from acausal.printing import named
+from acausal.structure.graph import dulmage_mendelsohn, incidence, match
 from acausal.symbols import quantity_of, time
 
 NEWTON_OPTIONS = {"abstol": 1e-10, "max_iter": 50, "error_on_fail": False}
