@@ -45,35 +45,32 @@ def match(inc: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     return row_to_col, col_to_row
 
 
+def _alternating_reach(
+    adj: sp.csr_matrix, start: np.ndarray, partner: np.ndarray
+) -> tuple[list[int], list[int]]:
+    """Nodes reachable from the unmatched nodes ``start`` by alternating paths: a node goes
+    to any neighbour (``adj`` row), a neighbour to its matched ``partner``."""
+    own, other = set(int(k) for k in start), set()
+    queue = deque(own)
+    while queue:
+        k = queue.popleft()
+        for n in adj.indices[adj.indptr[k] : adj.indptr[k + 1]]:
+            if n not in other:
+                other.add(int(n))
+                m = partner[n]
+                if m >= 0 and m not in own:
+                    own.add(int(m))
+                    queue.append(int(m))
+    return sorted(own), sorted(other)
+
+
 def dulmage_mendelsohn(
     inc: sp.csr_matrix, row_to_col: np.ndarray, col_to_row: np.ndarray
 ) -> tuple[tuple[list[int], list[int]], tuple[list[int], list[int]]]:
-    """((over rows, over cols), (under rows, under cols)) of a maximum matching."""
-    csc = inc.tocsc()
-    # over-determined: from unmatched rows, row -> any col -> its matched row
-    over_rows, over_cols = set(), set()
-    queue = deque(int(r) for r in np.nonzero(row_to_col < 0)[0])
-    over_rows.update(queue)
-    while queue:
-        r = queue.popleft()
-        for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]:
-            if c not in over_cols:
-                over_cols.add(int(c))
-                r2 = col_to_row[c]
-                if r2 >= 0 and r2 not in over_rows:
-                    over_rows.add(int(r2))
-                    queue.append(int(r2))
-    # under-determined: from unmatched cols, col -> any row -> its matched col
-    under_rows, under_cols = set(), set()
-    queue = deque(int(c) for c in np.nonzero(col_to_row < 0)[0])
-    under_cols.update(queue)
-    while queue:
-        c = queue.popleft()
-        for r in csc.indices[csc.indptr[c] : csc.indptr[c + 1]]:
-            if r not in under_rows:
-                under_rows.add(int(r))
-                c2 = row_to_col[r]
-                if c2 >= 0 and c2 not in under_cols:
-                    under_cols.add(int(c2))
-                    queue.append(int(c2))
-    return (sorted(over_rows), sorted(over_cols)), (sorted(under_rows), sorted(under_cols))
+    """((over rows, over cols), (under rows, under cols)) of a maximum matching: what the
+    unmatched equations, and the unmatched unknowns, reach by alternating paths."""
+    over = _alternating_reach(inc, np.nonzero(row_to_col < 0)[0], col_to_row)
+    under_cols, under_rows = _alternating_reach(
+        inc.T.tocsr(), np.nonzero(col_to_row < 0)[0], row_to_col
+    )
+    return over, (under_rows, under_cols)
