@@ -38,10 +38,19 @@ class Simulator:
         x0, z0 = self.init.fun(pm)
         if self.nx:
             spec = {"x": dae.x, "z": dae.z, "p": p, "t": time, "ode": dae.ode, "alg": dae.alg}
-            # (x0, z0) come consistent from our Newton. IDAS still needs x'(0), which CasADi
-            # takes only as an option (fixed when the integrator is built, whatever p is), so
-            # IDACalcIC recovers it: with z0 already consistent it converges at once.
-            opts = {"abstol": atol, "reltol": rtol, "calc_ic": True, "max_num_steps": max_steps}
+            # (x0, z0) come consistent from our Newton, and IDAS's own calc_ic stays off (it
+            # failed on 3,000-stage RC ladders). IDAS then takes x'(0) = 0: x'(0) is only an
+            # option (fixed when the integrator is built), not an input that could follow p.
+            # A wrong x'(0) costs the first step an error of about h |x'(0)|, so the first
+            # step is tiny, 1e-12 of the interval; IDAS grows it by doubling in ~30 steps.
+            step0 = max(1e-12 * float(self.grid[-1] - self.grid[0]), 1e-15 * abs(self.grid[0]))
+            opts = {
+                "abstol": atol,
+                "reltol": rtol,
+                "calc_ic": False,
+                "step0": step0,
+                "max_num_steps": max_steps,
+            }
             self.integrator = cs.integrator("sim", "idas", spec, self.grid[0], self.grid, opts)
             out = self.integrator(x0=x0, z0=z0, p=pm)
             xs, zs = out["xf"], out["zf"]

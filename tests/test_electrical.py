@@ -132,3 +132,15 @@ def test_diode_bridge_energy_balance():
     assert abs(supplied - diodes - load - stored) < 1e-4 * supplied
     # rectified: the output never reverses and peaks below the source amplitude
     assert res["C.v"].min() > -1e-6 and 8.0 < res["C.v"].max() < 10.0
+
+
+def test_fast_start_at_tight_tolerance():
+    """x'(0) = 1200 A/s while IDAS starts from x'(0) = 0: the tiny first step absorbs it."""
+    s = ac.System("rl_fast")
+    V, R = el.ConstantVoltage("V", V=12.0), el.Resistor("R", R=1.2)
+    L, G = el.Inductor("L", L=0.01, i0=0.0), el.Ground("G")
+    s.connect(V.p, R.p)
+    s.connect(R.n, L.p)
+    s.connect(L.n, V.n, G.p)
+    res = simulate(s, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    assert np.max(np.abs(res["L.i"] - 10.0 * (1 - np.exp(-120.0 * res.t)))) < 1e-7
