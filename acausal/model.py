@@ -6,6 +6,7 @@ derivatives -> BLT (Tarjan) -> symbolic solution of linear blocks -> semi-explic
 
 from __future__ import annotations
 
+import gc
 import time as _time
 import warnings
 from dataclasses import dataclass, field
@@ -137,7 +138,22 @@ class Model:
 
 
 def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by the design
-    """Run the structural pipeline on ``system``; see the module docstring."""
+    """Run the structural pipeline on ``system``; see the module docstring.
+
+    Python's cyclic garbage collector is paused meanwhile: the stages allocate millions of
+    small objects that form no cycles, and its repeated full scans made large models
+    (10,000 stages of an RC ladder) 15 % slower.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile(system)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compile(system: System) -> Model:
     timings = {}
     tic = _time.perf_counter()
     flat = flatten(system)

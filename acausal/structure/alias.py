@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation
-from ..symbols import Quantity, time
+from ..symbols import Quantity, quantity_of, time
 from .graph import incidence
 
 
@@ -95,10 +95,12 @@ def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduce
     derivatives = [q._der for q in unknowns if q._der is not None]
     columns: list[Quantity | None] = [*unknowns, *derivatives, *flat.parameters, None]  # None: time
     allsyms = cs.vertcat(*[q.sym for q in columns[:-1]], time)
-    while sources:
-        keep = _classify(residuals, columns, allsyms, parent, sign, const)
-        if len(keep) == len(sources):
+    check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
+    while check:
+        aliased = _classify(residuals, check, columns, allsyms, parent, sign, const)
+        if not aliased:
             break
+        keep = [k for k in range(len(sources)) if k not in aliased]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
         old, new, fresh = _substitutions(unknowns, parent, sign, const, eliminated)
@@ -106,8 +108,11 @@ def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduce
         if fresh:  # derivatives of representatives created by the substitution
             columns = columns + fresh
             allsyms = cs.vertcat(allsyms, *[q.sym for q in fresh])
-        if sources and old:
-            residuals = cs.substitute(residuals, cs.vertcat(*old), new)
+        if not (sources and old):
+            break
+        replaced = cs.vertcat(*old)
+        check = np.nonzero(np.diff(incidence(residuals, replaced).indptr))[0].tolist()
+        residuals = cs.substitute(residuals, replaced, new)
     split = cs.vertsplit(residuals) if sources else []
     equations = [FlatEquation(r, src) for r, src in zip(split, sources)]
     members: dict[Quantity, list[Quantity]] = {}
@@ -121,13 +126,14 @@ def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduce
 
 def _classify(
     residuals: cs.SX,
+    check: list[int],
     columns: list[Quantity | None],
     allsyms: cs.SX,
     parent: Parents,
     sign: Signs,
     const: Constants,
-) -> list[int]:
-    """Unite alias classes from alias equations; return the positions of the others.
+) -> set[int]:
+    """Unite alias classes from the alias equations among rows ``check``; return their rows.
 
     Everything runs on whole vectors: the rows depending on one or two unknowns (by the
     Jacobian's sparsity), their Jacobian, which of its entries are constant (the sparsity
@@ -136,15 +142,16 @@ def _classify(
     (a ground node's current balance); per-row Python would cost a CasADi call per node.
     """
     unknown = np.array([q is not None and q in parent for q in columns])
-    inc = incidence(residuals, allsyms)
+    rows = residuals[check]
+    inc = incidence(rows, allsyms)
     rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
     bad = np.zeros(inc.shape[0], dtype=bool)
     np.logical_or.at(bad, rows_of, ~unknown[inc.indices])
     counts = np.diff(inc.indptr)
     cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
     if not cand:
-        return list(range(residuals.numel()))
-    sub = residuals[cand]
+        return set()
+    sub = rows[cand]
     jac = cs.jacobian(sub, allsyms)
     nz = jac.nz[:]
     varying = np.diff(incidence(nz, allsyms).indptr) > 0
@@ -163,8 +170,8 @@ def _classify(
             continue
         qs = [columns[c] for c in jcols[ks]]
         if _try_alias(qs, values[ks].tolist(), float(offsets[i]), parent, sign, const):
-            aliased.add(row)
-    return [k for k in range(residuals.numel()) if k not in aliased]
+            aliased.add(check[row])
+    return aliased
 
 
 def _try_alias(
@@ -252,13 +259,13 @@ def _merge_starts(
     default_params: dict[str, float],
 ) -> dict[Quantity, Start]:
     """One start value per class; two different fixed values in a class are an error."""
-    pvals = cs.vertcat(*[p.sym for p in flat.parameters]) if flat.parameters else cs.SX()
-    pnum = [default_params[p.name] for p in flat.parameters]
-
     def numeric(expr: cs.SX | float) -> float:
+        """Value at the parameters' values (only needed when two values are compared)."""
         e = cs.SX(expr)
-        if pvals.numel():
-            e = cs.substitute(e, pvals, cs.DM(pnum))
+        syms = cs.symvar(e)
+        if syms:
+            values = [default_params[quantity_of(sym).name] for sym in syms]
+            e = cs.substitute(e, cs.vertcat(*syms), cs.DM(values))
         return float(cs.evalf(e))
 
     starts: dict[Quantity, Start] = {}
@@ -266,7 +273,7 @@ def _merge_starts(
         if q.start is None:
             continue
         root, s = _find(parent, sign, q)
-        value = s * q.start
+        value = q.start if s > 0 else -q.start
         if root in const:
             if q.fixed and not np.isclose(numeric(value), const[root]):
                 raise InitializationError(
