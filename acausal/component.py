@@ -71,6 +71,8 @@ class Component:
         self._quantities: dict[str, Quantity] = {}
         self._equations: list[Equation] = []
         self._connections: list[tuple[Connector, ...]] = []
+        self._inners: dict[str, Quantity] = {}
+        self._outers: dict[str, Quantity] = {}
 
     # -- naming -------------------------------------------------------------------------
     @property
@@ -126,6 +128,20 @@ class Component:
         q = Quantity(self, name, "parameter", value=value)
         self._quantities[name] = q
         return q.sym
+
+    def inner(self, name: str, value: float) -> cs.SX:
+        """Declare a parameter that every :meth:`outer` of the same name in the system uses
+        (as Modelica's inner/outer: a World's gravity for all bodies)."""
+        sym = self.parameter(name, value)
+        self._inners[name] = self._quantities[name]
+        return sym
+
+    def outer(self, name: str, default: float) -> cs.SX:
+        """A parameter provided by the system's :meth:`inner` of this name; without one in
+        the system it is a parameter of this component with value ``default``."""
+        sym = self.parameter(name, default)
+        self._outers[name] = self._quantities[name]
+        return sym
 
     def initial(self, name: str, value: float | None) -> cs.SX | None:
         """A start value declared as parameter ``name``, so ``simulate(params=)`` can change

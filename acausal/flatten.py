@@ -83,6 +83,22 @@ class FlatDAE:
         return "\n".join(lines)
 
 
+def _bind_outers(comps: list) -> dict[Quantity, Quantity]:
+    """Each outer parameter and the inner one of the same name that replaces it."""
+    inners: dict[str, Quantity] = {}
+    for comp in comps:
+        for name, q in comp._inners.items():
+            if name in inners:
+                raise NameClashError(
+                    f"two components provide inner {name!r}: {inners[name].name} and {q.name}; "
+                    "keep one (e.g. one World per system)"
+                )
+            inners[name] = q
+    return {
+        q: inners[name] for comp in comps for name, q in comp._outers.items() if name in inners
+    }
+
+
 def flatten(system: System) -> FlatDAE:
     """The :class:`FlatDAE` of ``system``."""
     comps = system.all_components()
@@ -90,11 +106,19 @@ def flatten(system: System) -> FlatDAE:
     variables: list[Quantity] = []
     parameters: list[Quantity] = []
     equations: list[FlatEquation] = []
+    bound = _bind_outers(comps)
     for comp in comps:
         for q in comp._quantities.values():
+            if q in bound:
+                continue
             names[q.name] = q
             (parameters if q.kind == "parameter" else variables).append(q)
         equations += [FlatEquation(e.residual, e) for e in comp._equations]
+    if bound and equations:
+        old = cs.vertcat(*[q.sym for q in bound])
+        new = cs.vertcat(*[q.sym for q in bound.values()])
+        res = cs.vertsplit(cs.substitute(cs.vertcat(*[e.residual for e in equations]), old, new))
+        equations = [FlatEquation(r, e.source) for r, e in zip(res, equations)]
     for comp in comps:  # exposed connectors: extra names for the inner variables
         for local, c in comp._connectors.items():
             if c.owner is not comp:
