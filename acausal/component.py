@@ -10,6 +10,8 @@ attributes (or passes them to :meth:`Component.add`), connects them with
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import casadi as cs
@@ -60,6 +62,15 @@ class Equation:
         return f"{self.owner.full_name}: {self.text(full=False)}"
 
 
+@dataclass
+class Event:
+    """Crossing functions of a component and the mode updates they trigger."""
+
+    owner: Component
+    crossings: list[cs.SX]
+    updates: dict[Quantity, cs.SX]
+
+
 class Component:
     """Base class of every component; subclasses declare their contents in ``__init__``."""
 
@@ -72,6 +83,7 @@ class Component:
         self._equations: list[Equation] = []
         self._connections: list[tuple[Connector, ...]] = []
         self._inners: dict[str, Quantity] = {}
+        self._events: list[Event] = []
         self._outers: dict[str, Quantity] = {}
 
     # -- naming -------------------------------------------------------------------------
@@ -142,6 +154,39 @@ class Component:
         sym = self.parameter(name, default)
         self._outers[name] = self._quantities[name]
         return sym
+
+    def discrete(self, name: str, start: float) -> cs.SX:
+        """A discrete mode: constant between events, changed only by :meth:`event` updates.
+
+        ``start`` is its value before the event iteration at the start time; it is the
+        parameter ``<name>_start``.
+        """
+        check_name("discrete", name)
+        start_sym = self.parameter(f"{name}_start", start)
+        self._claim(name)
+        q = Quantity(self, name, "discrete", start=start_sym, fixed=True)
+        self._quantities[name] = q
+        return q.sym
+
+    def event(self, crossings: Sequence[cs.SX], updates: dict[cs.SX, cs.SX]) -> None:
+        """When an expression of ``crossings`` changes sign, set each discrete mode of
+        ``updates`` to its new value (an expression of modes, variables, parameters and
+        time); updates repeat until no mode changes (event iteration)."""
+        rules = {}
+        for mode, value in updates.items():
+            q = quantity_of(mode) if isinstance(mode, cs.SX) and mode.is_symbolic() else None
+            if q is None or q.kind != "discrete" or q.owner is not self:
+                raise EquationError(
+                    f"{self.full_name}.event(): {mode!r} is not a discrete mode of "
+                    f"{self.full_name}; declare it with self.discrete()"
+                )
+            rules[q] = cs.SX(value)
+        crossing = [cs.SX(c) for c in crossings]
+        if not crossing or any(not c.is_scalar() for c in crossing):
+            raise EquationError(
+                f"{self.full_name}.event(): give one or more scalar crossing expressions"
+            )
+        self._events.append(Event(self, crossing, rules))
 
     def initial(self, name: str, value: float | None) -> cs.SX | None:
         """A start value declared as parameter ``name``, so ``simulate(params=)`` can change

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import casadi as cs
 
-from .component import Equation
+from .component import Equation, Event
 from .connectors import Connector
 from .errors import NameClashError
 from .symbols import Quantity
@@ -69,6 +69,8 @@ class FlatDAE:
     equations: list[FlatEquation]
     names: dict[str, Quantity]
     unconnected: list[Connector] = field(default_factory=list)
+    discretes: list[Quantity] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [
@@ -94,9 +96,7 @@ def _bind_outers(comps: list) -> dict[Quantity, Quantity]:
                     "keep one (e.g. one World per system)"
                 )
             inners[name] = q
-    return {
-        q: inners[name] for comp in comps for name, q in comp._outers.items() if name in inners
-    }
+    return {q: inners[name] for comp in comps for name, q in comp._outers.items() if name in inners}
 
 
 def flatten(system: System) -> FlatDAE:
@@ -107,12 +107,14 @@ def flatten(system: System) -> FlatDAE:
     parameters: list[Quantity] = []
     equations: list[FlatEquation] = []
     bound = _bind_outers(comps)
+    discretes: list[Quantity] = []
     for comp in comps:
         for q in comp._quantities.values():
             if q in bound:
                 continue
             names[q.name] = q
-            (parameters if q.kind == "parameter" else variables).append(q)
+            kinds = {"parameter": parameters, "discrete": discretes, "variable": variables}
+            kinds[q.kind].append(q)
         equations += [FlatEquation(e.residual, e) for e in comp._equations]
     if bound and equations:
         old = cs.vertcat(*[q.sym for q in bound])
@@ -157,4 +159,7 @@ def flatten(system: System) -> FlatDAE:
     if pair_a:
         sums = cs.vertsplit(cs.vertcat(*pair_a) + cs.vertcat(*pair_b))
         equations += [FlatEquation(r, src) for r, src in zip(sums, pair_src)]
-    return FlatDAE(system.name, variables, parameters, equations, names, unconnected)
+    events = [ev for comp in comps for ev in comp._events]
+    return FlatDAE(
+        system.name, variables, parameters, equations, names, unconnected, discretes, events
+    )

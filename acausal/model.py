@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import casadi as cs
 
-from .errors import unknown_name
+from .errors import EquationError, unknown_name
 from .flatten import FlatDAE, flatten
 from .structure.alias import Reduced, Start, eliminate_aliases
 from .structure.blt import Block, sort_blt
@@ -44,7 +44,9 @@ class Model:
 
     @property
     def states(self) -> list[str]:
-        return [self.ir.chains[vi][o].name for vi, o in self.ir.states]
+        """Continuous states, then discrete modes."""
+        modes = [q.name for q in self.flat.discretes]
+        return [self.ir.chains[vi][o].name for vi, o in self.ir.states] + modes
 
     @property
     def algebraic(self) -> list[str]:
@@ -177,8 +179,42 @@ def _compile(system: System) -> Model:
     tic = _time.perf_counter()
     dae = causalize(ir, blocks)
     names, outputs = _outputs(flat, red, ir, dae)
+    if flat.discretes:
+        dae = _with_events(flat, ir, dae, names, outputs)
     timings["causalize"] = _time.perf_counter() - tic
     return Model(flat, red, ir, blocks, dae, names, outputs, timings)
+
+
+def _with_events(
+    flat: FlatDAE, ir: IndexReduced, dae: SemiExplicit, names: list[str], outputs: cs.SX
+) -> SemiExplicit:
+    """Append the discrete modes to the states (zero rate), with the crossing functions and
+    one round of mode updates in terms of (x, z, p, t)."""
+    rules: dict[Quantity, cs.SX] = {}
+    for ev in flat.events:
+        for q, rule in ev.updates.items():
+            if q in rules:
+                raise EquationError(f"two events update the discrete mode {q.name}; merge them")
+            rules[q] = rule
+    crossings = [c for ev in flat.events for c in ev.crossings]
+    updates = [rules.get(q, q.sym) for q in flat.discretes]
+    position = {n: k for k, n in enumerate(names)}
+    known = [q for q in flat.variables] + [q for ch in ir.chains for q in ch[1:]]
+    old = cs.vertcat(*[q.sym for q in known])
+    new = cs.vertcat(*[outputs[position[q.name]] for q in known])
+    zero, update = cs.substitute([cs.vertcat(*crossings), cs.vertcat(*updates)], [old], [new])
+    modes = cs.vertcat(*[q.sym for q in flat.discretes])
+    return SemiExplicit(
+        cs.vertcat(dae.x, modes),
+        dae.z,
+        cs.vertcat(dae.ode, cs.DM.zeros(modes.numel())),
+        dae.alg,
+        dae.values,
+        dae.alg_blocks,
+        modes.numel(),
+        zero,
+        update,
+    )
 
 
 def _outputs(flat: FlatDAE, red: Reduced, ir: IndexReduced, dae: SemiExplicit):
@@ -210,6 +246,8 @@ def _outputs(flat: FlatDAE, red: Reduced, ir: IndexReduced, dae: SemiExplicit):
     for chain in ir.chains:
         for q in chain[1:]:
             add(q.name, q)
+    for q in flat.discretes:
+        add(q.name, q)
     out = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets)
     alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
     if alg.numel():

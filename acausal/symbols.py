@@ -85,6 +85,11 @@ class Quantity:
         _REGISTRY[self.uid] = self
 
     @property
+    def is_constant(self) -> bool:
+        """Parameters, and discrete modes between events: their time derivative is zero."""
+        return self.kind in ("parameter", "discrete")
+
+    @property
     def name(self) -> str:
         """Full dotted name, e.g. ``motor.R.p.v`` or ``der(C1.v)``."""
         if self.order:
@@ -97,8 +102,10 @@ class Quantity:
 
     def derivative(self) -> Quantity:
         """The quantity ``der(self)``, created on first use."""
-        if self.kind == "parameter":
-            raise EquationError(f"der() of parameter {self.name} is zero by definition; remove it")
+        if self.is_constant:
+            raise EquationError(
+                f"der() of {self.kind} {self.name} is zero by definition; remove it"
+            )
         if self._der is None:
             self._der = Quantity(
                 self.owner, self.local, "derivative", base=self.base, order=self.order + 1
@@ -135,7 +142,7 @@ def der(expr: cs.SX | float) -> cs.SX:
         if expr.name() == "time":
             return cs.SX(1)
         q = quantity_of(expr)
-        return cs.SX(0) if q.kind == "parameter" else q.derivative().sym
+        return cs.SX(0) if q.is_constant else q.derivative().sym
     syms = cs.symvar(expr)
     if not syms:
         return cs.SX(0)

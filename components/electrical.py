@@ -187,6 +187,30 @@ class Diode(OnePort):
         self.equations(self.i == Is * (expo - 1) + self.v / self.parameter("R", R))
 
 
+class IdealDiode(OnePort):
+    """Ideal diode with on-resistance ``Ron``, off-conductance ``Goff`` and knee ``Vknee``.
+
+    A path parameter ``s`` (current when on, voltage when off) and the discrete mode ``off``
+    give ``v = s (off ? 1 : Ron) + Vknee``, ``i = s (off ? Goff : 1) + Goff Vknee``; the mode
+    switches, with event location, when ``s`` changes sign.
+    """
+
+    def __init__(
+        self, name: str, Ron: float = 1e-5, Goff: float = 1e-5, Vknee: float = 0.0
+    ) -> None:
+        super().__init__(name)
+        Ron, Goff = self.parameter("Ron", Ron), self.parameter("Goff", Goff)
+        Vknee = self.parameter("Vknee", Vknee)
+        self.s = self.variable("s")
+        self.off = self.discrete("off", 1.0)
+        self.event([self.s], {self.off: ac.if_else(self.s < 0, 1.0, 0.0)})
+        off = self.off > 0.5
+        self.equations(
+            self.v == self.s * ac.if_else(off, 1.0, Ron) + Vknee,
+            self.i == self.s * ac.if_else(off, Goff, 1.0) + Goff * Vknee,
+        )
+
+
 class IdealTransformer(ac.Component):
     """Ideal transformer with turns ratio ``n``: ``v1 = n v2``, ``i2 = -n i1``."""
 

@@ -63,6 +63,10 @@ def build_initializer(model: Model, t0: float) -> Initializer:
         names.append(f"fixed start {start.source} = {named(start.value)}")
         if col in state_pos:
             fixed_states.add(state_pos[col])
+    for k, q in enumerate(model.flat.discretes, start=nx - dae.modes):
+        rows.append(x[k] - q.start)
+        names.append(f"start mode {q.name} = {named(q.start)}")
+        fixed_states.add(k)
     w = cs.vertcat(x, z)
     inc = incidence(rows, [w[k] for k in range(nx + nz)]) if rows else None
     row_to_col, col_to_row = match(inc) if rows else (np.array([], int), np.full(nx + nz, -1))
@@ -134,6 +138,7 @@ def _guesses(model: Model) -> list[cs.SX]:
     for c in model.ir.states:
         s = model.start(c)
         out.append(cs.SX(s.value) if s is not None else cs.SX(0))
+    out += [cs.SX(q.start) for q in model.flat.discretes]
     zcols = [model.ir.algebraic[k] for k in range(len(model.ir.algebraic))]
     zsyms = {model.ir.sym(c).name(): c for c in zcols}
     for k in range(model.dae.z.numel()):

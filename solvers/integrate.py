@@ -20,7 +20,33 @@ from .capture import native_stderr
 from .diagnose import singular_block
 from .initialize import NEWTON_OPTIONS, Initializer, build_initializer
 
-_AT_TIME = re.compile(r"t = ([-+0-9.eE]+)")
+_AT_TIME = re.compile(r"t = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
+MODE_ITERATIONS = 8
+
+
+def dae_spec(model: Model) -> dict[str, cs.SX]:
+    """The semi-explicit DAE as CasADi's integrators take it."""
+    dae = model.dae
+    return {"x": dae.x, "z": dae.z, "p": model.p, "t": time, "ode": dae.ode, "alg": dae.alg}
+
+
+def idas_options(grid: np.ndarray, rtol: float, atol: float, max_steps: int) -> dict:
+    """IDAS options for integrating over ``grid`` from consistent ``(x0, z0)``.
+
+    IDAS's own consistent initialization (calc_ic) stays off: it failed on 3,000-stage RC
+    ladders. IDAS then takes x'(0) = 0 (x'(0) is only an option, fixed when the integrator
+    is built, not an input that could follow the parameters). A wrong x'(0) costs the
+    first step an error of about h |x'(0)|, so the first step is tiny, 1e-12 of the
+    interval; IDAS grows it by doubling in some 30 steps.
+    """
+    step0 = max(1e-12 * float(grid[-1] - grid[0]), 1e-15 * abs(float(grid[0])))
+    return {
+        "abstol": atol,
+        "reltol": rtol,
+        "calc_ic": False,
+        "step0": step0,
+        "max_num_steps": max_steps,
+    }
 
 
 class Simulator:
@@ -34,23 +60,19 @@ class Simulator:
         dae, p = model.dae, model.p
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
+        self.rates = cs.Function("rates", [dae.x, dae.z, p, time], [dae.ode])
+        self.update = cs.Function("update", [dae.x, dae.z, p, time], [dae.update])
+        self.events = None
+        if dae.modes:
+            from .events import EventLoop  # events builds on this module
+
+            self.events = EventLoop(self, rtol, atol, max_steps)
+            return
         pm = cs.MX.sym("p", p.numel())
         x0, z0 = self.init.fun(pm)
         if self.nx:
-            spec = {"x": dae.x, "z": dae.z, "p": p, "t": time, "ode": dae.ode, "alg": dae.alg}
-            # (x0, z0) come consistent from our Newton, and IDAS's own calc_ic stays off (it
-            # failed on 3,000-stage RC ladders). IDAS then takes x'(0) = 0: x'(0) is only an
-            # option (fixed when the integrator is built), not an input that could follow p.
-            # A wrong x'(0) costs the first step an error of about h |x'(0)|, so the first
-            # step is tiny, 1e-12 of the interval; IDAS grows it by doubling in ~30 steps.
-            step0 = max(1e-12 * float(self.grid[-1] - self.grid[0]), 1e-15 * abs(self.grid[0]))
-            opts = {
-                "abstol": atol,
-                "reltol": rtol,
-                "calc_ic": False,
-                "step0": step0,
-                "max_num_steps": max_steps,
-            }
+            spec = dae_spec(model)
+            opts = idas_options(self.grid, rtol, atol, max_steps)
             self.integrator = cs.integrator("sim", "idas", spec, self.grid[0], self.grid, opts)
             out = self.integrator(x0=x0, z0=z0, p=pm)
             xs, zs = out["xf"], out["zf"]
@@ -63,7 +85,26 @@ class Simulator:
             else:
                 zs = cs.MX(0, len(self.grid))
         self.sim = cs.Function("sim", [pm], [xs, zs], ["p"], ["X", "Z"])
-        self.rates = cs.Function("rates", [dae.x, dae.z, p, time], [dae.ode])
+
+    def settle(self, p: np.ndarray) -> np.ndarray:
+        """Event iteration at the start: the start modes (parameters ``<mode>_start``)
+        updated until no mode changes; returns the parameters with the settled modes."""
+        modes = self.model.dae.modes
+        if not modes:
+            return p
+        names = list(self.model.parameters)
+        starts = [names.index(f"{q.name}_start") for q in self.model.flat.discretes]
+        p = np.array(p, dtype=float)
+        for _ in range(MODE_ITERATIONS):
+            x0, z0 = self.initial_values(p)
+            new = self.update(x0, z0, p, float(self.grid[0])).full().ravel()
+            if np.array_equal(new, x0[self.nx - modes :]):
+                return p
+            p[starts] = new
+        raise InitializationError(
+            f"{self.model.name}: the modes do not settle at the start (event iteration "
+            f"cycles among {', '.join(q.name for q in self.model.flat.discretes)})"
+        )
 
     def initial_values(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Consistent ``(x0, z0)``; an :class:`InitializationError` names what failed."""
@@ -96,17 +137,18 @@ class Simulator:
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""
-        self.initial_values(p)
         log: list[str] = []
         error = None
+        if self.events is None:
+            self.initial_values(p)
         with native_stderr(log):
             try:
-                xs, zs = self.sim(p)
+                xs, zs = self.events.run(p) if self.events is not None else self.sim(p)
             except RuntimeError as exc:
                 error = str(exc)
         if error is not None:
             raise self._failure(p, error, "".join(log))
-        xs, zs = xs.full(), zs.full()
+        xs, zs = np.asarray(xs), np.asarray(zs)
         if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(zs))):
             raise self._failure(p, "the solution is not finite", "")
         return xs, zs

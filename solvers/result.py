@@ -34,12 +34,15 @@ class Result:
         z: np.ndarray,
         p: np.ndarray,
         sens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-    ):
+        events: list[tuple[float, dict[str, float]]] | None = None,
+    ) -> None:
         self.model = model
         self.t = t
         self.x, self.z, self.p = x, z, p
         self._values: np.ndarray | None = None
         self._sens = sens or {}
+        #: located events: (time, {mode: new value}) for the modes that changed there
+        self.events = events or []
 
     @property
     def names(self) -> list[str]:

@@ -10,6 +10,7 @@ import numpy as np
 import acausal as ac
 from acausal.errors import ModelError, unknown_name
 
+from .events import check_no_events
 from .integrate import Simulator
 from .result import Result
 
@@ -92,6 +93,7 @@ def simulate(
             raise ModelError(f"{name} = {tol!r} must be a positive tolerance")
     p = np.asarray(model.parameter_vector(params), dtype=float)
     sim = _simulator(model, times, rtol, atol)
+    p = sim.settle(p)
     x, z = sim.run(p)
     sens = {}
     if sensitivities:
@@ -101,6 +103,8 @@ def simulate(
             if s not in model.parameters:
                 raise unknown_name("parameter", s, names)
             which.append(names.index(s))
+        check_no_events(sim)
         dx, dz = sim.sensitivities(p, which)
         sens = {s: (dx[:, :, k], dz[:, :, k]) for k, s in enumerate(sensitivities)}
-    return Result(model, times, x, z, p, sens)
+    events = sim.events.log if sim.events is not None else []
+    return Result(model, times, x, z, p, sens, events)

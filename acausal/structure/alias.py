@@ -93,7 +93,8 @@ def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduce
     eliminated: dict[Quantity, Alias] = {}
     # every symbol an equation can hold: variables, their derivatives, parameters, time
     derivatives = [q._der for q in unknowns if q._der is not None]
-    columns: list[Quantity | None] = [*unknowns, *derivatives, *flat.parameters, None]  # None: time
+    columns: list[Quantity | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
+    columns.append(None)  # time
     allsyms = cs.vertcat(*[q.sym for q in columns[:-1]], time)
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
     while check:
@@ -259,6 +260,7 @@ def _merge_starts(
     default_params: dict[str, float],
 ) -> dict[Quantity, Start]:
     """One start value per class; two different fixed values in a class are an error."""
+
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""
         e = cs.SX(expr)

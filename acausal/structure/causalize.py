@@ -13,7 +13,7 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import casadi as cs
 import numpy as np
@@ -38,6 +38,9 @@ class SemiExplicit:
     alg: cs.SX
     values: cs.SX  # one entry per IndexReduced.algebraic column, in terms of x, z, p, t
     alg_blocks: list[int]  # for each entry of alg: index of its block
+    modes: int = 0  # discrete modes: the last ``modes`` entries of x, with zero rate
+    zero: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # crossing functions
+    update: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # new modes, one iteration
 
 
 def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:

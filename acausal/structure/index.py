@@ -207,7 +207,7 @@ def _differentiate(residual: cs.SX, position: dict[int, Col]) -> tuple[cs.SX, se
     """``d/dt`` of a residual and its incidence."""
     syms = [s for s in cs.symvar(residual) if s.name() != "time"]
     qs = [quantity_of(s) for s in syms]
-    unk = [(s, q) for s, q in zip(syms, qs) if q.kind != "parameter"]
+    unk = [(s, q) for s, q in zip(syms, qs) if not q.is_constant]
     out = cs.jacobian(residual, time)
     if unk:
         x = cs.vertcat(*[s for s, _ in unk])
@@ -217,7 +217,7 @@ def _differentiate(residual: cs.SX, position: dict[int, Col]) -> tuple[cs.SX, se
     for s in cs.symvar(out):
         if s.name() != "time":
             q = quantity_of(s)
-            if q.kind != "parameter":
+            if not q.is_constant:
                 row.add(position[q.uid])
     return out, row
 

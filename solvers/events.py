@@ -1,0 +1,190 @@
+"""Events: step-and-locate on IDAS for models with discrete modes.
+
+Between events the modes are constant and the DAE is smooth. Each segment is integrated
+by IDAS over the output times it covers; the crossing functions ``c(x, z, p, t)`` are then
+checked for a change of sign between consecutive output times. The first crossing is
+located by the Illinois variant of regula falsi on ``h -> c(x(t_k + h))``, where
+``x(t_k + h)`` comes from a one-interval IDAS integration on scaled time
+``t = t_k + tau h, tau in [0, 1]`` (one integrator for every ``t_k`` and ``h``). Just past
+the root, the mode updates are repeated until no mode changes (event iteration), the
+algebraic unknowns are re-solved for the new modes, and the next segment starts there.
+
+CasADi 3.8.2's own (experimental) event handling was tried first: it detects only
+crossings from positive to negative, and with two crossing functions it failed with
+"Trouble interpolating at tout ... too far back" in IDAS and CVODES.
+
+A crossing that changes sign and back between two output times is not seen; choose
+``dt`` finer than the shortest interval between events.
+"""
+
+from __future__ import annotations
+
+import casadi as cs
+import numpy as np
+
+from acausal import InitializationError, SimulationError
+from acausal.symbols import time
+
+from .initialize import NEWTON_OPTIONS
+from .integrate import MODE_ITERATIONS, Simulator, dae_spec, idas_options
+
+MAX_EVENTS = 10_000
+LOCATE_ITERATIONS = 100
+
+
+class EventLoop:
+    """Simulation with events of a model whose ``dae.modes > 0``."""
+
+    def __init__(self, sim: Simulator, rtol: float, atol: float, max_steps: int) -> None:
+        self.sim = sim
+        self.rtol, self.atol, self.max_steps = rtol, atol, max_steps
+        model = sim.model
+        dae, p = model.dae, model.p
+        self.cross = cs.Function("crossings", [dae.x, dae.z, p, time], [dae.zero])
+        start, length, tau = cs.SX.sym("t_start"), cs.SX.sym("length"), cs.SX.sym("tau")
+        now = start + tau * length
+        spec = {
+            "x": dae.x,
+            "z": dae.z,
+            "p": cs.vertcat(p, start, length),
+            "t": tau,
+            "ode": length * cs.substitute(dae.ode, time, now),
+            "alg": cs.substitute(dae.alg, time, now),
+        }
+        unit = np.array([0.0, 1.0])
+        self.step = cs.integrator(
+            "event_step", "idas", spec, 0.0, 1.0, idas_options(unit, rtol, atol, max_steps)
+        )
+        self.solve_z = None
+        if sim.nz:
+            g = cs.Function("g", [dae.z, dae.x, p, time], [dae.alg])
+            self.solve_z = cs.rootfinder("z_after_event", "newton", g, NEWTON_OPTIONS)
+
+    def _state_at(
+        self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t0: float, h: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        out = self.step(x0=x, z0=z, p=np.concatenate([p, [t0, h]]))
+        return out["xf"].full().ravel(), out["zf"].full().ravel()
+
+    def _crossings(self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
+        return self.cross(x, z, p, t).full().ravel()
+
+    def _locate(
+        self,
+        i: int,
+        x: np.ndarray,
+        z: np.ndarray,
+        p: np.ndarray,
+        t0: float,
+        c0: float,
+        c1: float,
+        span: float,
+    ) -> float:
+        """Smallest ``h`` in (0, span] past the root of crossing ``i`` (Illinois)."""
+        lo, hi, f_lo, f_hi = 0.0, span, c0, c1
+        side = 0
+        tol = 1e-12 * (1.0 + abs(t0) + span)
+        for _ in range(LOCATE_ITERATIONS):
+            if hi - lo <= tol:
+                break
+            h = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+            if not lo < h < hi:
+                h = 0.5 * (lo + hi)
+            f = self._crossings(*self._state_at(x, z, p, t0, h), p, t0 + h)[i]
+            if np.sign(f) == np.sign(f_hi):
+                hi, f_hi = h, f
+                f_lo = f_lo / 2 if side == 1 else f_lo
+                side = 1
+            else:
+                lo, f_lo = h, f
+                f_hi = f_hi / 2 if side == -1 else f_hi
+                side = -1
+        return hi
+
+    def _settle(
+        self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Event iteration at ``t``: modes updated until they do not change."""
+        sim = self.sim
+        first = sim.nx - sim.model.dae.modes
+        for _ in range(MODE_ITERATIONS):
+            new = sim.update(x, z, p, t).full().ravel()
+            if np.array_equal(new, x[first:]):
+                return x, z
+            x = np.concatenate([x[:first], new])
+            if self.solve_z is not None:
+                z = self.solve_z(z, x, p, t).full().ravel()
+        raise SimulationError(
+            f"simulation of {sim.model.name}: the modes do not settle at t = {t:.6g} (event "
+            "iteration cycles); check the mode updates of the components"
+        )
+
+    def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """States (modes included) and Newton unknowns on the output grid."""
+        sim, grid = self.sim, self.sim.grid
+        x, z = sim.initial_values(p)
+        t = float(grid[0])
+        xs, zs = [x], [z]
+        self.log: list[tuple[float, dict[str, float]]] = []
+        names = [q.name for q in sim.model.flat.discretes]
+        first = sim.nx - len(names)
+        while len(xs) < len(grid):
+            tout = np.concatenate([[t], grid[len(xs) :]])
+            opts = idas_options(tout, self.rtol, self.atol, self.max_steps)
+            integ = cs.integrator("segment", "idas", dae_spec(sim.model), t, tout, opts)
+            out = integ(x0=x, z0=z, p=p)
+            seg_x, seg_z = out["xf"].full(), out["zf"].full()
+            crossed = self._first_crossing(seg_x, seg_z, p, tout)
+            if crossed is None:
+                xs += list(seg_x[:, 1:].T)
+                zs += list(seg_z[:, 1:].T)
+                break
+            j, changed, c0, c1 = crossed
+            xs += list(seg_x[:, 1:j].T)
+            zs += list(seg_z[:, 1:j].T)
+            xa, za, ta, span = (
+                seg_x[:, j - 1],
+                seg_z[:, j - 1],
+                float(tout[j - 1]),
+                tout[j] - tout[j - 1],
+            )
+            h = min(self._locate(i, xa, za, p, ta, c0[i], c1[i], span) for i in changed)
+            x, z = self._state_at(xa, za, p, ta, h)
+            t = ta + h
+            before = x[first:].copy()
+            x, z = self._settle(x, z, p, t)
+            changed = {n: float(v) for n, v, b in zip(names, x[first:], before) if v != b}
+            self.log.append((t, changed))
+            if len(self.log) > MAX_EVENTS:
+                raise SimulationError(
+                    f"simulation of {sim.model.name}: more than {MAX_EVENTS} events by t = "
+                    f"{t:.6g} (chattering between modes?)"
+                )
+        n = len(grid)
+        return np.array(xs).reshape(n, sim.nx).T, np.array(zs).reshape(n, sim.nz).T
+
+    def _first_crossing(
+        self, seg_x: np.ndarray, seg_z: np.ndarray, p: np.ndarray, tout: np.ndarray
+    ) -> tuple[int, list[int], np.ndarray, np.ndarray] | None:
+        """(j, crossings that changed sign, their values at tout[j-1] and tout[j]) for the
+        first output interval (tout[j-1], tout[j]] where one changes sign, or None."""
+        prev = None
+        for j in range(len(tout)):
+            c = self._crossings(seg_x[:, j], seg_z[:, j], p, float(tout[j]))
+            if prev is not None:
+                changed = np.nonzero(np.sign(c) * np.sign(prev) < 0)[0].tolist()
+                changed += np.nonzero((c == 0) & (prev != 0))[0].tolist()
+                if changed:
+                    return j, sorted(set(changed)), prev, c
+            prev = np.where(c == 0, prev if prev is not None else c, c)
+        return None
+
+
+def check_no_events(sim: Simulator) -> None:
+    """Forward sensitivities are not carried across events (yet): say so."""
+    if sim.model.dae.modes:
+        raise InitializationError(
+            f"{sim.model.name}: sensitivities of a model with events (discrete modes "
+            f"{', '.join(q.name for q in sim.model.flat.discretes)}) are not supported; use a "
+            "smooth variant of the component (e.g. regularized friction) for learning"
+        )
