@@ -165,7 +165,7 @@ def _compile(system: System) -> Model:
         more = "" if len(flat.unconnected) <= 10 else f" and {len(flat.unconnected) - 10} more"
         warnings.warn(
             f"{system.name}: unconnected connectors {names}{more} get zero flow",
-            stacklevel=2,
+            stacklevel=3,
         )
     tic = _time.perf_counter()
     red = eliminate_aliases(flat, {p.name: p.value for p in flat.parameters})

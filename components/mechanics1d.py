@@ -247,3 +247,44 @@ class ConstantSpeed(Motion):
     def __init__(self, name: str, value: float, start: float | None, use_support: bool) -> None:
         super().__init__(name, start, use_support)
         self.equations(self.speed == self.parameter(f"{self.axis.rate}_fixed", value))
+
+
+class CoulombFriction(Compliant):
+    """Dry friction between the flanges: ``<flow> = F_coulomb sign(<rate>_rel)`` while
+    sliding, and up to ``F_static`` of whatever holds them together while stuck.
+
+    A path parameter ``sa`` and the discrete mode ``mode`` (-1 sliding backward, 0 stuck,
+    +1 sliding forward) keep one structure for all modes: ``a_rel = (stuck ? 0 : sa)``,
+    ``<flow> = (stuck ? sa : mode F_coulomb)``. The mode changes at events: sliding stops
+    when ``<rate>_rel`` reaches zero, and sticking ends when the holding force exceeds
+    ``F_static``; after a stop, the next event iteration decides between sticking and
+    sliding back. With ``smooth=True`` the law is instead the regularized
+    ``<flow> = F_coulomb tanh(<rate>_rel / v_smooth)`` (no events, differentiable).
+    """
+
+    def __init__(
+        self, name: str, F_coulomb: float, F_static: float, smooth: bool, v_smooth: float
+    ) -> None:
+        super().__init__(name)
+        fc = self.parameter(f"{self.axis.flow}_coulomb", F_coulomb)
+        rate = self.relative_rate()
+        if smooth:
+            width = self.parameter(f"{self.axis.rate}_smooth", v_smooth)
+            self.equations(self.load == fc * ac.tanh(rate / width))
+            return
+        fs = self.parameter(f"{self.axis.flow}_static", F_static)
+        self.a_rel = self.variable("a_rel")
+        self.sa = self.variable("sa")
+        self.mode = self.discrete("mode", 0.0)
+        stuck = ac.fabs(self.mode) < 0.5
+        self.equations(
+            self.a_rel == ac.der(rate),
+            self.a_rel == ac.if_else(stuck, 0.0, self.sa),
+            self.load == ac.if_else(stuck, self.sa, self.mode * fc),
+        )
+        breakaway = ac.if_else(self.sa > fs, 1.0, ac.if_else(self.sa < -fs, -1.0, 0.0))
+        keep_sliding = ac.if_else(self.mode * rate > 0, self.mode, 0.0)
+        self.event(
+            [ac.if_else(stuck, fs - ac.fabs(self.sa), self.mode * rate)],
+            {self.mode: ac.if_else(stuck, breakaway, keep_sliding)},
+        )

@@ -313,6 +313,11 @@ class SliderCrank(ac.Component):
 
     The slider position measured from bottom dead centre is ``slide.s - (l2 - l1)``
     = ``l1 cos(theta) + l2 cos(asin(l1 sin(theta) / l2)) - (l2 - l1)``.
+
+    Totals: ``E_kin``, ``E_pot`` of the three bodies; ``P_frame_a``, ``P_crank_axis``,
+    ``P_slider_axis``, the power into the mechanism through each port, so that
+    ``der(E_kin + E_pot) = P_frame_a + P_crank_axis + P_slider_axis``. The crank body's
+    inertia about its centre of mass is ``J - m_crank r_crank^2`` (keep it >= 0).
     """
 
     def __init__(
@@ -368,3 +373,16 @@ class SliderCrank(ac.Component):
         self.frame_a = self.expose("frame_a", self.crank_joint.frame_a)
         self.crank_axis = self.expose("crank_axis", self.crank_joint.axis)
         self.slider_axis = self.expose("slider_axis", self.slide.axis)
+        # totals over the parts: energies, and the power through each exposed port
+        bodies = (self.crank, self.rod, self.slider)
+        v = self.variable
+        self.E_kin, self.E_pot = v("E_kin"), v("E_pot")
+        self.P_frame_a, self.P_crank_axis = v("P_frame_a"), v("P_crank_axis")
+        self.P_slider_axis = v("P_slider_axis")
+        self.equations(
+            self.E_kin == sum(b.E_kin for b in bodies),
+            self.E_pot == sum(b.E_pot for b in bodies),
+            self.P_frame_a == self.crank_joint.P_frame_a + self.slide.P_frame_a,
+            self.P_crank_axis == self.crank_joint.P_axis,
+            self.P_slider_axis == self.slide.P_axis,
+        )

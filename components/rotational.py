@@ -219,3 +219,23 @@ class ConstantSpeed(mech.ConstantSpeed):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, w_fixed, phi0, use_support)
+
+
+class CoulombFriction(mech.CoulombFriction):
+    """Dry friction between ``flange_a`` and ``flange_b`` (see
+    :class:`components.mechanics1d.CoulombFriction`): kinetic torque ``tau_coulomb``,
+    static limit ``tau_static``; ``smooth=True`` gives ``tau = tau_coulomb tanh(w_rel /
+    w_smooth)``."""
+
+    axis = mech.ROTATIONAL
+
+    def __init__(
+        self,
+        name: str,
+        tau_coulomb: float = 1.0,
+        tau_static: float | None = None,
+        smooth: bool = False,
+        w_smooth: float = 1e-3,
+    ) -> None:
+        static = tau_coulomb if tau_static is None else tau_static
+        super().__init__(name, tau_coulomb, static, smooth, w_smooth)

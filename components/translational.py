@@ -195,3 +195,22 @@ class ConstantSpeed(mech.ConstantSpeed):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, v_fixed, s0, use_support)
+
+
+class CoulombFriction(mech.CoulombFriction):
+    """Dry friction between ``flange_a`` and ``flange_b`` (see
+    :class:`components.mechanics1d.CoulombFriction`): kinetic force ``f_coulomb``, static
+    limit ``f_static``; ``smooth=True`` gives ``f = f_coulomb tanh(v_rel / v_smooth)``."""
+
+    axis = mech.TRANSLATIONAL
+
+    def __init__(
+        self,
+        name: str,
+        f_coulomb: float = 1.0,
+        f_static: float | None = None,
+        smooth: bool = False,
+        v_smooth: float = 1e-3,
+    ) -> None:
+        static = f_coulomb if f_static is None else f_static
+        super().__init__(name, f_coulomb, static, smooth, v_smooth)

@@ -134,6 +134,7 @@ class EventLoop:
             integ = cs.integrator("segment", "idas", dae_spec(sim.model), t, tout, opts)
             out = integ(x0=x, z0=z, p=p)
             seg_x, seg_z = out["xf"].full(), out["zf"].full()
+            seg_x[first:] = x[first:, None]  # modes are constant on a segment: no drift
             crossed = self._first_crossing(seg_x, seg_z, p, tout)
             if crossed is None:
                 xs += list(seg_x[:, 1:].T)

@@ -6,6 +6,7 @@ from scipy.optimize import brentq
 
 import acausal as ac
 from components import electrical as el
+from components import translational as tr
 from solvers import simulate
 
 V0, F, C, R = 10.0, 50.0, 1e-4, 100.0
@@ -71,3 +72,93 @@ def test_diode_mode_settles_at_start_and_sensitivities_refuse_events():
     assert np.max(np.abs(res["C.v"] - V0 * np.sin(W * res.t))) < 1e-5
     with pytest.raises(ac.ModelError, match="events"):
         simulate(s, t_end=0.004, dt=1e-4, sensitivities=["R.R"])
+
+
+A, OMEGA, MASS, FC, FS = 2.0, np.pi, 1.0, 1.0, 1.5
+
+
+def stick_slip_exact(t_end):
+    """Mass on a fixed base with Coulomb friction (kinetic FC, static FS) under the force
+    A sin(wt), by hand: while stuck, wait for |F| = FS; while sliding in direction d,
+    m v = m v0 + (A/w)(cos w t0 - cos w t) - d FC (t - t0) until v = 0."""
+    t, v0, mode, events = 0.0, 0.0, 0, []
+    pieces = []  # (t0, t1, direction)
+    while t < t_end:
+        if mode == 0:
+            # next time |A sin(wt)| reaches FS, after t
+            base = np.arcsin(FS / A) / OMEGA
+            period = np.pi / OMEGA
+            k = np.floor((t - base) / period) + 1
+            candidates = [base + n * period for n in range(int(k) - 1, int(k) + 2)]
+            candidates += [period - base + n * period for n in range(int(k) - 1, int(k) + 2)]
+            t_next = min(c for c in candidates if c > t + 1e-12)
+            mode = 1 if A * np.sin(OMEGA * t_next) > 0 else -1
+            pieces.append((t, t_next, 0))
+        else:
+            d, t0 = mode, t
+
+            def vel(tt, t0=t0, d=d):
+                return (
+                    A / OMEGA * (np.cos(OMEGA * t0) - np.cos(OMEGA * tt)) - d * FC * (tt - t0)
+                ) / MASS
+
+            grid = np.linspace(t0 + 1e-9, t0 + 10.0, 100001)
+            values = d * vel(grid)
+            stop = grid[np.nonzero(values <= 0)[0][0]]
+            t_next = brentq(vel, stop - 1e-3, stop, xtol=1e-15)
+            hold = A * np.sin(OMEGA * t_next)
+            mode = 0 if abs(hold) <= FS else (1 if hold > 0 else -1)
+            pieces.append((t0, t_next, d))
+        events.append((t_next, mode))
+        t = t_next
+    return pieces, [(te, m) for te, m in events if te < t_end]
+
+
+def exact_velocity(t, pieces):
+    v = np.zeros_like(t)
+    for t0, t1, d in pieces:
+        inside = (t >= t0) & (t <= t1)
+        if d:
+            v[inside] = (
+                A / OMEGA * (np.cos(OMEGA * t0) - np.cos(OMEGA * t[inside]))
+                - d * FC * (t[inside] - t0)
+            ) / MASS
+    return v
+
+
+def friction_system():
+    s = ac.System("stick_slip")
+    mass = tr.Mass("m", m=MASS, s0=0.0, v0=0.0)
+    fr = tr.CoulombFriction("fr", f_coulomb=FC, f_static=FS)
+    base = tr.Fixed("base")
+    force = tr.Force("F", f=A * ac.sin(OMEGA * ac.time))
+    s.connect(force.flange, mass.flange_a)
+    s.connect(mass.flange_b, fr.flange_b)
+    s.connect(fr.flange_a, base.flange)
+    return s
+
+
+def test_coulomb_friction_stick_slip_against_exact_event_times():
+    t_end = 4.0
+    res = simulate(friction_system(), t_end=t_end, dt=1e-3, rtol=1e-10, atol=1e-12)
+    pieces, expected = stick_slip_exact(t_end)
+    located = res.events
+    assert [m["fr.mode"] for _, m in located] == [float(m) for _, m in expected]
+    assert np.max(np.abs([t for t, _ in located] - np.array([t for t, _ in expected]))) < 1e-7
+    assert np.max(np.abs(res["m.v"] - exact_velocity(res.t, pieces))) < 1e-7
+    stuck = res["fr.mode"] == 0
+    assert np.max(np.abs(res["m.v"][stuck])) < 1e-9  # no creep while stuck
+
+
+def test_smooth_friction_approaches_coulomb_while_sliding():
+    s = ac.System("smooth")
+    mass = tr.Mass("m", m=MASS, v0=2.0, s0=0.0)
+    free = tr.ConstantForce("push", f_constant=0.0)
+    s.connect(free.flange, mass.flange_a)
+    fr = tr.CoulombFriction("fr", f_coulomb=FC, smooth=True, v_smooth=1e-4)
+    base = tr.Fixed("base")
+    s.connect(mass.flange_b, fr.flange_b)
+    s.connect(fr.flange_a, base.flange)
+    res = simulate(s, t_end=1.5, dt=0.01, rtol=1e-9, atol=1e-11)
+    # while |v| >> v_smooth it decelerates at FC/m: v = 2 - t (it would stop at t = 2)
+    assert np.max(np.abs(res["m.v"] - (2.0 - res.t))) < 1e-6
