@@ -80,8 +80,8 @@ A, OMEGA, MASS, FC, FS = 2.0, np.pi, 1.0, 1.0, 1.5
 def stick_slip_exact(t_end):
     """Mass on a fixed base with Coulomb friction (kinetic FC, static FS) under the force
     A sin(wt), by hand: while stuck, wait for |F| = FS; while sliding in direction d,
-    m v = m v0 + (A/w)(cos w t0 - cos w t) - d FC (t - t0) until v = 0."""
-    t, v0, mode, events = 0.0, 0.0, 0, []
+    m v = (A/w)(cos w t0 - cos w t) - d FC (t - t0) (v = 0 at t0) until v = 0 again."""
+    t, mode, events = 0.0, 0, []
     pieces = []  # (t0, t1, direction)
     while t < t_end:
         if mode == 0:
