@@ -211,6 +211,27 @@ class IdealDiode(OnePort):
         )
 
 
+class IdealSwitch(OnePort):
+    """Switch driven by a signal ``control`` (number, expression of ``ac.time`` or samples):
+    closed (resistance ``Ron``) while ``control > 0.5``, open (conductance ``Goff``)
+    otherwise; it switches, with event location, when the control crosses 0.5."""
+
+    def __init__(
+        self, name: str, control: object = 0.0, Ron: float = 1e-5, Goff: float = 1e-5
+    ) -> None:
+        super().__init__(name)
+        Ron, Goff = self.parameter("Ron", Ron), self.parameter("Goff", Goff)
+        signal = ac.signal(control, f"{self.full_name}.control")
+        self.s = self.variable("s")
+        self.off = self.discrete("off", 1.0)
+        self.event([signal - 0.5], {self.off: ac.if_else(signal > 0.5, 0.0, 1.0)})
+        off = self.off > 0.5
+        self.equations(
+            self.v == self.s * ac.if_else(off, 1.0, Ron),
+            self.i == self.s * ac.if_else(off, Goff, 1.0),
+        )
+
+
 class IdealTransformer(ac.Component):
     """Ideal transformer with turns ratio ``n``: ``v1 = n v2``, ``i2 = -n i1``."""
 

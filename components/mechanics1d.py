@@ -258,21 +258,30 @@ class CoulombFriction(Compliant):
     ``<flow> = (stuck ? sa : mode F_coulomb)``. The mode changes at events: sliding stops
     when ``<rate>_rel`` reaches zero, and sticking ends when the holding force exceeds
     ``F_static``; after a stop, the next event iteration decides between sticking and
-    sliding back. With ``smooth=True`` the law is instead the regularized
-    ``<flow> = F_coulomb tanh(<rate>_rel / v_smooth)`` (no events, differentiable).
+    sliding back. A stuck element found moving faster than ``<rate>_small`` (1e-6, an
+    initial speed) slides in that direction. With ``smooth=True`` the law is instead the regularized
+    ``<flow> = F_coulomb tanh(<rate>_rel / v_smooth)`` (no events, differentiable). Both
+    forces scale with ``normal`` (a number or a signal), as in a clutch or brake.
     """
 
     def __init__(
-        self, name: str, F_coulomb: float, F_static: float, smooth: bool, v_smooth: float
+        self,
+        name: str,
+        F_coulomb: float,
+        F_static: float,
+        smooth: bool,
+        v_smooth: float,
+        normal: object = 1.0,
     ) -> None:
         super().__init__(name)
-        fc = self.parameter(f"{self.axis.flow}_coulomb", F_coulomb)
+        press = ac.signal(normal, f"{self.full_name}.normal")
+        fc = self.parameter(f"{self.axis.flow}_coulomb", F_coulomb) * press
         rate = self.relative_rate()
         if smooth:
             width = self.parameter(f"{self.axis.rate}_smooth", v_smooth)
             self.equations(self.load == fc * ac.tanh(rate / width))
             return
-        fs = self.parameter(f"{self.axis.flow}_static", F_static)
+        fs = self.parameter(f"{self.axis.flow}_static", F_static) * press
         self.a_rel = self.variable("a_rel")
         self.sa = self.variable("sa")
         self.mode = self.discrete("mode", 0.0)
@@ -282,7 +291,17 @@ class CoulombFriction(Compliant):
             self.a_rel == ac.if_else(stuck, 0.0, self.sa),
             self.load == ac.if_else(stuck, self.sa, self.mode * fc),
         )
-        breakaway = ac.if_else(self.sa > fs, 1.0, ac.if_else(self.sa < -fs, -1.0, 0.0))
+        # stuck but moving (only at the start: a user's initial speed): slide that way
+        small = self.parameter(f"{self.axis.rate}_small", 1e-6)
+        breakaway = ac.if_else(
+            rate > small,
+            1.0,
+            ac.if_else(
+                rate < -small,
+                -1.0,
+                ac.if_else(self.sa > fs, 1.0, ac.if_else(self.sa < -fs, -1.0, 0.0)),
+            ),
+        )
         keep_sliding = ac.if_else(self.mode * rate > 0, self.mode, 0.0)
         self.event(
             [ac.if_else(stuck, fs - ac.fabs(self.sa), self.mode * rate)],

@@ -107,7 +107,11 @@ class Body(ac.Component):
     """
 
     def __init__(
-        self, name: str, m: float = 1.0, I: float = 0.1, r_cm: tuple[float, float] = (0.0, 0.0)
+        self,
+        name: str,
+        m: float | cs.SX = 1.0,
+        I: float | cs.SX = 0.1,
+        r_cm: tuple[float | cs.SX, float | cs.SX] = (0.0, 0.0),
     ) -> None:
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
@@ -148,7 +152,7 @@ class FixedTranslation(ac.Component):
     """Massless rigid rod: ``frame_b = frame_a + R(phi_a) r``, same angle; force and torque
     balance ``F_a + F_b = 0``, ``tau_a + tau_b + (r_b - r_a) x F_b = 0``."""
 
-    def __init__(self, name: str, r: tuple[float, float] = (1.0, 0.0)) -> None:
+    def __init__(self, name: str, r: tuple[float | cs.SX, float | cs.SX] = (1.0, 0.0)) -> None:
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
         fb = self.frame_b = self.connector("frame_b", ac.Frame)

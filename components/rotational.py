@@ -239,3 +239,42 @@ class CoulombFriction(mech.CoulombFriction):
     ) -> None:
         static = tau_coulomb if tau_static is None else tau_static
         super().__init__(name, tau_coulomb, static, smooth, w_smooth)
+
+
+class Clutch(mech.CoulombFriction):
+    """Friction clutch: between its flanges, kinetic torque ``mu_k cgeo fn`` and static
+    limit ``mu_s cgeo fn`` with the normal force ``fn`` a signal (number, expression of
+    ``ac.time`` or samples); stick/slip as :class:`CoulombFriction`."""
+
+    axis = mech.ROTATIONAL
+
+    def __init__(
+        self,
+        name: str,
+        fn: object = 0.0,
+        mu_k: float = 0.5,
+        mu_s: float | None = None,
+        cgeo: float = 1.0,
+    ) -> None:
+        mu_s = mu_k if mu_s is None else mu_s
+        super().__init__(name, mu_k * cgeo, mu_s * cgeo, False, 1e-3, normal=fn)
+
+
+class Brake(ac.Component):
+    """Brake: ``flange_a`` and ``flange_b`` are one shaft, braked against the fixed housing
+    by a :class:`Clutch` with normal force ``fn``; its friction state is ``friction.*``."""
+
+    def __init__(
+        self,
+        name: str,
+        fn: object = 0.0,
+        mu_k: float = 0.5,
+        mu_s: float | None = None,
+        cgeo: float = 1.0,
+    ) -> None:
+        super().__init__(name)
+        self.friction = Clutch("friction", fn=fn, mu_k=mu_k, mu_s=mu_s, cgeo=cgeo)
+        self.housing = Fixed("housing")
+        self.connect(self.housing.flange, self.friction.flange_a)
+        self.flange_a = self.expose("flange_a", self.friction.flange_b)
+        self.flange_b = self.expose("flange_b", self.friction.flange_b)

@@ -6,6 +6,7 @@ from scipy.optimize import brentq
 
 import acausal as ac
 from components import electrical as el
+from components import rotational as rot
 from components import translational as tr
 from solvers import simulate
 
@@ -162,3 +163,35 @@ def test_smooth_friction_approaches_coulomb_while_sliding():
     res = simulate(s, t_end=1.5, dt=0.01, rtol=1e-9, atol=1e-11)
     # while |v| >> v_smooth it decelerates at FC/m: v = 2 - t (it would stop at t = 2)
     assert np.max(np.abs(res["m.v"] - (2.0 - res.t))) < 1e-6
+
+
+def test_brake_stops_a_spinning_inertia_and_holds_it():
+    s = ac.System("braking")
+    inertia = rot.Inertia("J", J=2.0, phi0=0.0, w0=10.0)
+    brake = rot.Brake("brake", fn=ac.step(100.0, 1.0), mu_k=0.4, mu_s=0.5, cgeo=0.1)
+    s.connect(inertia.flange_b, brake.flange_a)
+    res = simulate(s, t_end=8.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    # 4 N m of kinetic friction from t = 1 on J = 2: w = 10 - 2 (t - 1) until t = 6
+    exact = np.clip(10.0 - 2.0 * np.clip(res.t - 1.0, 0.0, None), 0.0, None)
+    assert np.max(np.abs(res["J.w"] - exact)) < 1e-7
+    (t_stop, modes), *rest = res.events
+    assert abs(t_stop - 6.0) < 1e-9 and modes == {"brake.friction.mode": 0.0} and not rest
+
+
+def test_switched_rc_charges_only_while_closed():
+    s = ac.System("switched")
+    src, gnd = el.ConstantVoltage("V", V=1.0), el.Ground("G")
+    sw = el.IdealSwitch(
+        "S", control=ac.if_else(ac.time < 1.0, 0.0, 1.0) - ac.step(1.0, 2.0), Ron=1e-9, Goff=1e-12
+    )
+    r, c = el.Resistor("R", R=1.0), el.Capacitor("C", C=0.5, v0=0.0)
+    s.connect(src.p, sw.p)
+    s.connect(sw.n, r.p)
+    s.connect(r.n, c.p)
+    s.connect(src.n, c.n, gnd.p)
+    res = simulate(s, t_end=3.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    t = res.t
+    charged = 1 - np.exp(-1.0 / 0.5)  # at t = 2, after one second closed (RC = 0.5)
+    exact = np.where(t < 1, 0.0, np.where(t < 2, 1 - np.exp(-(t - 1) / 0.5), charged))
+    assert np.max(np.abs(res["C.v"] - exact)) < 1e-6
+    assert [round(te, 9) for te, _ in res.events] == [1.0, 2.0]
