@@ -20,7 +20,7 @@ from .errors import (
 )
 from .flatten import FlatDAE, flatten
 from .model import Model, compile
-from .signals import ramp, sampled, signal, sine, step
+from .signals import ramp, sampled, signal, sine, spline, step
 from .symbols import (
     acos,
     asin,
@@ -94,4 +94,5 @@ __all__ = [
     "sine",
     "sampled",
     "signal",
+    "spline",
 ]

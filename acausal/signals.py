@@ -29,8 +29,8 @@ def sine(amplitude: cs.SX | float, f: cs.SX | float, phase: cs.SX | float = 0.0)
     return amplitude * cs.sin(2 * np.pi * f * time + phase)
 
 
-def sampled(t: object, values: object, name: str = "table") -> cs.SX:
-    """Linear interpolation of samples ``(t_k, y_k)``; held constant outside the range."""
+def _samples(t: object, values: object, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sample times and values as float arrays, checked."""
     tk = np.asarray(t, dtype=float).ravel()
     yk = np.asarray(values, dtype=float).ravel()
     if tk.size != yk.size or tk.size < 2:
@@ -41,14 +41,45 @@ def sampled(t: object, values: object, name: str = "table") -> cs.SX:
         raise ParameterError(f"{name}: samples contain NaN or infinite values")
     if np.any(np.diff(tk) <= 0):
         raise ParameterError(f"{name}: sample times must be strictly increasing")
+    return tk, yk
+
+
+def sampled(t: object, values: object, name: str = "table") -> cs.SX:
+    """Linear interpolation of samples ``(t_k, y_k)``; held constant outside the range."""
+    tk, yk = _samples(t, values, name)
     tc = cs.fmin(cs.fmax(time, tk[0]), tk[-1])
     return cs.pw_lin(tc, cs.DM(tk), cs.DM(yk))
 
 
-def signal(value: object, name: str = "signal") -> cs.SX | float:
-    """A source's signal: a number, an expression of ``time``, or samples ``(t, y)``."""
+def spline(t: object, values: object, name: str = "table") -> cs.SX:
+    """Cubic spline through samples ``(t_k, y_k)``: twice continuously differentiable, so
+    that index reduction can differentiate a prescribed motion twice (``not-a-knot`` ends,
+    held at the end values outside the range).
+
+    On ``[t_k, t_k+1)`` it is ``a_k + b_k u + c_k u^2 + d_k u^3`` with ``u = t - t_k``; the
+    coefficients are piecewise constant in time (zero derivative), so ``der()`` of the
+    expression is the spline's exact derivative.
+    """
+    from scipy.interpolate import CubicSpline
+
+    tk, yk = _samples(t, values, name)
+    if tk.size < 4:
+        raise ParameterError(f"{name}: a cubic spline needs 4 or more samples, got {tk.size}")
+    cubic = CubicSpline(tk, yk)
+    # clamp with strict comparisons, so that the derivative at the end samples is one-sided
+    tc = cs.if_else(time < tk[0], tk[0], cs.if_else(time > tk[-1], tk[-1], time))
+    breaks = cs.DM(tk[1:-1])
+    start = cs.pw_const(tc, breaks, cs.DM(tk[:-1]))
+    u = tc - start
+    d, c, b, a = (cs.pw_const(tc, breaks, cs.DM(cubic.c[k])) for k in range(4))
+    return a + u * (b + u * (c + u * d))
+
+
+def signal(value: object, name: str = "signal", smooth: bool = False) -> cs.SX | float:
+    """A source's signal: a number, an expression of ``time``, or samples ``(t, y)``
+    (linear interpolation, or a C2 cubic :func:`spline` when ``smooth``)."""
     if isinstance(value, tuple) and len(value) == 2:
-        return sampled(value[0], value[1], name)
+        return (spline if smooth else sampled)(value[0], value[1], name)
     if isinstance(value, (cs.SX, int, float)) and not isinstance(value, bool):
         return value
     raise ParameterError(

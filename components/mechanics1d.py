@@ -199,8 +199,8 @@ class Position(OneFlange):
     """Prescribed position of ``flange`` relative to the housing: ``<pos> = <pos>_ref(t)``.
 
     The signal is differentiated symbolically by index reduction, so an expression of
-    ``ac.time`` should be smooth; samples ``(t, y)`` are interpolated linearly (zero
-    acceleration between samples). Driving a mass or inertia this way gives index 3.
+    ``ac.time`` should be smooth; samples ``(t, y)`` become a C2 cubic spline
+    (:func:`acausal.spline`). Driving a mass or inertia this way gives index 3.
     """
 
     def __init__(self, name: str, value: object, use_support: bool) -> None:
@@ -210,7 +210,7 @@ class Position(OneFlange):
         setattr(self, pos, self.prescribed)
         self.equations(
             self.prescribed == getattr(self.flange, pos) - self.housing,
-            self.prescribed == ac.signal(value, f"{self.full_name}.{pos}"),
+            self.prescribed == ac.signal(value, f"{self.full_name}.{pos}", smooth=True),
         )
 
 

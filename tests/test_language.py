@@ -128,3 +128,22 @@ def test_hierarchical_component_and_exposed_names():
     )
     assert np.max(np.abs(res["f2.C.v"] - ref.y[1])) < 1e-8
     assert np.max(np.abs(res["f1.out.v"] - res["f1.C.v"])) == 0.0  # an exposed name
+
+
+def test_sampled_position_is_a_c2_spline_differentiated_exactly():
+    from scipy.interpolate import CubicSpline
+
+    from components import translational as tr
+
+    t = np.linspace(0.0, 2.0, 41)
+    s_ref = 0.3 * np.sin(2.0 * t) * np.exp(-t)
+    sys = ac.System("servo")
+    mass = tr.Mass("m", m=0.7)
+    servo = tr.Position("servo", s=(t, s_ref))
+    sys.connect(servo.flange, mass.flange_a)
+    res = simulate(sys, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    spline = CubicSpline(t, s_ref)
+    assert ac.compile(sys).index == 3
+    assert np.max(np.abs(res["m.s"] - spline(res.t))) < 1e-12
+    # the servo pushes the mass: flange force -m s''(t) on the source side
+    assert np.max(np.abs(res["m.a"] - spline(res.t, 2))) < 1e-9
