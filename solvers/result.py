@@ -71,6 +71,25 @@ class Result:
     def __contains__(self, name: str) -> bool:
         return name in self.model._name_index or name == "time"
 
+    def residuals(self, top: int = 5) -> list[tuple[str, float]]:
+        """The model's equations (after alias elimination, before index reduction) with
+        the largest ``max_t |residual|`` on the output grid, worst first: e.g. how well a
+        mechanism's loop closes over a long run."""
+        model = self.model
+        fun = getattr(model, "_residual_function", None)
+        if fun is None:
+            dae, ir = model.dae, model.ir
+            res = cs.vertcat(*[e.residual for e in model.reduced.equations])
+            alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
+            if alg.numel() and res.numel():
+                res = cs.substitute(res, alg, dae.values)
+            fun = cs.Function("residuals", [dae.x, dae.z, model.p, model.t], [res])
+            model._residual_function = fun
+        values = fun.map(len(self.t))(self.x, self.z, self.p, self.t[None, :]).full()
+        worst = np.max(np.abs(values), axis=1) if values.size else np.zeros(0)
+        order = np.argsort(-worst)[:top]
+        return [(model.reduced.equations[k].origin, float(worst[k])) for k in order]
+
     def sensitivity(self, name: str, param: str) -> np.ndarray:
         """``d name / d param`` on the grid (request ``param`` in ``simulate(sensitivities=)``)."""
         if param not in self._sens:
