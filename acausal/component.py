@@ -169,16 +169,18 @@ class Component:
         return q.sym
 
     def event(self, crossings: Sequence[cs.SX], updates: dict[cs.SX, cs.SX]) -> None:
-        """When an expression of ``crossings`` changes sign, set each discrete mode of
-        ``updates`` to its new value (an expression of modes, variables, parameters and
-        time); updates repeat until no mode changes (event iteration)."""
+        """When an expression of ``crossings`` changes sign, set each target of ``updates``
+        to its new value (an expression of modes, variables, parameters and time): a
+        discrete mode of this component, or one of its variables that is a state (a
+        re-initialization, e.g. a velocity set to zero at a hard stop). Updates repeat
+        until nothing changes (event iteration)."""
         rules = {}
         for mode, value in updates.items():
             q = quantity_of(mode) if isinstance(mode, cs.SX) and mode.is_symbolic() else None
-            if q is None or q.kind != "discrete" or q.owner is not self:
+            if q is None or q.kind not in ("discrete", "variable") or q.owner is not self:
                 raise EquationError(
-                    f"{self.full_name}.event(): {mode!r} is not a discrete mode of "
-                    f"{self.full_name}; declare it with self.discrete()"
+                    f"{self.full_name}.event(): {mode!r} is not a discrete mode or variable of "
+                    f"{self.full_name}; declare it with self.discrete() or self.variable()"
                 )
             rules[q] = cs.SX(value)
         crossing = [cs.SX(c) for c in crossings]

@@ -180,24 +180,37 @@ def _compile(system: System) -> Model:
     dae = causalize(ir, blocks)
     names, outputs = _outputs(flat, red, ir, dae)
     if flat.discretes:
-        dae = _with_events(flat, ir, dae, names, outputs)
+        dae = _with_events(red, ir, dae, names, outputs)
     timings["causalize"] = _time.perf_counter() - tic
     return Model(flat, red, ir, blocks, dae, names, outputs, timings)
 
 
 def _with_events(
-    flat: FlatDAE, ir: IndexReduced, dae: SemiExplicit, names: list[str], outputs: cs.SX
+    red: Reduced, ir: IndexReduced, dae: SemiExplicit, names: list[str], outputs: cs.SX
 ) -> SemiExplicit:
     """Append the discrete modes to the states (zero rate), with the crossing functions and
-    one round of mode updates in terms of (x, z, p, t)."""
+    one round of updates of the whole state (re-initialized states, new modes) in terms of
+    (x, z, p, t). A re-initialized variable is mapped through alias elimination onto its
+    representative, which must be a state."""
+    flat = red.flat
     rules: dict[Quantity, cs.SX] = {}
     for ev in flat.events:
         for q, rule in ev.updates.items():
-            if q in rules:
-                raise EquationError(f"two events update the discrete mode {q.name}; merge them")
-            rules[q] = rule
+            sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
+            if root is None:
+                raise EquationError(f"an event re-initializes {q.name}, which is a constant")
+            if root in rules:
+                raise EquationError(f"two events update {q.name}; merge them")
+            rules[root] = (rule - const) / sign
+    states = [ir.chains[vi][o] for vi, o in ir.states]
+    for q in rules:
+        if q.kind == "variable" and q not in states:
+            raise EquationError(
+                f"an event re-initializes {q.name}, but index reduction made it algebraic; "
+                f"re-initialize one of the states: {', '.join(s.name for s in states)}"
+            )
     crossings = [c for ev in flat.events for c in ev.crossings]
-    updates = [rules.get(q, q.sym) for q in flat.discretes]
+    updates = [rules.get(q, q.sym) for q in states + flat.discretes]
     position = {n: k for k, n in enumerate(names)}
     known = [q for q in flat.variables] + [q for ch in ir.chains for q in ch[1:]]
     old = cs.vertcat(*[q.sym for q in known])

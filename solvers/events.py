@@ -41,6 +41,7 @@ class EventLoop:
         model = sim.model
         dae, p = model.dae, model.p
         self.cross = cs.Function("crossings", [dae.x, dae.z, p, time], [dae.zero])
+        self.first = sim.nx - dae.modes  # the modes are the last entries of x
         start, length, tau = cs.SX.sym("t_start"), cs.SX.sym("length"), cs.SX.sym("tau")
         now = start + tau * length
         spec = {
@@ -64,7 +65,9 @@ class EventLoop:
         self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t0: float, h: float
     ) -> tuple[np.ndarray, np.ndarray]:
         out = self.step(x0=x, z0=z, p=np.concatenate([p, [t0, h]]))
-        return out["xf"].full().ravel(), out["zf"].full().ravel()
+        xf = out["xf"].full().ravel()
+        xf[self.first :] = x[self.first :]  # modes are constant between events: no drift
+        return xf, out["zf"].full().ravel()
 
     def _crossings(self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
         return self.cross(x, z, p, t).full().ravel()
@@ -104,14 +107,14 @@ class EventLoop:
     def _settle(
         self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Event iteration at ``t``: modes updated until they do not change."""
+        """Event iteration at ``t``: states re-initialized and modes updated until nothing
+        changes."""
         sim = self.sim
-        first = sim.nx - sim.model.dae.modes
         for _ in range(MODE_ITERATIONS):
             new = sim.update(x, z, p, t).full().ravel()
-            if np.array_equal(new, x[first:]):
+            if np.array_equal(new, x):
                 return x, z
-            x = np.concatenate([x[:first], new])
+            x = new
             if self.solve_z is not None:
                 z = self.solve_z(z, x, p, t).full().ravel()
         raise SimulationError(
@@ -127,7 +130,8 @@ class EventLoop:
         xs, zs = [x], [z]
         self.log: list[tuple[float, dict[str, float]]] = []
         names = [q.name for q in sim.model.flat.discretes]
-        first = sim.nx - len(names)
+        first = self.first
+        located = 0
         while len(xs) < len(grid):
             tout = np.concatenate([[t], grid[len(xs) :]])
             opts = idas_options(tout, self.rtol, self.atol, self.max_steps)
@@ -155,8 +159,10 @@ class EventLoop:
             before = x[first:].copy()
             x, z = self._settle(x, z, p, t)
             changed = {n: float(v) for n, v, b in zip(names, x[first:], before) if v != b}
-            self.log.append((t, changed))
-            if len(self.log) > MAX_EVENTS:
+            if changed:  # a crossing can also end where nothing changes (a touch)
+                self.log.append((t, changed))
+            located += 1
+            if located > MAX_EVENTS:
                 raise SimulationError(
                     f"simulation of {sim.model.name}: more than {MAX_EVENTS} events by t = "
                     f"{t:.6g} (chattering between modes?)"

@@ -97,7 +97,7 @@ class Simulator:
         p = np.array(p, dtype=float)
         for _ in range(MODE_ITERATIONS):
             x0, z0 = self.initial_values(p)
-            new = self.update(x0, z0, p, float(self.grid[0])).full().ravel()
+            new = self.update(x0, z0, p, float(self.grid[0])).full().ravel()[self.nx - modes :]
             if np.array_equal(new, x0[self.nx - modes :]):
                 return p
             p[starts] = new

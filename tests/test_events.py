@@ -195,3 +195,19 @@ def test_switched_rc_charges_only_while_closed():
     exact = np.where(t < 1, 0.0, np.where(t < 2, 1 - np.exp(-(t - 1) / 0.5), charged))
     assert np.max(np.abs(res["C.v"] - exact)) < 1e-6
     assert [round(te, 9) for te, _ in res.events] == [1.0, 2.0]
+
+
+def test_mass_hits_a_hard_stop_rests_and_leaves():
+    s = ac.System("stop")
+    mass = tr.MassWithStop("m", m=1.0, smin=-1.0, smax=0.5, s0=0.0, v0=0.0)
+    push = tr.Force("F", f=1.0 - ac.step(2.0, 2.0))  # +1 N toward the stop, -1 N from t = 2
+    s.connect(push.flange, mass.flange_a)
+    res = simulate(s, t_end=3.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    t = res.t
+    # s = t^2/2 reaches 0.5 at t = 1 (impact, v := 0), rests pressed until the force
+    # reverses at t = 2, then s = 0.5 - (t - 2)^2 / 2
+    exact = np.where(t < 1, t**2 / 2, np.where(t < 2, 0.5, 0.5 - (t - 2) ** 2 / 2))
+    assert np.max(np.abs(res["m.s"] - exact)) < 1e-7
+    assert np.max(np.abs(res["m.f_stop"][(t > 1.01) & (t < 1.99)] + 1.0)) < 1e-9
+    times = [te for te, _ in res.events]
+    assert len(times) == 2 and abs(times[0] - 1.0) < 1e-8 and abs(times[1] - 2.0) < 1e-8
