@@ -47,6 +47,8 @@ _FUNCTIONS = {
     cs.OP_ATAN2: "atan2",
     cs.OP_FLOOR: "floor",
     cs.OP_CEIL: "ceil",
+    cs.OP_LOG1P: "log1p",
+    cs.OP_EXPM1: "expm1",
 }
 
 

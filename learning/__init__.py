@@ -1,0 +1,21 @@
+"""learning: unknown components with constitutive laws that are feasible by construction.
+
+>>> import acausal as ac
+>>> import learning as ln
+>>> Rx = ln.Unknown("Rx", ac.Pin, law=ln.Polynomial(order=3, constraint="dissipative"))
+>>> Rx.parameter_names()[:2]
+['Rx.theta_f3', 'Rx.theta_f5']
+
+Laws (the base :mod:`learning.law`, then one module each): :class:`Polynomial` (separable
+odd polynomials, Propositions 4.1-4.3), :class:`NeuralNet` (tanh/sigmoid layers,
+Proposition 4.4), :class:`Known` (any user-written relation). :class:`Unknown`
+(:mod:`learning.unknown`) places a law in a Type 1, 2 or 3 two-connector template.
+"""
+
+from .known import Known
+from .law import Law, softplus, softplus_inv
+from .neural import NeuralNet
+from .polynomial import Polynomial
+from .unknown import Unknown
+
+__all__ = ["Law", "Polynomial", "NeuralNet", "Known", "Unknown", "softplus", "softplus_inv"]

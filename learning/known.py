@@ -1,0 +1,48 @@
+"""A user-written relation as a law."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import casadi as cs
+
+from acausal.errors import ModelError
+
+from .law import Law
+
+
+class Known(Law):
+    """A user-written relation ``relation(*inputs, **params)``: an ``lhs == rhs`` expression
+    or a residual (meaning ``residual == 0``). ``params`` (name -> value) become raw
+    parameters under their own names (``Known(lambda i, v, R: v == R * i, {"R": 2.0})``).
+    No condition is imposed; ``check_feasibility`` analyses such laws."""
+
+    def __init__(
+        self,
+        relation: Callable[..., cs.SX],
+        params: Mapping[str, float] | None = None,
+        *,
+        n_inputs: int | None = None,
+        labels: Sequence[str] | None = None,
+    ) -> None:
+        if not callable(relation):
+            raise ModelError(f"Known: relation={relation!r} is not callable")
+        self.relation_fn, self.params = relation, dict(params or {})
+        super().__init__(n_inputs, labels)
+
+    def _setup(self) -> None:
+        for name, value in self.params.items():
+            self._add(name, "raw", 1, float(value), raw=name)
+
+    def _relation(self, u: list[cs.SX], w: dict[str, cs.SX]) -> tuple[cs.SX, cs.SX]:
+        out = self.relation_fn(*u, **w)
+        if isinstance(out, (int, float)):
+            out = cs.SX(out)
+        if not isinstance(out, cs.SX) or not out.is_scalar():
+            raise ModelError(
+                f"Known: the relation returned {out!r}; return one scalar expression "
+                "lhs == rhs or a residual"
+            )
+        if out.is_op(cs.OP_EQ):
+            return out.dep(0), out.dep(1)
+        return out, cs.SX(0)

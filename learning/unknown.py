@@ -1,0 +1,202 @@
+"""Unknown two-connector components: a template of conservation equations plus learnable laws.
+
+The paper's three templates for a component with connectors ``a`` and ``b`` (flows ``f_a``,
+``f_b`` positive into the component, potentials ``x_a``, ``x_b``):
+
+- Type 1, no flow lost (resistors, springs, dampers): ``f_a + f_b = 0`` and
+  ``g(f, x) = 0`` with ``f = f_a``, ``x = x_a - x_b``;
+- Type 2, potential unchanged, flow lost (brakes, shunts): ``x_a = x_b`` and
+  ``g(f, x) = 0`` with ``f = f_a + f_b``, ``x = x_a``;
+- Type 3, separate relations (transformers, gears): ``G1(f_a, f_b) = 0``, ``G2(x_a, x_b) = 0``.
+
+A law may read time derivatives of these quantities (components with memory), named as
+input tokens: ``inputs=("f", "der(x)")`` makes a Type 1 law a damper
+``g(f_a, d(x_a - x_b)/dt) = 0`` on an ``ac.Flange`` or a capacitor on an ``ac.Pin``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import casadi as cs
+
+import acausal as ac
+from acausal.errors import ModelError
+
+from .law import Law, input_label
+
+_TOKEN = re.compile(r"((?:der\()*)([A-Za-z_][A-Za-z0-9_]*)(\)*)")
+
+DEFAULT_INPUTS = {1: ("f", "x"), 2: ("f", "x"), 3: (("f_a", "f_b"), ("x_a", "x_b"))}
+
+
+def connector_names(ctype: ac.ConnectorType) -> tuple[str, str]:
+    """Modelica's names: ``p``/``n`` for pins, ``flange_a``/``flange_b`` for 1-D mechanics,
+    ``port_a``/``port_b`` otherwise."""
+    if ctype is ac.Pin:
+        return "p", "n"
+    if ctype in (ac.Flange, ac.RotFlange):
+        return "flange_a", "flange_b"
+    return "port_a", "port_b"
+
+
+class Unknown(ac.Component):
+    """A two-connector component of ``connector_type`` whose constitutive law is learned.
+
+    ``law`` is a :class:`~learning.law.Law` (templates 1, 2) or a pair ``(G1, G2)``
+    (template 3); ``inputs`` the tokens each law reads (default ``("f", "x")``, for
+    template 3 ``(("f_a", "f_b"), ("x_a", "x_b"))``), where ``der(...)`` takes time
+    derivatives and the domain's names are accepted too (``"i"``, ``"der(v)"`` on a pin).
+
+    Templates 1 and 2 declare the variables named after the connector's flow and potential
+    (``i``, ``v`` on a pin; ``f``, ``s`` on a flange), equal to the law's ``f`` and ``x``;
+    ``f0``/``x0`` fix their initial values (parameters ``i0``/``v0``, ...), needed when a law
+    makes them states. Each law's raw parameters ``theta`` are parameters of this component
+    (``"Rx.theta_x1"``; template 3 prefixes ``g1_``/``g2_``), so ``simulate(params=...)``
+    changes them without recompiling and ``sensitivities=`` differentiates with respect to
+    them. :meth:`weights` reports the constrained weights; ``power`` is the expression
+    ``f_a x_a + f_b x_b`` and ``law_inputs`` the expressions each law reads.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        connector_type: ac.ConnectorType,
+        law: Law | Sequence[Law],
+        template: int = 1,
+        *,
+        inputs: Sequence[str] | Sequence[Sequence[str]] | None = None,
+        f0: float | None = None,
+        x0: float | None = None,
+    ) -> None:
+        super().__init__(name)
+        if not isinstance(connector_type, ac.ConnectorType) or len(connector_type.flows) != 1:
+            raise ModelError(
+                f"Unknown {name}: connector_type {connector_type!r} must be a connector type "
+                "with one potential and one flow (ac.Pin, ac.Flange, ac.RotFlange, ac.HeatPort)"
+            )
+        if template not in (1, 2, 3):
+            raise ModelError(f"Unknown {name}: template={template!r} must be 1, 2 or 3")
+        self.template = template
+        flow, pot = connector_type.flows[0], connector_type.potentials[0]
+        na, nb = connector_names(connector_type)
+        a = self.connector(na, connector_type)
+        b = self.connector(nb, connector_type)
+        object.__setattr__(self, na, a)
+        object.__setattr__(self, nb, b)
+        self.ports = (a, b)
+        fa, fb = getattr(a, flow), getattr(b, flow)
+        xa, xb = getattr(a, pot), getattr(b, pot)
+
+        laws = self._laws(law)
+        tokens = self._tokens(inputs, len(laws))
+        if template == 3:
+            if f0 is not None or x0 is not None:
+                raise ModelError(f"Unknown {name}: f0/x0 apply to templates 1 and 2 only")
+            bases = {"f_a": fa, "f_b": fb, "x_a": xa, "x_b": xb}
+            bases |= {f"{flow}_a": fa, f"{flow}_b": fb, f"{pot}_a": xa, f"{pot}_b": xb}
+            canon = {f"{flow}_a": "f_a", f"{flow}_b": "f_b", f"{pot}_a": "x_a", f"{pot}_b": "x_b"}
+        else:
+            f = self.variable(flow, start=self.initial(f"{flow}0", f0), fixed=f0 is not None)
+            x = self.variable(pot, start=self.initial(f"{pot}0", x0), fixed=x0 is not None)
+            setattr(self, flow, f)
+            setattr(self, pot, x)
+            if template == 1:
+                self.equations(fa + fb == 0, f == fa, x == xa - xb)
+            else:
+                self.equations(xa == xb, f == fa + fb, x == xa)
+            bases, canon = {"f": f, "x": x, flow: f, pot: x}, {flow: "f", pot: "x"}
+
+        self.laws: list[Law] = []
+        self.inputs: list[tuple[str, ...]] = []
+        self.law_inputs: list[list[cs.SX]] = []
+        self.theta: dict[str, cs.SX] = {}
+        self._prefixes = ("g1_", "g2_") if template == 3 else ("",)
+        for k, (lw, toks) in enumerate(zip(laws, tokens)):
+            exprs, labels = [], []
+            for tok in toks:
+                expr, canonical = self._input(tok, bases, canon)
+                exprs.append(expr)
+                labels.append(input_label(canonical))
+            bound = lw.bound(labels)
+            prefix = self._prefixes[k]
+            theta = []
+            for raw, value in zip(bound.raw_names, bound.raw_init):
+                sym = self.parameter(prefix + raw, float(value))
+                self.theta[prefix + raw] = sym
+                theta.append(sym)
+            lhs, rhs = bound.relation(exprs, theta)
+            self.equations(lhs == rhs)
+            self.laws.append(bound)
+            self.inputs.append(tuple(toks))
+            self.law_inputs.append(exprs)
+        self.law = self.laws[0]
+        self.power = fa * xa + fb * xb  # f_a x_a + f_b x_b, as an expression
+
+    # -- construction helpers -----------------------------------------------------------
+    def _laws(self, law: Law | Sequence[Law]) -> list[Law]:
+        laws = [law] if isinstance(law, Law) else list(law) if isinstance(law, Sequence) else []
+        want = 2 if self.template == 3 else 1
+        if len(laws) != want or not all(isinstance(lw, Law) for lw in laws):
+            what = "a pair of laws (G1 for flows, G2 for potentials)" if want == 2 else "one law"
+            raise ModelError(
+                f"Unknown {self.full_name}: template {self.template} takes {what}, "
+                f"e.g. ln.Polynomial(...); got {law!r}"
+            )
+        return laws
+
+    def _tokens(self, inputs: object, n_laws: int) -> list[tuple[str, ...]]:
+        if inputs is None:
+            inputs = DEFAULT_INPUTS[self.template]
+        groups = list(inputs) if n_laws == 2 else [inputs]  # type: ignore[call-overload]
+        if len(groups) != n_laws or any(
+            isinstance(g, str) or not all(isinstance(t, str) for t in g) for g in groups
+        ):
+            shape = "two tuples of tokens" if n_laws == 2 else "a tuple of tokens"
+            raise ModelError(
+                f"Unknown {self.full_name}: inputs={inputs!r} must be {shape}, "
+                f"e.g. {DEFAULT_INPUTS[self.template]!r}"
+            )
+        return [tuple(g) for g in groups]
+
+    def _input(
+        self, token: str, bases: Mapping[str, cs.SX], canon: Mapping[str, str]
+    ) -> tuple[cs.SX, str]:
+        """The expression of an input token and its canonical spelling (``der(x)``)."""
+        m = _TOKEN.fullmatch(token.replace(" ", ""))
+        if m is None or len(m.group(1)) // 4 != len(m.group(3)) or m.group(2) not in bases:
+            raise ModelError(
+                f"Unknown {self.full_name}: input {token!r} is not one of "
+                f"{', '.join(sorted(bases))}, optionally inside der(...)"
+            )
+        order = len(m.group(3))
+        expr = bases[m.group(2)]
+        for _ in range(order):
+            expr = ac.der(expr)
+        base = canon.get(m.group(2), m.group(2))
+        return expr, "der(" * order + base + ")" * order
+
+    # -- parameters and weights ---------------------------------------------------------
+    def parameter_names(self) -> list[str]:
+        """Full names of the raw parameters of all laws (``["Rx.theta_x1", ...]``)."""
+        return [f"{self.full_name}.{raw}" for raw in self.theta]
+
+    def initial_params(self) -> dict[str, float]:
+        """The raw parameters' declared values by full name."""
+        return {f"{self.full_name}.{raw}": float(self._quantities[raw].value) for raw in self.theta}
+
+    def weights(self, params: Mapping[str, float] | None = None) -> dict[str, float]:
+        """Constrained weights of the laws for raw values ``params`` (by full or local
+        name; others at their declared values), e.g. ``Rx.weights(fit.params)``. Template 3
+        prefixes the weights of ``G1``/``G2`` with ``g1_``/``g2_``."""
+        values = self.initial_params()
+        for key, val in (params or {}).items():
+            full = key if key.startswith(self.full_name + ".") else f"{self.full_name}.{key}"
+            if full in values:
+                values[full] = float(val)
+        out: dict[str, float] = {}
+        for lw, prefix in zip(self.laws, self._prefixes):
+            theta = [values[f"{self.full_name}.{prefix}{raw}"] for raw in lw.raw_names]
+            out |= {prefix + k: v for k, v in lw.weights(theta).items()}
+        return out
