@@ -55,7 +55,9 @@ class Connector:
         self.quantities: dict[str, Quantity] = {}
 
     def __getattr__(self, item: str) -> cs.SX:
-        quantities = self.__dict__.get("quantities", {})
+        quantities = self.__dict__.get("quantities")
+        if quantities is None:  # not initialized yet (copying, unpickling)
+            raise AttributeError(item)
         if item in quantities:
             return quantities[item].sym
         raise AttributeError(

@@ -12,10 +12,21 @@ Proposition 4.4), :class:`Known` (any user-written relation). :class:`Unknown`
 (:mod:`learning.unknown`) places a law in a Type 1, 2 or 3 two-connector template.
 """
 
+from .fit import FitResult, fit
 from .known import Known
 from .law import Law, softplus, softplus_inv
 from .neural import NeuralNet
 from .polynomial import Polynomial
 from .unknown import Unknown
 
-__all__ = ["Law", "Polynomial", "NeuralNet", "Known", "Unknown", "softplus", "softplus_inv"]
+__all__ = [
+    "Law",
+    "Polynomial",
+    "NeuralNet",
+    "Known",
+    "Unknown",
+    "softplus",
+    "softplus_inv",
+    "fit",
+    "FitResult",
+]
