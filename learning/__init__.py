@@ -12,6 +12,7 @@ Proposition 4.4), :class:`Known` (any user-written relation). :class:`Unknown`
 (:mod:`learning.unknown`) places a law in a Type 1, 2 or 3 two-connector template.
 """
 
+from .feasibility import FeasibilityReport, check_feasibility, with_small_capacitors
 from .fit import FitResult, fit
 from .known import Known
 from .law import Law, softplus, softplus_inv
@@ -29,4 +30,7 @@ __all__ = [
     "softplus_inv",
     "fit",
     "FitResult",
+    "check_feasibility",
+    "FeasibilityReport",
+    "with_small_capacitors",
 ]

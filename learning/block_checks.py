@@ -1,0 +1,290 @@
+"""BLT blocks solved by Newton or as loops: can their Jacobian become singular?
+
+For each such block the Jacobian ``J = d residuals / d unknowns`` is
+
+- taken symbolically (sympy, parameters at their values): its determinant, factored, and
+  the operating points where it vanishes (exact roots in one variable, else sampled);
+- evaluated along the simulated trajectory: smallest singular value and condition number
+  over time, sign changes of ``det J``, and at the worst time the unknowns its null vector
+  leaves undetermined and the components whose equations carry the deficient combination
+  (the left singular vector's weight on each component's equations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+import casadi as cs
+import numpy as np
+import sympy as sp
+
+import acausal as ac
+
+from . import sympy_bridge as sb
+from .check_tools import Finding, real_symbol, sample_points
+
+MAX_SYMBOLIC = 6  # unknowns; larger blocks get the trajectory analysis only
+NEAR_SINGULAR = 1e-8  # smallest / largest singular value
+
+
+@dataclass
+class BlockReport:
+    """One block: its equations and unknowns, the determinant of its Jacobian, and the
+    singular values along the trajectory; ``finding`` is its verdict."""
+
+    index: int  # 1-based, as model.blt() prints it
+    kind: str
+    equations: list[str]
+    unknowns: list[str]
+    components: list[str]
+    determinant: str | None = None
+    zeros: dict = field(default_factory=dict)  # variable -> roots, or "sampled" points
+    sigma_min: float | None = None
+    cond_max: float | None = None
+    t_worst: float | None = None
+    null_unknowns: list[str] = field(default_factory=list)
+    shares: dict[str, float] = field(default_factory=dict)  # component -> weight
+    crossed: bool = False  # det J changes sign between output times
+    finding: Finding | None = None
+
+
+def _name(sym: cs.SX) -> str:
+    from acausal.symbols import quantity_of
+
+    return "time" if sym.name() == "time" else quantity_of(sym).name
+
+
+def analysed_blocks(model: ac.Model) -> list[int]:
+    """Blocks of more than one equation, and scalar blocks left to Newton."""
+    return [k for k, b in enumerate(model.blocks) if len(b.equations) > 1 or b.kind == "newton"]
+
+
+def check_blocks(
+    model: ac.Model,
+    p: np.ndarray,
+    result: object | None,
+    failed: bool,
+    samples: int,
+    laws: Collection[str] = (),
+) -> list[BlockReport]:
+    """A :class:`BlockReport` per analysed block (see the module docstring); ``laws`` names
+    the components with constitutive laws (their blocks get advice about laws)."""
+    ir = model.ir
+    xs = cs.vertcat(*[ir.sym(c) for c in ir.states])
+    ys = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
+    columns = None
+    if result is not None:
+        fun = cs.Function(
+            "values", [model.dae.x, model.dae.z, model.p, model.t], [model.dae.values]
+        )
+        n = len(result.t)
+        vals = fun.map(n)(result.x, result.z, result.p, np.asarray(result.t)[None, :]).full()
+        columns = np.vstack([np.asarray(result.x).reshape(-1, n), vals])
+    reports = []
+    for k in analysed_blocks(model):
+        block = model.blocks[k]
+        res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+        y = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
+        jac = cs.densify(cs.jacobian(res, y))
+        sources = [ir.equations[r].source for r in block.equations]
+        owners = [s.component or "connections" for s in sources]
+        rep = BlockReport(
+            k + 1,
+            block.kind,
+            [ir.equations[r].origin for r in block.equations],
+            [model._describe(c) for c in block.unknowns],
+            sorted({o for o in owners if o != "connections"}),
+        )
+        jac_p = cs.substitute(jac, model.p, cs.DM(p))
+        symbolic = _symbolic(rep, jac_p, len(block.unknowns))
+        sampled = None
+        small = len(block.unknowns) <= MAX_SYMBOLIC
+        if small and symbolic is None:
+            sampled = _sampled(rep, jac_p, xs, ys, columns, samples)
+        if columns is not None:
+            _along(rep, jac, xs, ys, model, result, columns, owners)
+        lawful = bool(set(rep.components) & set(laws))
+        rep.finding = _verdict(rep, symbolic, sampled, result is not None, failed, lawful)
+        reports.append(rep)
+    return reports
+
+
+def _symbolic(rep: BlockReport, jac: cs.SX, n: int) -> str | None:
+    """Determinant text and zeros; ``"never"``, ``"always"``, ``"can vanish"`` (real roots
+    found), or None when sympy cannot tell."""
+    if n > MAX_SYMBOLIC:
+        return None
+    try:
+        mat = sb.to_sympy(jac, lambda s: real_symbol(_name(s)))
+    except sb.NotConvertible:
+        return None
+    if not isinstance(mat, sp.Matrix):
+        mat = sp.Matrix([[mat]])
+    if sum(sp.count_ops(e) for e in mat) > sb.MAX_OPS:
+        rep.determinant = "(too large to show)"
+        return None
+    det = sp.expand(mat.det(method="berkowitz")) if n > 1 else sb.tidy(mat[0, 0])
+    if not sb.small(det):
+        rep.determinant = "(too large to show)"
+        return None
+    rep.determinant = sb.text(det)
+    sign = sb.sign_of(det)
+    if sign == 0:
+        return "always"
+    if sign is not None or not det.free_symbols:
+        return "never"
+    zeros = sb.real_zeros(det)
+    if zeros is None:
+        return None  # sympy cannot tell: sampled instead
+    var, roots = zeros
+    if not roots:
+        return "never"
+    rep.zeros = {str(var): [float(r) for r in roots]}
+    return "can vanish"
+
+
+def _sampled(
+    rep: BlockReport,
+    jac: cs.SX,
+    xs: cs.SX,
+    ys: cs.SX,
+    columns: np.ndarray | None,
+    samples: int,
+) -> bool | None:
+    """Does ``det J`` change sign on a box around the trajectory's values (or +-10)?"""
+    free = cs.symvar(jac)
+    if not free:
+        return None
+    allsyms = cs.vertsplit(cs.vertcat(xs, ys))
+    index = {s.name(): k for k, s in enumerate(allsyms)}
+    ranges = []
+    for s in free:
+        k = index.get(s.name())
+        if columns is not None and k is not None:
+            half = max(1.0, 2.0 * float(np.max(np.abs(columns[k]))))
+        else:
+            half = 10.0
+        ranges.append((-half, half))
+
+    pts = sample_points(ranges, samples)
+    fun = cs.Function("J", [cs.vertcat(*free)], [jac])
+    n = jac.size1()
+    mats = np.asarray(fun.map(pts.shape[1])(pts)).reshape(n, -1, n).transpose(1, 0, 2)
+    dets = np.linalg.det(mats)
+    finite = np.isfinite(dets)
+    if not finite.any():
+        return True
+    d = dets[finite]
+    hit = bool(d.min() < 0 < d.max())
+    if hit:
+        j = int(np.argmin(np.abs(np.where(finite, dets, np.inf))))
+        names = [_name(s) for s in free]
+        rep.zeros = {"sampled": {nm: float(v) for nm, v in zip(names, pts[:, j])}}
+    return hit
+
+
+def _along(
+    rep: BlockReport,
+    jac: cs.SX,
+    xs: cs.SX,
+    ys: cs.SX,
+    model: ac.Model,
+    result: object,
+    columns: np.ndarray,
+    owners: list[str],
+) -> None:
+    """Singular values over time, and the culprits at the worst time."""
+    fun = cs.Function("J", [xs, ys, model.p, model.t], [jac])
+    n_t = len(result.t)
+    nx = xs.numel()
+    n = jac.size1()
+    out = fun.map(n_t)(columns[:nx], columns[nx:], result.p, np.asarray(result.t)[None, :])
+    mats = np.asarray(out).reshape(n, n_t, n).transpose(1, 0, 2)
+    finite = np.all(np.isfinite(mats), axis=(1, 2))
+    if not finite.any():
+        return
+    u, s, vt = np.linalg.svd(np.where(finite[:, None, None], mats, 0.0))
+    ratio = np.where(finite & (s[:, 0] > 0), s[:, -1] / np.where(s[:, 0] > 0, s[:, 0], 1), 0)
+    w = int(np.argmin(ratio))
+    rep.sigma_min = float(np.min(s[finite, -1]))
+    rep.cond_max = float(1 / ratio[w]) if ratio[w] > 0 else float("inf")
+    rep.t_worst = float(result.t[w])
+    signs = np.sign(np.linalg.det(mats[finite]))
+    rep.crossed = bool(signs.min() < 0 < signs.max())
+    null = np.abs(vt[w, -1])
+    rep.null_unknowns = [rep.unknowns[j] for j in np.nonzero(null > 0.1 * null.max())[0]]
+    left = u[w, :, -1] ** 2
+    shares: dict[str, float] = {}
+    for owner, weight in zip(owners, left):
+        shares[owner] = shares.get(owner, 0.0) + float(weight)
+    rep.shares = dict(sorted(shares.items(), key=lambda kv: -kv[1]))
+
+
+def _verdict(
+    rep: BlockReport,
+    symbolic: str | None,
+    sampled: bool | None,
+    simulated: bool,
+    failed: bool,
+    lawful: bool,
+) -> Finding:
+    n = len(rep.equations)
+    where = f"block {rep.index} ({n} equation{'s' * (n > 1)}, {rep.kind}; components "
+    where += ", ".join(rep.components or ["none"]) + ")"
+    det = f"det J = {rep.determinant}" if rep.determinant else "det J"
+    data = {"block": rep.index}
+    culprits = [c for c, w in rep.shares.items() if w >= 0.2 and c != "connections"]
+    near = rep.cond_max is not None and rep.cond_max > 1 / NEAR_SINGULAR
+    crossed = rep.crossed
+    along = ""
+    if rep.sigma_min is not None:
+        along = (
+            f"; along the trajectory min sigma = {rep.sigma_min:.3g}, max condition number "
+            f"{rep.cond_max:.3g} at t = {rep.t_worst:.4g}"
+        )
+        if culprits:
+            along += f", carried by the equations of {', '.join(culprits)}"
+    if symbolic == "always":
+        return Finding("block", "error", f"{where}: {det} is identically zero", None, data)
+    zeros = ""
+    roots = rep.zeros
+    if roots:
+        zeros = " vanishes at " + "; ".join(
+            f"{k} = {', '.join(f'{v:.4g}' for v in vals)}"
+            if isinstance(vals, list)
+            else "(sampled) " + ", ".join(f"{n} = {v:.4g}" for n, v in vals.items())
+            for k, vals in roots.items()
+        )
+    can = symbolic == "can vanish" or sampled
+    if not lawful:
+        advice = (
+            "these equations lose rank where det J = 0 (for a mechanism, a singular "
+            "configuration such as a dead point): keep the operating range away from it or "
+            "choose other states"
+        )
+    elif n == 1:
+        advice = (
+            f"{', '.join(rep.components) or 'this equation'} cannot be solved for "
+            f"{rep.unknowns[0].split(' ')[0]} where det J = 0: make its law strictly monotone "
+            "(constraint='feasible' or 'dissipative' for an Unknown, Props 4.1, 4.4)"
+        )
+    else:
+        advice = (
+            "the components of this loop cannot be solved together where det J = 0: make "
+            "their laws strictly monotone with partial derivatives of one sign (Props 4.1, "
+            "4.4), or give them states in between (small_capacitor=)"
+        )
+    if can or crossed or near:
+        bad = not simulated or failed or crossed or near
+        text = f"{where}: {det}{zeros or ' can vanish'}{along}"
+        if not bad:
+            text += " (the trajectory stays away from it)"
+        return Finding("block", "error" if bad else "warning", text, None, data, advice)
+    if symbolic == "never":
+        return Finding("block", "ok", f"{where}: {det} never vanishes{along}", None, data)
+    if sampled is not None:
+        return Finding(
+            "block", "ok", f"{where}: {det} has no zero in the sampled box{along}", None, data
+        )
+    return Finding("block", "ok", f"{where}: no singularity found{along}", None, data)

@@ -1,0 +1,177 @@
+"""The paper's small-capacitor device: a capacitor ``C_eps`` from each connector of a
+nonlinear component to the reference.
+
+With its connector potentials made states, a Type 1 component's law ``g(f, x) = 0`` is
+solved on its own for the flow ``f`` given ``x``: the block is scalar and
+``dg/df != 0`` (Proposition 3.1's necessary condition) becomes sufficient for an index-1
+model, whatever the rest of the circuit. The capacitor is the generic element
+``flow = C der(potential)``: a capacitor to ground on a pin, a heat capacity on a heat port,
+a small damper to the fixed frame on a flange. A node gets none where its potential is
+already a state, is fixed by a ground or a source (the original model tells); a node
+shared by several chosen components gets one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+
+import casadi as cs
+import numpy as np
+
+import acausal as ac
+from acausal.errors import ModelError
+from acausal.symbols import quantity_of
+
+from .constitutive import constitutive
+
+
+class SmallCapacitor(ac.Component):
+    """``flow = C der(potential)`` at one connector (``p`` for a pin, else ``port``), the
+    potential's start value ``start`` (a guess, not fixed: the initialization keeps the
+    original model's consistent value when it can)."""
+
+    def __init__(self, name: str, ctype: ac.ConnectorType, C: float = 1e-6, start: float = 0.0):
+        super().__init__(name)
+        self.port = self.connector("p" if ctype is ac.Pin else "port", ctype)
+        pot, flow = ctype.potentials[0], ctype.flows[0]
+        C = self.parameter("C", C)
+        x = self.variable(pot, start=float(start), state_priority=1)
+        self.equations(x == getattr(self.port, pot), getattr(self.port, flow) == C * ac.der(x))
+
+
+def nonlinear_components(system: ac.System) -> list[ac.Component]:
+    """Unknowns, and two-connector components whose law is not affine in its variables."""
+    from .unknown import Unknown
+
+    out = []
+    for comp in system.all_components():
+        con = constitutive(comp)
+        if con is None or con.kind != "law":
+            continue
+        syms = [con.symbols[label] for label in con.symbols]
+        nonlinear = any(
+            cs.depends_on(cs.jacobian(r.g, cs.vertcat(*syms)), cs.vertcat(*syms))
+            for r in con.relations
+        )
+        if nonlinear or isinstance(comp, Unknown):
+            out.append(comp)
+    return out
+
+
+def _grounded(cset: list[ac.Connector]) -> bool:
+    """Does a one-connector component (a Ground, a Fixed) fix this node's potential?"""
+    for c in cset:
+        owner = c.owner
+        own = [k for k in owner._connectors.values() if k.owner is owner]
+        if len(own) != 1 or not owner._equations:
+            continue
+        pot = c.quantities[c.ctype.potentials[0]].sym.name()
+        if all(
+            cs.symvar(e.residual) and all(s.name() == pot for s in cs.symvar(e.residual))
+            for e in owner._equations
+        ):
+            return True
+    return False
+
+
+class _Original:
+    """The original model's consistent initial point, and which node potentials already
+    are states or are fixed by sources (no capacitor needed there)."""
+
+    def __init__(self, system: ac.System, t0: float) -> None:
+        self.values: dict[str, float] = {}
+        self.model = None
+        try:
+            from solvers.initialize import build_initializer
+            from solvers.result import output_function
+            from solvers.simulate import compiled
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self.model = compiled(system)
+            p = np.asarray(self.model.parameter_vector(), dtype=float)
+            x0, z0 = build_initializer(self.model, t0).fun(p)
+            values = output_function(self.model)(x0, z0, p, t0).full().ravel()
+            self.values = dict(zip(self.model.names, values.tolist()))
+        except Exception:  # not compilable or no consistent point: start at 0, check all
+            pass
+
+    def redundant(self, name: str) -> str | None:
+        """Why a capacitor at potential ``name`` changes nothing, or None."""
+        model = self.model
+        if model is None or name not in model._name_index:
+            return None
+        expr = model.outputs[model.check_name(name)]
+        states = {s.name() for s in cs.symvar(model.dae.x)}
+        free = [s for s in cs.symvar(expr) if s.name() != "time"]
+        if expr.is_symbolic() and expr.name() in states:
+            return "already a state"
+        if all(quantity_of(s).kind == "parameter" for s in free):
+            return "fixed by a source"
+        return None
+
+
+def insert_small_capacitors(
+    system: ac.System,
+    components: Sequence[str | ac.Component] | Mapping[str, float] | None = None,
+    C: float = 1e-6,
+    t_start: float = 0.0,
+) -> tuple[ac.System, list[str]]:
+    """The system with small capacitors added, and a line per capacitor saying where."""
+    by_name = {c.full_name: c for c in system.all_components()}
+    if components is None:
+        chosen = {c.full_name: C for c in nonlinear_components(system)}
+    elif isinstance(components, Mapping):
+        chosen = {str(k): float(v) for k, v in components.items()}
+    else:
+        chosen = {c if isinstance(c, str) else c.full_name: C for c in components}
+    for name, cap in chosen.items():
+        if name not in by_name:
+            raise ModelError(
+                f"small capacitors: {name!r} is not a component of {system.name}; "
+                f"components: {', '.join(sorted(by_name))}"
+            )
+        if not (np.isfinite(cap) and cap > 0):
+            raise ModelError(f"small capacitors: C = {cap!r} for {name} must be positive")
+    new = ac.System(f"{system.name}_eps")
+    for comp in system.components:
+        new.add(comp)
+    for conn in system.connections():
+        new.connect(*conn)
+    sets = system.connection_sets()
+    set_of = {c: k for k, cset in enumerate(sets) for c in cset}
+    original = _Original(system, t_start)
+    done: set[int] = set()
+    added = []
+    for name, cap in chosen.items():
+        comp = by_name[name]
+        own = [c for c in comp._connectors.values() if c.owner is comp]
+        for conn in own:
+            if len(conn.ctype.flows) != 1:
+                continue
+            k = set_of[conn]
+            pot = conn.ctype.potentials[0]
+            node = f"{conn.name}.{pot}"
+            if k in done or _grounded(sets[k]) or original.redundant(node):
+                continue
+            done.add(k)
+            label = "C_eps_" + conn.name.replace(".", "_")
+            eps = SmallCapacitor(label, conn.ctype, cap, original.values.get(node, 0.0))
+            new.connect(conn, eps.port)
+            added.append(f"{label} (C = {cap:g}) at {conn.name}")
+    return new, added
+
+
+def with_small_capacitors(
+    system: ac.System,
+    components: Sequence[str | ac.Component] | Mapping[str, float] | None = None,
+    C: float = 1e-6,
+) -> ac.System:
+    """A new system (the original is unchanged; the components are shared) with a small
+    capacitor ``C`` at each connector of ``components`` (names, components, or a mapping
+    name -> C; default: every nonlinear two-connector component and every Unknown).
+
+    >>> eps = ln.with_small_capacitors(circuit, ["Rx"], C=1e-6)   # doctest: +SKIP
+    """
+    return insert_small_capacitors(system, components, C)[0]
