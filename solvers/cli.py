@@ -3,7 +3,7 @@
     acausal simulate model.py --t-end 10 --out result.csv [--dt 0.01] [--param R1.R=2]
                               [--vars C1.v,R1.i] [--plot result.png] [--rtol 1e-6] [--atol 1e-8]
     acausal blt model.py
-    acausal check model.py
+    acausal check model.py [--feasibility]
 
 A model file is a Python file that defines a module-level ``system`` (an ``acausal.System``)
 or a function ``build()`` returning one. A mistake in the model or the options is printed
@@ -157,7 +157,13 @@ def cmd_blt(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Print a structural report; a structural error propagates as a ModelError (exit 1)."""
+    """Print a structural report; a structural error propagates as a ModelError (exit 1).
+    With ``--feasibility``, the learning package's feasibility report (exit 1 if it finds
+    a problem)."""
+    if args.feasibility:
+        from learning.feasibility import main_check  # learning builds on solvers
+
+        return main_check(args.file, t_end=args.t_end, dt=args.dt)
     system = load_system(args.file)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unconnected connectors: listed below
@@ -226,6 +232,14 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="report balance, states, index and blocks")
     check.add_argument("file", metavar="FILE.py", help=file_help)
+    check.add_argument(
+        "--feasibility",
+        action="store_true",
+        help="check each component's constitutive equations (Proposition 3.1), the BLT "
+        "blocks along a simulated trajectory and dissipativity",
+    )
+    check.add_argument("--t-end", type=float, default=None, help="trajectory length")
+    check.add_argument("--dt", type=float, default=None, help="trajectory output step")
     check.set_defaults(run=cmd_check)
     return parser
 

@@ -315,3 +315,24 @@ def test_console_entry_point_has_no_traceback(tmp_path):
     )
     assert proc.returncode == 1
     assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr
+
+
+NEGATIVE_RC = """
+import acausal as ac
+from components import electrical as el
+
+system = ac.System("negative")
+V, R, C, G = el.SineVoltage("V", V=1.0, f=1.0), el.Resistor("R", R=-1.0), el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
+system.connect(V.p, R.p)
+system.connect(R.n, C.p)
+system.connect(C.n, V.n, G.p)
+"""
+
+
+def test_check_feasibility_flags_a_negative_resistor(tmp_path, capsys):
+    path = tmp_path / "negative.py"
+    path.write_text(NEGATIVE_RC)
+    code = main(["check", str(path), "--feasibility", "--t-end", "1", "--dt", "0.01"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "R" in out and "dissipat" in out.lower() and "-i**2" in out
