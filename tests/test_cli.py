@@ -322,7 +322,8 @@ import acausal as ac
 from components import electrical as el
 
 system = ac.System("negative")
-V, R, C, G = el.SineVoltage("V", V=1.0, f=1.0), el.Resistor("R", R=-1.0), el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
+V, R = el.SineVoltage("V", V=1.0, f=1.0), el.Resistor("R", R=-1.0)
+C, G = el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
 system.connect(V.p, R.p)
 system.connect(R.n, C.p)
 system.connect(C.n, V.n, G.p)
