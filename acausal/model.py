@@ -9,9 +9,11 @@ from __future__ import annotations
 import gc
 import time as _time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import casadi as cs
+import numpy as np
 
 from .errors import EquationError, unknown_name
 from .flatten import FlatDAE, flatten
@@ -19,6 +21,7 @@ from .structure.alias import Reduced, Start, eliminate_aliases
 from .structure.blt import Block, sort_blt
 from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
+from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index
 from .symbols import Quantity, time
 from .system import System
@@ -35,6 +38,7 @@ class Model:
     dae: SemiExplicit
     names: list[str]  # every variable and derivative reachable in a result
     outputs: cs.SX  # their values in terms of (x, z, p, t)
+    breakpoints: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # in terms of p
     timings: dict[str, float] = field(default_factory=dict)
 
     # -- what a user inspects -------------------------------------------------------------
@@ -88,6 +92,19 @@ class Model:
             owner, _, local = key.rpartition(".")
             values[key] = check_value(owner, local, val)
         return list(values.values())
+
+    def breakpoint_times(self, p: Sequence[float], t0: float, t1: float) -> tuple[float, ...]:
+        """Sorted times in ``(t0, t1)`` where the model's inputs are discontinuous (a
+        comparison of ``time`` with an expression of the parameters, as in a step), for
+        parameter values ``p``."""
+        fun = getattr(self, "_breakpoint_function", None)
+        if fun is None:
+            fun = cs.Function("breakpoints", [self.p], [self.breakpoints])
+            self._breakpoint_function = fun
+        if not self.breakpoints.numel():
+            return ()
+        times = np.asarray(fun(p)).ravel()
+        return tuple(sorted({float(t) for t in times if t0 < t < t1}))
 
     def blt(self) -> str:
         """The BLT table: each block with its equations and the unknowns it solves."""
@@ -182,7 +199,8 @@ def _compile(system: System) -> Model:
     if flat.discretes:
         dae = _with_events(red, ir, dae, names, outputs)
     timings["causalize"] = _time.perf_counter() - tic
-    return Model(flat, red, ir, blocks, dae, names, outputs, timings)
+    breakpoints = _breakpoints(red)
+    return Model(flat, red, ir, blocks, dae, names, outputs, breakpoints, timings)
 
 
 def _with_events(
@@ -228,6 +246,34 @@ def _with_events(
         zero,
         update,
     )
+
+
+def _breakpoints(red: Reduced) -> cs.SX:
+    """Expressions ``b(p)`` of comparisons ``time <= b`` (or ``<``, either side) in the
+    equations that depend on time: the times where inputs jump or kink."""
+    if not red.equations:
+        return cs.SX(0, 1)
+    res = [e.residual for e in red.equations]
+    rows = np.nonzero(np.diff(incidence(res, [time]).indptr))[0]
+    found: list[cs.SX] = []
+    for r in rows:
+        stack, budget = [res[r]], 10_000
+        while stack and budget:
+            e = stack.pop()
+            budget -= 1
+            if e.is_symbolic() or e.is_constant():
+                continue
+            if e.op() in (cs.OP_LE, cs.OP_LT):
+                a, b = e.dep(0), e.dep(1)
+                for side, other in ((a, b), (b, a)):
+                    if (
+                        side.is_symbolic()
+                        and side.name() == "time"
+                        and not cs.depends_on(other, time)
+                    ):
+                        found.append(other)
+            stack += [e.dep(k) for k in range(e.n_dep())]
+    return cs.vertcat(*found) if found else cs.SX(0, 1)
 
 
 def _outputs(flat: FlatDAE, red: Reduced, ir: IndexReduced, dae: SemiExplicit):

@@ -53,7 +53,13 @@ class Simulator:
     """Simulation of ``model`` on ``grid`` (``grid[0]`` is the start time)."""
 
     def __init__(
-        self, model: Model, grid: np.ndarray, rtol: float, atol: float, max_steps: int = 100_000
+        self,
+        model: Model,
+        grid: np.ndarray,
+        rtol: float,
+        atol: float,
+        max_steps: int = 100_000,
+        breakpoints: tuple[float, ...] = (),
     ) -> None:
         self.model = model
         self.grid = np.asarray(grid, dtype=float)
@@ -71,11 +77,7 @@ class Simulator:
         pm = cs.MX.sym("p", p.numel())
         x0, z0 = self.init.fun(pm)
         if self.nx:
-            spec = dae_spec(model)
-            opts = idas_options(self.grid, rtol, atol, max_steps)
-            self.integrator = cs.integrator("sim", "idas", spec, self.grid[0], self.grid, opts)
-            out = self.integrator(x0=x0, z0=z0, p=pm)
-            xs, zs = out["xf"], out["zf"]
+            xs, zs = self._segments(x0, z0, pm, breakpoints, rtol, atol, max_steps)
         else:  # no states: the algebraic equations at each output time
             xs = cs.MX(0, len(self.grid))
             if self.nz:
@@ -85,6 +87,42 @@ class Simulator:
             else:
                 zs = cs.MX(0, len(self.grid))
         self.sim = cs.Function("sim", [pm], [xs, zs], ["p"], ["X", "Z"])
+
+    def _segments(
+        self,
+        x0: cs.MX,
+        z0: cs.MX,
+        pm: cs.MX,
+        breakpoints: tuple[float, ...],
+        rtol: float,
+        atol: float,
+        max_steps: int,
+    ) -> tuple[cs.MX, cs.MX]:
+        """IDAS from breakpoint to breakpoint (a source's step, a switch's signal): the
+        states continue across one, the algebraic unknowns are solved anew just after it
+        (their jump would stall IDAS's corrector). Output times at a breakpoint get the
+        value just before it."""
+        dae, grid = self.model.dae, self.grid
+        edges = [float(grid[0]), *breakpoints, float(grid[-1])]
+        spec = dae_spec(self.model)
+        reinit = None
+        if self.nz and breakpoints:
+            g = cs.Function("g", [dae.z, dae.x, self.model.p, time], [dae.alg])
+            reinit = cs.rootfinder("z_after_breakpoint", "newton", g, NEWTON_OPTIONS)
+        z0 = cs.reshape(z0, self.nz, 1)  # an empty z0 may come as 1 x 0
+        x, z, xs, zs = x0, z0, [x0], [z0]
+        for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+            inside = grid[(grid > a) & (grid <= b)]
+            tout = np.concatenate([[a], inside, [] if inside.size and inside[-1] == b else [b]])
+            opts = idas_options(tout, rtol, atol, max_steps)
+            integ = cs.integrator(f"sim{k}", "idas", spec, a, tout, opts)
+            out = integ(x0=x, z0=z, p=pm)
+            xs.append(out["xf"][:, 1 : 1 + inside.size])
+            zs.append(out["zf"][:, 1 : 1 + inside.size])
+            x, z = out["xf"][:, -1], out["zf"][:, -1]
+            if reinit is not None and k < len(edges) - 2:
+                z = reinit(z, x, pm, b)
+        return cs.horzcat(*xs), cs.horzcat(*zs)
 
     def settle(self, p: np.ndarray) -> np.ndarray:
         """Event iteration at the start: the start modes (parameters ``<mode>_start``)

@@ -32,14 +32,19 @@ def compiled(system: ac.System | ac.Model) -> ac.Model:
     return entry[1]
 
 
-def _simulator(model: ac.Model, grid: np.ndarray, rtol: float, atol: float) -> Simulator:
+def _simulator(
+    model: ac.Model, grid: np.ndarray, rtol: float, atol: float, p: np.ndarray
+) -> Simulator:
+    """The cached :class:`Simulator` for this grid, these tolerances and the breakpoints
+    (times of known discontinuities, e.g. a step's start time) the parameters ``p`` give."""
     cache = model.__dict__.setdefault("_simulators", {})
-    key = (grid.tobytes(), rtol, atol)
+    breakpoints = model.breakpoint_times(p, float(grid[0]), float(grid[-1]))
+    key = (grid.tobytes(), rtol, atol, breakpoints)
     sim = cache.get(key)
     if sim is None:
         if len(cache) > 8:
             cache.clear()
-        sim = cache[key] = Simulator(model, grid, rtol, atol)
+        sim = cache[key] = Simulator(model, grid, rtol, atol, breakpoints=breakpoints)
     return sim
 
 
@@ -92,7 +97,7 @@ def simulate(
         if not (np.isfinite(tol) and tol > 0):
             raise ModelError(f"{name} = {tol!r} must be a positive tolerance")
     p = np.asarray(model.parameter_vector(params), dtype=float)
-    sim = _simulator(model, times, rtol, atol)
+    sim = _simulator(model, times, rtol, atol, p)
     p = sim.settle(p)
     x, z = sim.run(p)
     sens = {}

@@ -144,3 +144,22 @@ def test_fast_start_at_tight_tolerance():
     s.connect(L.n, V.n, G.p)
     res = simulate(s, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12)
     assert np.max(np.abs(res["L.i"] - 10.0 * (1 - np.exp(-120.0 * res.t)))) < 1e-7
+
+
+def test_step_source_into_a_newton_block_is_a_breakpoint():
+    """A step makes the unknown's current jump; the algebraic unknowns are solved anew at
+    the step (a breakpoint) instead of stalling IDAS's corrector there."""
+    import learning as ln
+
+    s = ac.System("steprc")
+    V, G = el.StepVoltage("V", V=1.0, start_time=1.0), el.Ground("G")
+    Rx = ln.Unknown("Rx", ac.Pin, law=ln.Polynomial(order=1, constraint="dissipative"))
+    C = el.Capacitor("C", C=1.0, v0=0.0)
+    s.connect(V.p, Rx.p)
+    s.connect(Rx.n, C.p)
+    s.connect(C.n, V.n, G.p)
+    assert ac.compile(s).breakpoint_times(ac.compile(s).parameter_vector(), 0.0, 2.0) == (1.0,)
+    res = simulate(s, t_end=3.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    tau = 1.0 / Rx.weights()["w_x1"]  # law i = w_x1 v: resistance 1/w_x1, C = 1
+    exact = np.where(res.t > 1.0, 1 - np.exp(-(res.t - 1.0) / tau), 0.0)
+    assert np.max(np.abs(res["C.v"] - exact)) < 1e-7
