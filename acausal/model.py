@@ -23,7 +23,7 @@ from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index
-from .symbols import Quantity, time
+from .symbols import Quantity, check_value, time
 from .system import System
 
 
@@ -67,8 +67,12 @@ class Model:
 
     @property
     def parameters(self) -> dict[str, float]:
-        """Parameter names and their values in the model."""
-        return {p.name: p.value for p in self.flat.parameters}
+        """Parameter names and their values in the model (names computed once: a name
+        walks the component hierarchy, which costs at thousands of parameters)."""
+        names = self.__dict__.get("_parameter_names")
+        if names is None:
+            names = self._parameter_names = [p.name for p in self.flat.parameters]
+        return {n: p.value for n, p in zip(names, self.flat.parameters)}
 
     @property
     def p(self) -> cs.SX:
@@ -83,8 +87,6 @@ class Model:
 
     def parameter_vector(self, params: dict[str, float] | None = None) -> list[float]:
         """Parameter values in model order, with ``params`` overriding by name."""
-        from .symbols import check_value
-
         values = self.parameters
         for key, val in (params or {}).items():
             if key not in values:
