@@ -14,11 +14,14 @@ from components import electrical as el
 from solvers import simulate
 
 
-def build() -> ac.System:
-    """The Cauer filter of Modelica.Electrical.Analog.Examples.CauerLowPassAnalog."""
+def build(source: ac.Component | None = None, r1: ac.Component | None = None) -> ac.System:
+    """The Cauer filter of Modelica.Electrical.Analog.Examples.CauerLowPassAnalog: by default
+    a 1 V step at t = 1 s and R1 = 1 ohm; ``source`` (pins p, n) and ``r1`` (pins p, n,
+    named R1) replace them, as the learning experiment does."""
     s = ac.System("cauer")
-    V = el.StepVoltage("V", V=1.0, start_time=1.0)
-    R1, R2 = el.Resistor("R1", R=1.0), el.Resistor("R2", R=1.0)
+    V = source if source is not None else el.StepVoltage("V", V=1.0, start_time=1.0)
+    R1 = r1 if r1 is not None else el.Resistor("R1", R=1.0)
+    R2 = el.Resistor("R2", R=1.0)
     C1 = el.Capacitor("C1", C=1.072, v0=0.0)
     C2 = el.Capacitor("C2", C=1 / (1.704992**2 * 1.304))
     C3 = el.Capacitor("C3", C=1.682, v0=0.0)

@@ -28,6 +28,11 @@ import learning as ln
 from components import electrical as el
 from solvers import simulate
 
+try:
+    from examples.cauer_filter import build
+except ImportError:  # run as a script: its own folder is on sys.path
+    from cauer_filter import build
+
 R_TRUE = 2.0
 SAMPLES = np.linspace(0.0, 40.0, 201)
 BUDGET = 40  # least-squares evaluations per fit
@@ -35,22 +40,7 @@ BUDGET = 40  # least-squares evaluations per fit
 
 def cauer(r1: ac.Component) -> ac.System:
     """The Cauer filter of the validation set with ``r1`` in R1's place and a 6 V sine."""
-    s = ac.System("cauer_learn")
-    V = el.SineVoltage("V", V=6.0, f=0.05)
-    R2 = el.Resistor("R2", R=1.0)
-    C1 = el.Capacitor("C1", C=1.072, v0=0.0)
-    C2 = el.Capacitor("C2", C=1 / (1.704992**2 * 1.304))
-    C3 = el.Capacitor("C3", C=1.682, v0=0.0)
-    C4 = el.Capacitor("C4", C=1 / (1.179945**2 * 0.8586))
-    C5 = el.Capacitor("C5", C=0.7262, v0=0.0)
-    L1, L2 = el.Inductor("L1", L=1.304, i0=0.0), el.Inductor("L2", L=0.8586, i0=0.0)
-    G = el.Ground("G")
-    s.connect(V.p, r1.p)
-    s.connect(r1.n, C1.p, C2.p, L1.p)
-    s.connect(C2.n, L1.n, C3.p, C4.p, L2.p)
-    s.connect(C4.n, L2.n, C5.p, R2.p)
-    s.connect(V.n, C1.n, C3.n, C5.n, R2.n, G.p)
-    return s
+    return build(source=el.SineVoltage("V", V=6.0, f=0.05), r1=r1)
 
 
 def laws(constrained: bool) -> dict[str, ln.Law]:

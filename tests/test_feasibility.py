@@ -10,6 +10,7 @@ import acausal as ac
 import learning as ln
 from components import electrical as el
 from components import rotational as rot
+from examples.cauer_filter import build
 from learning.constitutive import constitutive
 from learning.feasibility import main_check
 from learning.sympy_bridge import real_zeros, sign_of, to_sympy
@@ -153,23 +154,8 @@ def test_small_capacitors_do_not_rescue_a_law_that_violates_prop_3_1():
 def cauer_with_unknown(law):
     """The Cauer low-pass filter with its input resistor replaced by an Unknown, driven by a
     6 V sine that sends current both ways."""
-    s = ac.System("cauer")
-    src = el.SineVoltage("V", V=6.0, f=0.1)
-    Rx = ln.Unknown("Rx", ac.Pin, law=law)
-    R2 = el.Resistor("R2", R=1.0)
-    C1 = el.Capacitor("C1", C=1.072, v0=0.0)
-    C2 = el.Capacitor("C2", C=1 / (1.704992**2 * 1.304))
-    C3 = el.Capacitor("C3", C=1.682, v0=0.0)
-    C4 = el.Capacitor("C4", C=1 / (1.179945**2 * 0.8586))
-    C5 = el.Capacitor("C5", C=0.7262, v0=0.0)
-    L1, L2 = el.Inductor("L1", L=1.304, i0=0.0), el.Inductor("L2", L=0.8586, i0=0.0)
-    G = el.Ground("G")
-    s.connect(src.p, Rx.p)
-    s.connect(Rx.n, C1.p, C2.p, L1.p)
-    s.connect(C2.n, L1.n, C3.p, C4.p, L2.p)
-    s.connect(C4.n, L2.n, C5.p, R2.p)
-    s.connect(src.n, C1.n, C3.n, C5.n, R2.n, G.p)
-    return s
+    unknown = ln.Unknown("Rx", ac.Pin, law=law)
+    return build(source=el.SineVoltage("V", V=6.0, f=0.1), r1=unknown)
 
 
 def test_dissipative_polynomial_unknown_in_the_cauer_filter_is_ok():
