@@ -222,7 +222,7 @@ def main() -> None:
         return
 
     sys.path.insert(0, HERE)
-    from slider_crank import machine
+    from machine import machine
 
     info = machine()
     commits = {

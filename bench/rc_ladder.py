@@ -32,11 +32,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import time
+
+from machine import fmt, machine
 
 DEFAULT_N = [10, 100, 1000, 3000, 10000]
 REF_RTOL, REF_ATOL = 1e-10, 1e-12  # the accuracy reference (CVODES)
@@ -283,47 +284,6 @@ def repeats_for(n: int, repeats: int | None) -> int:
     return 3 if n <= 1000 else 2
 
 
-def machine() -> dict:
-    import casadi as cs
-    import numpy as np
-
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-    def git(*cmd: str) -> str:
-        try:
-            return subprocess.run(
-                ["git", *cmd], cwd=root, capture_output=True, text=True, timeout=30
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return "unknown"
-
-    return {
-        "git_commit": git("rev-parse", "--short", "HEAD"),
-        "git_dirty": git("status", "--porcelain", "--", "acausal", "solvers", "components"),
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "casadi": cs.__version__,
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-    }
-
-
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
-
-
 def _ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or not b else f"{a / b:.2f}"
 
@@ -350,9 +310,9 @@ def table(results: list[dict]) -> str:
         diff = f"{max(diffs):.1e}" if diffs else "-"
         err = f"{r['sim_error_vs_ref']:.1e}" if "sim_error_vs_ref" in r else "-"
         rows.append(
-            f"| {r['n']} | {_fmt(g('build'))} | {_fmt(g('compile'))} | {_fmt(g('sim1'))} "
-            f"| {_fmt(g('sim2'))} | {_fmt(g('output'))} | {_fmt(g('floor_build'))} "
-            f"| {_fmt(g('floor_run'))} | {_ratio(g('sim2'), g('floor_run'))} "
+            f"| {r['n']} | {fmt(g('build'))} | {fmt(g('compile'))} | {fmt(g('sim1'))} "
+            f"| {fmt(g('sim2'))} | {fmt(g('output'))} | {fmt(g('floor_build'))} "
+            f"| {fmt(g('floor_run'))} | {_ratio(g('sim2'), g('floor_run'))} "
             f"| {_ratio(g('sim_core_run'), g('floor_run'))} | {_ratio(g('sim1'), floor_all)} "
             f"| {diff} | {err} | {r['mem_mb']['peak']:.0f} |"
         )
@@ -374,7 +334,7 @@ def stage_table(results: list[dict]) -> str:
         m = r.get("model", {})
         rows.append(
             f"| {r['n']} | "
-            + " | ".join(_fmt(st.get(k)) for k in names)
+            + " | ".join(fmt(st.get(k)) for k in names)
             + f" | {m.get('states')} | {m.get('newton_unknowns')} | {m.get('blocks')} |"
         )
     return "\n".join(rows)

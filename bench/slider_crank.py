@@ -36,15 +36,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
 import time
 import warnings
 
 import casadi as cs
 import numpy as np
 import sympy as sp
+from machine import fmt, machine
 
 # the mechanism
 L1, L2 = 0.05, 0.29
@@ -289,46 +287,6 @@ def measure(repeats: int, t_end: float, dt: float, rtol: float, atol: float) -> 
 
 
 # -- reporting -----------------------------------------------------------------------------
-def machine() -> dict:
-    """nproc, CPU model, Python, CasADi and NumPy versions, git commit of this checkout."""
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-    def git(*cmd: str) -> str:
-        try:
-            return subprocess.run(
-                ["git", *cmd], cwd=root, capture_output=True, text=True, timeout=30
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return "unknown"
-
-    return {
-        "git_commit": git("rev-parse", "--short", "HEAD"),
-        "git_dirty": git("status", "--porcelain", "--", "acausal", "solvers", "components"),
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "casadi": cs.__version__,
-        "numpy": np.__version__,
-        "sympy": sp.__version__,
-        "platform": platform.platform(),
-    }
-
-
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
-
-
 def _ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or not b else f"{a / b:.1f}"
 
@@ -344,16 +302,16 @@ def table(r: dict) -> str:
     rows = [
         "| phase | time (s) |",
         "|---|---:|",
-        f"| build (ac.System) | {_fmt(g('build'))} |",
-        f"| compile (ac.compile) | {_fmt(g('compile'))} |",
-        f"| sim 1 (builds initializer + IDAS, runs) | {_fmt(g('sim1'))} |",
-        f"| sim 2 (new drive torque, no rebuild) | {_fmt(g('sim2'))} |",
-        f"| output (first result[...]) | {_fmt(g('output'))} |",
-        f"| IDAS call in sim (internal) | {_fmt(g('sim_core_run'))} |",
-        f"| floor build (sympy -> SX, cs.integrator) | {_fmt(g('floor_build'))} |",
-        f"| floor run | {_fmt(g('floor_run'))} |",
-        f"| floor run, new torque | {_fmt(g('floor_run2'))} |",
-        f"| floor run, new torque, rtol and atol / 10 | {_fmt(g('floor_tight_run'))} |",
+        f"| build (ac.System) | {fmt(g('build'))} |",
+        f"| compile (ac.compile) | {fmt(g('compile'))} |",
+        f"| sim 1 (builds initializer + IDAS, runs) | {fmt(g('sim1'))} |",
+        f"| sim 2 (new drive torque, no rebuild) | {fmt(g('sim2'))} |",
+        f"| output (first result[...]) | {fmt(g('output'))} |",
+        f"| IDAS call in sim (internal) | {fmt(g('sim_core_run'))} |",
+        f"| floor build (sympy -> SX, cs.integrator) | {fmt(g('floor_build'))} |",
+        f"| floor run | {fmt(g('floor_run'))} |",
+        f"| floor run, new torque | {fmt(g('floor_run2'))} |",
+        f"| floor run, new torque, rtol and atol / 10 | {fmt(g('floor_tight_run'))} |",
         "",
         "| ratio | value |",
         "|---|---:|",
@@ -413,7 +371,7 @@ def main() -> None:
     parser.add_argument("--atol", type=float, default=1e-10)
     parser.add_argument("--json", help="write the results to this JSON file")
     args = parser.parse_args()
-    info = machine()
+    info = machine(sympy=sp.__version__)
     print(f"machine: {info}")
     result = measure(args.repeats, args.t_end, args.dt, args.rtol, args.atol)
     print()
