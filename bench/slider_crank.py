@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 import warnings
 
@@ -45,9 +47,19 @@ import sympy as sp
 from machine import fmt, machine
 
 # the mechanism
-L1, L2 = 0.05, 0.29
-M_CRANK, M_ROD, M_SLIDER = 0.23, 0.35, 0.77
-J, FRICTION, G = 0.0034, 0.007, 9.80665
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.slider_crank_reference import (  # noqa: E402 - the hand-derived reference model
+    FRICTION,
+    L1,
+    L2,
+    M_CRANK,
+    M_ROD,
+    M_SLIDER,
+    G,
+    J,
+    lagrangian_terms,
+)
+
 TORQUE, TORQUE2 = 0.3, 0.35  # first and second simulate
 REF_TOL = 1e-12  # DOP853's rtol and atol for the reference
 
@@ -82,24 +94,6 @@ def build_system(torque: float = TORQUE, friction: float = FRICTION):
 
 
 # -- the floor: the hand-derived 1-DOF ODE ------------------------------------------------
-def lagrangian_terms():
-    """``(q, M, dM/dq, dV/dq)`` as sympy expressions of the crank angle ``q``: crank centre of
-    mass at l1/2 with J about the crank axis, uniform rod, slider on the x axis."""
-    q = sp.symbols("q")
-    tip = sp.Matrix([L1 * sp.cos(q), L1 * sp.sin(q)])
-    slider = sp.Matrix([L1 * sp.cos(q) + sp.sqrt(L2**2 - (L1 * sp.sin(q)) ** 2), 0])
-    rod_cm = (tip + slider) / 2
-    rod_angle = sp.atan2(slider[1] - tip[1], slider[0] - tip[0])
-    mass = (
-        J
-        + M_ROD * (rod_cm.diff(q).T * rod_cm.diff(q))[0]
-        + M_ROD * L2**2 / 12 * rod_angle.diff(q) ** 2
-        + M_SLIDER * slider[0].diff(q) ** 2
-    )
-    potential = G * (M_CRANK * tip[1] / 2 + M_ROD * rod_cm[1])
-    return q, mass, mass.diff(q), potential.diff(q)
-
-
 CASADI_MODULE = {
     "sin": cs.sin,
     "cos": cs.cos,
@@ -248,8 +242,8 @@ def measure(repeats: int, t_end: float, dt: float, rtol: float, atol: float) -> 
                 timed("sim_core_run", first.sim, pvec)
                 try:  # IDAS's step count: the integrator called numerically, not timed
                     x0, z0 = first.initial_values(pvec)
-                    first.integrator(x0=x0, z0=z0, p=pvec)
-                    out["sim_steps"] = int(first.integrator.stats()["nsteps"])
+                    first.integrators[0](x0=x0, z0=z0, p=pvec)
+                    out["sim_steps"] = int(first.integrators[0].stats()["nsteps"])
                 except Exception as exc:
                     out["errors"]["sim_steps"] = _error(exc)
             res2 = timed("sim2", simulate, model, **args, params={"motor.tau_constant": TORQUE2})

@@ -111,11 +111,13 @@ class Simulator:
             reinit = cs.rootfinder("z_after_breakpoint", "newton", g, NEWTON_OPTIONS)
         z0 = cs.reshape(z0, self.nz, 1)  # an empty z0 may come as 1 x 0
         x, z, xs, zs = x0, z0, [x0], [z0]
+        self.integrators = []  # one per segment (e.g. for their statistics)
         for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
             inside = grid[(grid > a) & (grid <= b)]
             tout = np.concatenate([[a], inside, [] if inside.size and inside[-1] == b else [b]])
             opts = idas_options(tout, rtol, atol, max_steps)
             integ = cs.integrator(f"sim{k}", "idas", spec, a, tout, opts)
+            self.integrators.append(integ)
             out = integ(x0=x, z0=z, p=pm)
             xs.append(out["xf"][:, 1 : 1 + inside.size])
             zs.append(out["zf"][:, 1 : 1 + inside.size])

@@ -53,9 +53,17 @@ def test_block_on_inclined_spring_matches_closed_form():
 
 
 # -- the slider-crank of the paper ----------------------------------------------------------
-L1, L2 = 0.05, 0.29
-M_CRANK, M_ROD, M_SLIDER = 0.23, 0.35, 0.77
-J, FRICTION, G = 0.0034, 0.007, 9.80665
+from .slider_crank_reference import (  # noqa: E402 - the paper's data, shared with bench/
+    FRICTION,
+    L1,
+    L2,
+    M_CRANK,
+    M_ROD,
+    M_SLIDER,
+    G,
+    J,
+    lagrangian_terms,
+)
 
 
 def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
@@ -91,23 +99,9 @@ def closed_form_d(theta):
 
 
 def crank_ode(torque, friction):
-    """theta'' from the Lagrangian of the explicit geometry (crank centre of mass at l1/2,
-    J about the crank axis, uniform rod, slider on the x axis)."""
-    q = sp.symbols("q")
-    tip = sp.Matrix([L1 * sp.cos(q), L1 * sp.sin(q)])
-    slider = sp.Matrix([L1 * sp.cos(q) + sp.sqrt(L2**2 - (L1 * sp.sin(q)) ** 2), 0])
-    rod_cm = (tip + slider) / 2
-    rod_angle = sp.atan2(slider[1] - tip[1], slider[0] - tip[0])
-    mass = (
-        J
-        + M_ROD * (rod_cm.diff(q).T * rod_cm.diff(q))[0]
-        + M_ROD * L2**2 / 12 * rod_angle.diff(q) ** 2
-        + M_SLIDER * slider[0].diff(q) ** 2
-    )
-    potential = G * (M_CRANK * tip[1] / 2 + M_ROD * rod_cm[1])
-    f_mass, f_dmass, f_dpot = (
-        sp.lambdify(q, e, "numpy") for e in (mass, mass.diff(q), potential.diff(q))
-    )
+    """theta'' of the hand-derived slider-crank (:mod:`tests.slider_crank_reference`)."""
+    q, mass, dmass, dpot = lagrangian_terms()
+    f_mass, f_dmass, f_dpot = (sp.lambdify(q, e, "numpy") for e in (mass, dmass, dpot))
 
     def rhs(_, y):
         theta, w = y

@@ -1,0 +1,33 @@
+"""The paper's slider-crank by hand: its data and the Lagrangian of the explicit geometry.
+
+An independent model (no acausal components) that tests and the benchmark compare with:
+crank of length l1 with its centre of mass at l1/2 and inertia J about the crank axis
+(motor included), a uniform rod of length l2, a slider on the x axis through the crank axis.
+With the crank angle q, the mass term M(q) and the potential V(q) give
+``M(q) q'' + M'(q) q'^2 / 2 + V'(q) = tau - d q'``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+L1, L2 = 0.05, 0.29
+M_CRANK, M_ROD, M_SLIDER = 0.23, 0.35, 0.77
+J, FRICTION, G = 0.0034, 0.007, 9.80665
+
+
+def lagrangian_terms() -> tuple[sp.Symbol, sp.Expr, sp.Expr, sp.Expr]:
+    """``(q, M, dM/dq, dV/dq)`` as sympy expressions of the crank angle ``q``."""
+    q = sp.symbols("q")
+    tip = sp.Matrix([L1 * sp.cos(q), L1 * sp.sin(q)])
+    slider = sp.Matrix([L1 * sp.cos(q) + sp.sqrt(L2**2 - (L1 * sp.sin(q)) ** 2), 0])
+    rod_cm = (tip + slider) / 2
+    rod_angle = sp.atan2(slider[1] - tip[1], slider[0] - tip[0])
+    mass = (
+        J
+        + M_ROD * (rod_cm.diff(q).T * rod_cm.diff(q))[0]
+        + M_ROD * L2**2 / 12 * rod_angle.diff(q) ** 2
+        + M_SLIDER * slider[0].diff(q) ** 2
+    )
+    potential = G * (M_CRANK * tip[1] / 2 + M_ROD * rod_cm[1])
+    return q, mass, mass.diff(q), potential.diff(q)
