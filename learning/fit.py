@@ -19,7 +19,8 @@ Methods:
   is ``dL/dp = 2 J^T r`` with no finite differences;
 - ``"powell"``, ``"nelder-mead"``: gradient-free (:func:`scipy.optimize.minimize`), as in
   Matei et al.;
-- ``"collocation"``: a later slice (raises :class:`NotImplementedError`).
+- ``"collocation"``: direct collocation of the whole DAE (Radau IIA) solved by IPOPT, see
+  :mod:`learning.collocation`; ``loss`` is then ``L`` simulated (IDAS) at its parameters.
 
 A failed simulation (:class:`~acausal.SimulationError`, :class:`~acausal.InitializationError`,
 a non-finite parameter or output) does not stop the fit: it is counted in ``n_failed`` and
@@ -381,11 +382,6 @@ def fit(
     tic = _time.perf_counter()
     if method not in METHODS:
         raise ModelError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
-    if method == "collocation":
-        raise NotImplementedError(
-            "fit: method='collocation' (direct collocation with IPOPT) is not implemented yet; "
-            "use method='least_squares' (IDAS sensitivities) or 'powell'/'nelder-mead'"
-        )
     exps = ([(system, data)] if system is not None else []) + list(experiments or [])
     if not exps or any(d is None for _, d in exps):
         raise ModelError("fit: give a system with its data, or experiments=[(system, data), ...]")
@@ -420,7 +416,19 @@ def fit(
         )
     obj.fail_loss = max(obj.fail_loss, PENALTY * obj.best)  # also above the start's loss
     opts = dict(options or {})
-    if method == "least_squares":
+    chosen = None  # collocation: its parameters, whatever the best simulated loss seen
+    if method == "collocation":
+        from .collocation import collocate
+
+        out = collocate(obj.exps, names, start, rtol, atol, opts)
+        obj.n_simulations += out.n_simulations  # the start guesses' trajectories
+        report.iteration = n_iter = out.n_iterations
+        chosen = out.x
+        out.message += f"; collocated loss {out.objective:.6g}"
+        if obj.residuals(chosen) is None:  # the true loss: IDAS at the fitted values
+            out.success = False
+            out.message += f"; the fitted parameters do not simulate ({obj.last_failure})"
+    elif method == "least_squares":
 
         def jac(x: np.ndarray) -> np.ndarray:
             report.iteration += 1
@@ -442,16 +450,20 @@ def fit(
         out = so.minimize(obj.loss, start, method=scipy_method, callback=callback, options=opts)
         n_iter = int(getattr(out, "nit", report.iteration))
     best = obj.best_x if obj.best_x is not None else start
+    best_loss = obj.best
+    if chosen is not None:
+        best = chosen
+        best_loss = obj.history[-1]  # nan when that simulation failed
     fitted = dict(zip(names, best.tolist()))
     for m in models:  # the fitted model: values written into the systems' parameters
         for q in m.flat.parameters:
             if q.name in fitted:
                 q.value = fitted[q.name]
-    report(obj.best, force=True)
+    report(best_loss, force=True)
     return FitResult(
         params=fitted,
         weights={u.full_name: u.weights(fitted) for u in unknowns(systems)},
-        loss=float(obj.best),
+        loss=float(best_loss),
         loss_history=list(obj.history),
         n_simulations=obj.n_simulations,
         n_failed=obj.n_failed,

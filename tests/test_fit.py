@@ -218,8 +218,8 @@ def test_physical_parameter_of_a_known_component(linear_data):
 
 def test_errors_name_what_to_fix(linear_data):
     data, _ = linear_data
-    with pytest.raises(NotImplementedError, match="collocation"):
-        ln.fit(rc(unknown()), data, method="collocation")
+    with pytest.raises(ac.ModelError, match="colocation"):  # a misspelled method is named
+        ln.fit(rc(unknown()), data, method="colocation")
     with pytest.raises(ac.ModelError, match="C.vv"):
         ln.fit(rc(unknown()), {"t": T, "C.vv": data["C.v"]}, progress=False)
     with pytest.raises(ac.ModelError, match="R1.RR"):
