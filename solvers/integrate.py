@@ -220,7 +220,14 @@ class Simulator:
                 "\n  Equations solved by Newton during the run (check them near that time):\n    "
             )
             detail += "\n    ".join(lines)
+        at_start = bool(times) and float(times[-1]) == float(self.grid[0])
+        advice = (
+            "  At the start: IDAS begins with x'(0) = 0 and a very fast start can defeat its "
+            "first steps at tight tolerances; loosen rtol/atol, or start from rest."
+            if at_start
+            else "  Try a tighter rtol/atol, a shorter interval, or check the model near that time."
+        )
         return SimulationError(
             f"simulation of {self.model.name} failed {when}: IDAS reported: {said}{detail}\n"
-            "  Try a tighter rtol/atol, a shorter interval, or check the model near that time."
+            + advice
         )

@@ -311,3 +311,18 @@ def test_no_raw_casadi_text(case):
     msg = str(case())
     assert msg.strip()
     assert not RAW.search(msg), msg
+
+
+def test_failure_at_the_start_gets_start_specific_advice():
+    """i'(0) = V/L = 1e12 A/s at rtol 1e-12: IDAS cannot absorb its x'(0) = 0 start."""
+    s = ac.System("rl_extreme")
+    V, R = el.ConstantVoltage("V", V=1e3), el.Resistor("R", R=1.0)
+    L, G = el.Inductor("L", L=1e-9, i0=0.0), el.Ground("G")
+    s.connect(V.p, R.p)
+    s.connect(R.n, L.p)
+    s.connect(L.n, V.n, G.p)
+    with pytest.raises(ac.SimulationError) as info:
+        simulate(s, t_end=1.0, dt=0.1, rtol=1e-12, atol=1e-14)
+    msg = str(info.value)
+    assert "failed at t = 0" in msg and "loosen rtol/atol" in msg
+    assert "Try a tighter" not in msg  # the wrong advice here
