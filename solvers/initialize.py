@@ -34,13 +34,26 @@ class Initializer:
 
     fun: cs.Function
     residual: cs.Function  # (x, z, p) -> residuals of the rows below
-    rows: list[str]
+    rows: list[str | tuple[str, str, cs.SX | float]]  # texts, or (kind, name, value) to format
+
+    def row_name(self, k: int) -> str:
+        """Row ``k`` described for a person (formatted only when an error needs it)."""
+        return describe_row(self.rows[k])
+
+
+def describe_row(row: str | tuple[str, str, cs.SX | float]) -> str:
+    """A row of the initialization problem as text: ``fixed start C1.v = C1.v0``."""
+    if isinstance(row, str):
+        return row
+    kind, name, value = row
+    return f"{kind} {name} = {named(value)}"
 
 
 def column_expressions(model: Model) -> dict[tuple[int, int], cs.SX]:
-    """Each unknown column's value in terms of ``(x, z, p, t)``."""
-    out = {c: model.dae.x[k] for k, c in enumerate(model.ir.states)}
-    out.update({c: model.dae.values[k] for k, c in enumerate(model.ir.algebraic)})
+    """Each unknown column's value in terms of ``(x, z, p, t)`` (split in bulk: reading
+    single elements costs tens of microseconds each)."""
+    out = dict(zip(model.ir.states, cs.vertsplit(model.dae.x)))
+    out.update(zip(model.ir.algebraic, cs.vertsplit(model.dae.values)))
     return out
 
 
@@ -60,19 +73,20 @@ def build_initializer(model: Model, t0: float) -> Initializer:
             continue
         col = (vindex[q], 0)
         rows.append(cols[col] - start.value)
-        names.append(f"fixed start {start.source} = {named(start.value)}")
+        names.append(("fixed start", start.source, start.value))
         if col in state_pos:
             fixed_states.add(state_pos[col])
     for k, q in enumerate(model.flat.discretes, start=nx - dae.modes):
         rows.append(x[k] - q.start)
-        names.append(f"start mode {q.name} = {named(q.start)}")
+        names.append(("start mode", q.name, q.start))
         fixed_states.add(k)
     w = cs.vertcat(x, z)
-    inc = incidence(rows, [w[k] for k in range(nx + nz)]) if rows else None
+    inc = incidence(rows, w) if rows else None
     row_to_col, col_to_row = match(inc) if rows else (np.array([], int), np.full(nx + nz, -1))
     if (row_to_col < 0).any():
         (over_rows, _), _ = dulmage_mendelsohn(inc, row_to_col, col_to_row)
-        fixed = [names[r] for r in over_rows if r >= nz] or [names[r] for r in over_rows]
+        picked = [r for r in over_rows if r >= nz] or over_rows
+        fixed = [describe_row(names[r]) for r in picked]
         raise InitializationError(
             f"{model.name}: conflicting fixed start values over-determine the initial state:\n    "
             + "\n    ".join(fixed)
@@ -80,6 +94,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
             " capacitors with every voltage fixed); remove one of them."
         )
     guesses = _guesses(model)
+    xk = cs.vertsplit(x)
     adjacency = [list(inc.indices[inc.indptr[r] : inc.indptr[r + 1]]) for r in range(len(rows))]
     col_to_row = list(col_to_row)
     for k in range(nx):
@@ -87,12 +102,12 @@ def build_initializer(model: Model, t0: float) -> Initializer:
             continue
         if col_to_row[k] >= 0 and not _augment(k, adjacency, col_to_row):
             continue  # this state is already determined by fixed values elsewhere
-        rows.append(x[k] - guesses[k])
+        rows.append(xk[k] - guesses[k])
         names.append(f"start value of state {model.states[k]} (not fixed; taken as given)")
         adjacency.append([k])
         col_to_row[k] = len(rows) - 1
     direct = all(
-        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], x[k]) for k in range(nx)
+        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k]) for k in range(nx)
     )
     missing = [k for k, r in enumerate(col_to_row) if r < 0]
     if missing:
@@ -132,19 +147,18 @@ def _augment(col: int, adjacency: list[list[int]], col_to_row: list[int]) -> boo
     return False
 
 
-def _guesses(model: Model) -> list[cs.SX]:
-    """Start values (fixed or not) of states, then of Newton unknowns; 0 where none."""
-    out = []
+def _guesses(model: Model) -> list[cs.SX | float]:
+    """Start values (fixed or not) of states, then of Newton unknowns; 0 where none (numbers
+    stay numbers: wrapping each in an SX costs tens of microseconds)."""
+    out: list[cs.SX | float] = []
     for c in model.ir.states:
         s = model.start(c)
-        out.append(cs.SX(s.value) if s is not None else cs.SX(0))
-    out += [cs.SX(q.start) for q in model.flat.discretes]
-    zcols = [model.ir.algebraic[k] for k in range(len(model.ir.algebraic))]
-    zsyms = {model.ir.sym(c).name(): c for c in zcols}
-    for k in range(model.dae.z.numel()):
-        c = zsyms[model.dae.z[k].name()]
-        s = model.start(c)
-        out.append(cs.SX(s.value) if s is not None else cs.SX(0))
+        out.append(s.value if s is not None else 0.0)
+    out += [q.start for q in model.flat.discretes]
+    zsyms = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
+    for zk in cs.vertsplit(model.dae.z):
+        s = model.start(zsyms[zk.name()])
+        out.append(s.value if s is not None else 0.0)
     return out
 
 

@@ -161,7 +161,7 @@ class Simulator:
         scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
         if not np.all(np.isfinite(res)) or np.abs(res).max(initial=0) > max(scale, 1e-6):
             worst = np.argsort(-np.nan_to_num(np.abs(res), nan=np.inf))[:5]
-            lines = [f"{self.init.rows[k]}: residual {res[k]:.3g}" for k in worst]
+            lines = [f"{self.init.row_name(k)}: residual {res[k]:.3g}" for k in worst]
             why = singular_block(self.model, x0, z0, p, t0)
             raise InitializationError(
                 f"{self.model.name}: no consistent initial values (Newton did not converge); "
