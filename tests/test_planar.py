@@ -197,21 +197,28 @@ class WorkMeter(ac.Component):
         self.equations(ac.der(self.W) == -0.4 * ac.sin(2 * ac.time) * force)
 
 
-def cart_pendulum():
-    s = ac.System("cart_pendulum")
+def cart_pendulum(drive=None):
+    """Cart on a rail with a pendulum, driven through the rail's axis: by default the servo
+    x(t) = 0.2 (cos 2t - 1) with a work meter; else by ``drive`` (a 1-D source with a
+    ``flange``) on a free cart starting at rest at 0."""
+    servo = drive is None
+    s = ac.System("cart_pendulum" if servo else "free_cart")
     world = pl.World("world", g=G_CART)
-    rail = pl.Prismatic("rail", axis=(1.0, 0.0), use_axis=True)
-    servo = tr.Position("servo", s=0.2 * (ac.cos(2 * ac.time) - 1))
+    start = {} if servo else {"s0": 0.0, "v0": 0.0}
+    rail = pl.Prismatic("rail", axis=(1.0, 0.0), use_axis=True, **start)
+    if servo:
+        drive = tr.Position("servo", s=0.2 * (ac.cos(2 * ac.time) - 1))
     cart = pl.Body("cart", m=M_CART, I=0.0)
     pivot = pl.Revolute("pivot", phi0=0.0, w0=0.0)  # phi = 0: hanging straight down
     string = pl.FixedTranslation("string", r=(0.0, -STRING))
     bob = pl.Body("bob", m=M_BOB, I=0.0)
     s.connect(world.frame_b, rail.frame_a)
-    s.connect(servo.flange, rail.axis)
+    s.connect(drive.flange, rail.axis)
     s.connect(rail.frame_b, cart.frame_a, pivot.frame_a)
     s.connect(pivot.frame_b, string.frame_a)
     s.connect(string.frame_b, bob.frame_a)
-    s.add(WorkMeter("work", rail.f))
+    if servo:
+        s.add(WorkMeter("work", rail.f))
     return s
 
 
@@ -269,19 +276,7 @@ def test_servo_force_replayed_on_a_free_cart_gives_back_the_motion(cart_result):
     """Q_e(t), the force the servo exerts through the rail's axis, applied as a force source
     (C2 spline through its samples) to the same, now free, cart reproduces the motion."""
     res = cart_result
-    s = ac.System("free_cart")
-    world = pl.World("world", g=G_CART)
-    rail = pl.Prismatic("rail", axis=(1.0, 0.0), use_axis=True, s0=0.0, v0=0.0)
-    push = tr.Force("push", f=ac.spline(res.t, res["rail.axis.f"]))
-    cart = pl.Body("cart", m=M_CART, I=0.0)
-    pivot = pl.Revolute("pivot", phi0=0.0, w0=0.0)
-    string = pl.FixedTranslation("string", r=(0.0, -STRING))
-    bob = pl.Body("bob", m=M_BOB, I=0.0)
-    s.connect(world.frame_b, rail.frame_a)
-    s.connect(push.flange, rail.axis)
-    s.connect(rail.frame_b, cart.frame_a, pivot.frame_a)
-    s.connect(pivot.frame_b, string.frame_a)
-    s.connect(string.frame_b, bob.frame_a)
+    s = cart_pendulum(drive=tr.Force("push", f=ac.spline(res.t, res["rail.axis.f"])))
     free = simulate(s, t_end=10.0, dt=0.005, rtol=1e-11, atol=1e-13)
     assert np.max(np.abs(free["rail.s"] - x_servo(free.t))) < 1e-8
     assert np.max(np.abs(free["pivot.phi"] - res["pivot.phi"])) < 1e-8
