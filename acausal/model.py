@@ -136,9 +136,6 @@ class Model:
         q = self.ir.chains[col[0]][col[1]]
         return describe_unknown(self.reduced, q) if col[1] == 0 else q.name
 
-    def block_of_unknown(self) -> dict[Col, int]:
-        return {c: k for k, b in enumerate(self.blocks) for c in b.unknowns}
-
     def __str__(self) -> str:
         return (
             f"Model {self.name}: {len(self.flat.variables)} variables, "
