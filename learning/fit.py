@@ -22,6 +22,13 @@ Methods:
 - ``"collocation"``: direct collocation of the whole DAE (Radau IIA) solved by IPOPT, see
   :mod:`learning.collocation`; ``loss`` is then ``L`` simulated (IDAS) at its parameters.
 
+Inputs from data: a measured input drives the system through a source that plays its
+samples, e.g. ``el.SignalVoltage("V", v=(t_u, u))`` (linear interpolation;
+``ac.spline(t_u, u)`` for a C2 one), built per experiment; ``data`` then holds only the
+outputs to match (every name but ``"t"`` is compared). With ``method="collocation"`` put the
+input's samples on the data times (or a subset of them): the mesh knows a table's kinks only
+there.
+
 A failed simulation (:class:`~acausal.SimulationError`, :class:`~acausal.InitializationError`,
 a non-finite parameter or output) does not stop the fit: it is counted in ``n_failed`` and
 scored with the penalty loss ``L_fail = 1e3 * max(sum_kj c_j sum_n (ym^2 + (max ym - min ym)^2),

@@ -230,3 +230,29 @@ def test_errors_name_what_to_fix(linear_data):
     bad = unknown(constraint=None, init={"f3": -1.0})
     with pytest.raises(ac.ModelError, match="start parameters do not simulate"):
         ln.fit(rc(bad), data, progress=False)
+
+
+@pytest.mark.parametrize("method", ["least_squares", "collocation"])
+def test_the_input_comes_from_data(method):
+    """The source plays a measured input ``u`` (irregular samples at the data times,
+    linearly interpolated: ``SignalVoltage(v=(t, u))``); R = 2 is recovered from C.v."""
+    rng = np.random.default_rng(7)
+    u = 2.0 * np.sin(1.3 * T) + np.sign(np.sin(0.8 * T)) + 0.3 * rng.standard_normal(T.size)
+
+    def circuit(resistor):
+        s = ac.System("measured_input")
+        src = el.SignalVoltage("V", v=(T, u))
+        C, G = el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
+        s.connect(src.p, resistor.p)
+        s.connect(resistor.n, C.p)
+        s.connect(C.n, src.n, G.p)
+        return s
+
+    truth = simulate(circuit(el.Resistor("R1", R=2.0)), grid=T, **TRUTH_TOL)
+    assert np.allclose(truth["V.v"], u, atol=1e-12)  # the source plays the samples
+    data = {"t": T, "C.v": truth["C.v"]}
+    fit = ln.fit(circuit(unknown(order=1)), data, method=method, progress=False)
+    assert fit.success and fit.n_failed == 0
+    w = fit.weights["Rx"]  # w_f1 i = w_x1 v
+    assert w["w_f1"] / w["w_x1"] == pytest.approx(2.0, rel=1e-6)  # measured 3e-8, 3e-11
+    assert fit.loss < 1e-11  # measured 4e-14 (least squares), 1.4e-13 (collocation)
