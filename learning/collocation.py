@@ -53,6 +53,21 @@ from solvers.simulate import _simulator
 from .unknown import Unknown
 
 KNOWN_OPTIONS = {"max_iter", "subintervals", "degree", "dissipative", "ipopt"}
+# what to do when IPOPT stops without a solution, by its return status
+ADVICE = {
+    "Maximum_Iterations_Exceeded": "give IPOPT more iterations: options={'max_iter': ...}",
+    "Maximum_CpuTime_Exceeded": "give IPOPT more time: options={'ipopt': {'max_cpu_time': ...}}",
+    "Restoration_Failed": "the collocated equations could not be satisfied near the start "
+    "guess: refine the mesh (options={'subintervals': 2}), start closer (x0=...), or use "
+    "method='least_squares'",
+    "Infeasible_Problem_Detected": "no parameters satisfy the equations and the constraints "
+    "together (with dissipative=True: the data may need an active component)",
+    "Invalid_Number_Detected": "a model expression is not finite at some collocation point "
+    "(a log, sqrt or division out of its domain): start elsewhere (x0=...) or use "
+    "method='least_squares'",
+    "Error_In_Step_Computation": "IPOPT's linear algebra failed (a singular KKT system): "
+    "refine the mesh or use method='least_squares'",
+}
 
 
 @dataclass
@@ -449,10 +464,13 @@ def collocate(
     with native_stderr([]):
         sol = solver(x0=prob.w0, lbg=prob.lbg, ubg=prob.ubg)
     stats = solver.stats()
+    status = str(stats.get("return_status", "unknown"))
+    success = bool(stats.get("success", False))
+    advice = "" if success else f" ({ADVICE.get(status, 'see IPOPT status ' + status)})"
     return CollocationResult(
         x=sol["x"].full().ravel()[: len(names)],
-        success=bool(stats.get("success", False)),
-        message=f"IPOPT: {stats.get('return_status', 'unknown')}",
+        success=success,
+        message=f"IPOPT: {status}{advice}",
         n_iterations=int(stats.get("iter_count", 0)),
         objective=float(sol["f"]),
         n_simulations=len(experiments),
