@@ -184,13 +184,15 @@ def test_failed_simulations_are_counted_with_the_constraints_off(linear_data):
 
 
 # -- several experiments, physical parameters, errors ---------------------------------------
-def test_two_experiments_are_fitted_jointly(linear_data):
+@pytest.mark.parametrize("method", ["least_squares", "collocation"])
+def test_two_experiments_are_fitted_jointly(linear_data, method):
     data1, i1 = linear_data
     t2 = np.linspace(0.5, 4.0, 36)  # starts after t_start = 0: simulated from 0, compared here
     data2, i2 = measure(el.Resistor("R1", R=2.0), grid=np.r_[0.0, t2], V=1.5, f=0.7)
     data2 = {"t": t2, "C.v": data2["C.v"][1:]}
     s1, s2 = rc(unknown(), name="rc1"), rc(unknown(), V=1.5, f=0.7, name="rc2")
-    fit = ln.fit(None, None, experiments=[(s1, data1), (s2, data2)], progress=False)
+    exps = [(s1, data1), (s2, data2)]
+    fit = ln.fit(None, None, experiments=exps, method=method, progress=False)
     assert fit.n_failed == 0 and len(fit.systems) == 2
     tol = dict(rtol=1e-8, atol=1e-10)  # those of the fit
     # the reported loss is the sum of both experiments' squared errors, recomputed here
