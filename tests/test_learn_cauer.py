@@ -16,7 +16,7 @@ def data():
 
 def check(name, tolerance, data):
     truth, measured = data
-    fit, unknown = learn(name, laws(constrained=True)[name], measured, BUDGET)
+    fit, unknown = learn(laws(constrained=True)[name], measured, BUDGET)
     currents = np.linspace(truth["R1.i"].min(), truth["R1.i"].max(), 41)
     v = voltage_of(unknown, fit.params, currents)
     map_err = np.max(np.abs(v - R_TRUE * currents)) / np.max(np.abs(R_TRUE * currents))
