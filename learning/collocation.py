@@ -38,7 +38,7 @@ IPOPT options (default quiet: ``print_level`` 0).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -445,6 +445,37 @@ def build(
     )
 
 
+class IterationCallback(cs.Callback):
+    """IPOPT's iteration callback: ``report(k, f)`` after iteration ``k`` with the
+    objective ``f`` there (for progress lines during a long solve)."""
+
+    def __init__(self, nx: int, ng: int, report: Callable[[int, float], None]) -> None:
+        cs.Callback.__init__(self)
+        self.nx, self.ng, self.report, self.k = nx, ng, report, 0
+        self.construct("iterations", {})
+
+    def get_n_in(self) -> int:
+        return cs.nlpsol_n_out()
+
+    def get_n_out(self) -> int:
+        return 1
+
+    def get_name_in(self, i: int) -> str:
+        return cs.nlpsol_out(i)
+
+    def get_name_out(self, i: int) -> str:
+        return "ret"
+
+    def get_sparsity_in(self, i: int) -> cs.Sparsity:
+        size = {"f": 1, "x": self.nx, "lam_x": self.nx, "g": self.ng, "lam_g": self.ng}
+        return cs.Sparsity.dense(size.get(cs.nlpsol_out(i), 0), 1)
+
+    def eval(self, arg: list) -> list:
+        self.report(self.k, float(arg[cs.nlpsol_out().index("f")]))
+        self.k += 1
+        return [0]
+
+
 def collocate(
     experiments: Sequence[Any],
     names: Sequence[str],
@@ -452,14 +483,19 @@ def collocate(
     rtol: float,
     atol: float,
     options: Mapping[str, Any] | None = None,
+    on_iteration: Callable[[int, float], None] | None = None,
 ) -> CollocationResult:
-    """IPOPT on the collocated fit of ``experiments`` (see the module docstring)."""
+    """IPOPT on the collocated fit of ``experiments`` (see the module docstring);
+    ``on_iteration(k, f)`` is called after each IPOPT iteration."""
     opts = dict(options or {})
     prob = build(experiments, names, start, rtol, atol, opts)
     ipopt = {"print_level": 0, "sb": "yes", "max_iter": int(opts.get("max_iter", 500))}
     ipopt |= dict(opts.get("ipopt", {}))
     settings = {"ipopt": ipopt, "print_time": False}
     settings |= {"jac_g": prob.jac_g, "hess_lag": prob.hess_lag}
+    if on_iteration is not None:
+        nx, ng = prob.w0.size, prob.lbg.size
+        settings["iteration_callback"] = IterationCallback(nx, ng, on_iteration)
     solver = cs.nlpsol("collocation", "ipopt", prob.nlp, settings)
     with native_stderr([]):
         sol = solver(x0=prob.w0, lbg=prob.lbg, ubg=prob.ubg)

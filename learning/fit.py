@@ -78,7 +78,9 @@ PENALTY = 1e3
 @dataclass(frozen=True)
 class FitProgress:
     """What a progress callable receives: optimizer iterations (Jacobians for least
-    squares), objective evaluations, the last and the best loss, failures, seconds."""
+    squares), objective evaluations, the last and the best loss, failures, seconds. For
+    ``method="collocation"`` a report follows each IPOPT iteration, and ``loss`` is the
+    collocated objective at that iterate (``best``: the best simulated loss so far)."""
 
     iteration: int
     evaluations: int
@@ -427,7 +429,11 @@ def fit(
     if method == "collocation":
         from .collocation import collocate
 
-        out = collocate(obj.exps, names, start, rtol, atol, opts)
+        def on_iteration(k: int, collocated: float) -> None:
+            report.iteration = k
+            report(collocated)
+
+        out = collocate(obj.exps, names, start, rtol, atol, opts, on_iteration)
         obj.n_simulations += out.n_simulations  # the start guesses' trajectories
         report.iteration = n_iter = out.n_iterations
         chosen = out.x

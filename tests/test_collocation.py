@@ -180,3 +180,19 @@ def test_a_step_inside_a_mesh_interval_becomes_a_mesh_point():
     w = fit.weights["Rx"]  # i = w_x1 v / w_f1: R = w_f1 / w_x1
     assert w["w_f1"] / w["w_x1"] == pytest.approx(2.0, rel=1e-6)  # measured 2.1e-10
     assert fit.loss < 1e-10  # measured 9e-15
+
+
+def test_progress_is_reported_per_ipopt_iteration():
+    data, _ = measure(el.Resistor("R1", R=2.0))
+    seen = []
+    fit = ln.fit(
+        rc(unknown()), data, method="collocation", progress=seen.append, progress_interval=0
+    )
+    # the start's simulation, IPOPT's iterations 0..n, the fitted one's simulation, the end
+    steps = seen[1:-2]
+    assert [p.iteration for p in steps] == list(range(fit.n_iterations + 1))
+    assert len(seen) == fit.n_iterations + 4
+    # the collocated objective falls from the start's (the simulated loss, up to the
+    # collocation error of the start trajectory) to the level of the final loss
+    assert steps[0].loss == pytest.approx(fit.loss_history[0], rel=1e-3)
+    assert steps[-1].loss < 1e-9 and seen[-1].best == fit.loss
