@@ -2,8 +2,8 @@
 
 A :class:`Simulator` is built once per model, output grid and tolerances and reused for
 any parameter values (parameters are an input of the CasADi functions, never baked in).
-``sim(p) = (X, Z)`` composes consistent initialization (Newton) and IDAS; its forward
-derivative, ``d(X, Z)/dp`` times seed directions, is IDAS's forward sensitivity system.
+``sim(p) = (X, Z)`` composes consistent initialization (Newton) and IDAS; forward
+sensitivities ``d(X, Z)/dp_j`` integrate with the states as one augmented DAE.
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ class Simulator:
         self.grid = np.asarray(grid, dtype=float)
         dae, p = model.dae, model.p
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
+        self.tolerances, self.breakpoints = (rtol, atol, max_steps), tuple(breakpoints)
+        self._sensitivity_runs: dict[tuple[int, ...], cs.Function] = {}
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.rates = cs.Function("rates", [dae.x, dae.z, p, time], [dae.ode])
         self.update = cs.Function("update", [dae.x, dae.z, p, time], [dae.update])
@@ -77,7 +79,7 @@ class Simulator:
         pm = cs.MX.sym("p", p.numel())
         x0, z0 = self.init.fun(pm)
         if self.nx:
-            xs, zs = self._segments(x0, z0, pm, breakpoints, rtol, atol, max_steps)
+            xs, zs = self._segments(dae_spec(model), x0, z0, pm)
         else:  # no states: the algebraic equations at each output time
             xs = cs.MX(0, len(self.grid))
             if self.nz:
@@ -90,40 +92,40 @@ class Simulator:
 
     def _segments(
         self,
+        spec: dict[str, cs.SX],
         x0: cs.MX,
         z0: cs.MX,
         pm: cs.MX,
-        breakpoints: tuple[float, ...],
-        rtol: float,
-        atol: float,
-        max_steps: int,
+        name: str = "sim",
     ) -> tuple[cs.MX, cs.MX]:
-        """IDAS from breakpoint to breakpoint (a source's step, a switch's signal): the
-        states continue across one, the algebraic unknowns are solved anew just after it
-        (their jump would stall IDAS's corrector). Output times at a breakpoint get the
-        value just before it."""
-        dae, grid = self.model.dae, self.grid
-        edges = [float(grid[0]), *breakpoints, float(grid[-1])]
-        spec = dae_spec(self.model)
+        """IDAS on the DAE ``spec`` from breakpoint to breakpoint (a source's step, a
+        switch's signal): the states continue across one, the algebraic unknowns are
+        solved anew just after it (their jump would stall IDAS's corrector). Output times
+        at a breakpoint get the value just before it."""
+        grid, (rtol, atol, max_steps) = self.grid, self.tolerances
+        edges = [float(grid[0]), *self.breakpoints, float(grid[-1])]
+        nz = spec["z"].numel()
         reinit = None
-        if self.nz and breakpoints:
-            g = cs.Function("g", [dae.z, dae.x, self.model.p, time], [dae.alg])
-            reinit = cs.rootfinder("z_after_breakpoint", "newton", g, NEWTON_OPTIONS)
-        z0 = cs.reshape(z0, self.nz, 1)  # an empty z0 may come as 1 x 0
+        if nz and self.breakpoints:
+            g = cs.Function("g", [spec["z"], spec["x"], spec["p"], time], [spec["alg"]])
+            reinit = cs.rootfinder(f"{name}_z_after_breakpoint", "newton", g, NEWTON_OPTIONS)
+        z0 = cs.reshape(z0, nz, 1)  # an empty z0 may come as 1 x 0
         x, z, xs, zs = x0, z0, [x0], [z0]
-        self.integrators = []  # one per segment (e.g. for their statistics)
+        integrators = []  # one per segment (e.g. for their statistics)
         for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
             inside = grid[(grid > a) & (grid <= b)]
             tout = np.concatenate([[a], inside, [] if inside.size and inside[-1] == b else [b]])
             opts = idas_options(tout, rtol, atol, max_steps)
-            integ = cs.integrator(f"sim{k}", "idas", spec, a, tout, opts)
-            self.integrators.append(integ)
+            integ = cs.integrator(f"{name}{k}", "idas", spec, a, tout, opts)
+            integrators.append(integ)
             out = integ(x0=x, z0=z, p=pm)
             xs.append(out["xf"][:, 1 : 1 + inside.size])
             zs.append(out["zf"][:, 1 : 1 + inside.size])
             x, z = out["xf"][:, -1], out["zf"][:, -1]
             if reinit is not None and k < len(edges) - 2:
                 z = reinit(z, x, pm, b)
+        if name == "sim":
+            self.integrators = integrators
         return cs.horzcat(*xs), cs.horzcat(*zs)
 
     def settle(self, p: np.ndarray) -> np.ndarray:
@@ -194,12 +196,65 @@ class Simulator:
         return xs, zs
 
     def sensitivities(self, p: np.ndarray, which: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """``dX/dp_j`` and ``dZ/dp_j`` for parameter positions ``which``: (nx|nz, N, len(which))."""
+        """``dX/dp_j`` and ``dZ/dp_j`` for parameter positions ``which``: (nx|nz, N, len(which)).
+
+        The sensitivities ``S = dx/dp_j``, ``R = dz/dp_j`` integrate with the states as one
+        DAE: ``S' = f_x S + f_z R + f_p e_j``, ``0 = g_x S + g_z R + g_p e_j`` (directional
+        derivatives of ``ode``/``alg``, formed symbolically), from the derivative of the
+        consistent initialization, through the same breakpoints. IDAS then controls their
+        error too. (CasADi's forward derivative of the integrator gives the same numbers,
+        to the tolerances, 10x slower on the Cauer filter: ``bench/sensitivities.py``.)"""
+        if not self.nx:  # no integrator: the derivative of the algebraic solve
+            return self._forward_sensitivities(p, which)
+        key = tuple(which)
+        if key not in self._sensitivity_runs:
+            self._sensitivity_runs[key] = self._sensitivity_run(key)
+        log: list[str] = []
+        error = None
+        with native_stderr(log):
+            try:
+                xs, zs = (v.full() for v in self._sensitivity_runs[key](p))
+            except RuntimeError as exc:
+                error = str(exc)
+        if error is not None:
+            raise self._failure(p, error, "".join(log))
+        k, n = len(which), len(self.grid)
+        dx = xs[self.nx :].reshape(k, self.nx, n).transpose(1, 2, 0)
+        dz = zs[self.nz :].reshape(k, self.nz, n).transpose(1, 2, 0)
+        return dx, dz
+
+    def _sensitivity_run(self, which: tuple[int, ...]) -> cs.Function:
+        """``p -> ([X; S], [Z; R])`` on the grid, ``S``, ``R`` stacked column by column."""
+        dae, p = self.model.dae, self.model.p
+        k = len(which)
+        E = np.zeros((p.numel(), k))
+        E[list(which), range(k)] = 1.0
+        S, R = cs.SX.sym("S", self.nx, k), cs.SX.sym("R", self.nz, k)
+        args, seeds = cs.vertcat(dae.x, dae.z, p), cs.vertcat(S, R, cs.DM(E))
+        spec = dae_spec(self.model)
+        spec |= {
+            "x": cs.vertcat(dae.x, cs.vec(S)),
+            "z": cs.vertcat(dae.z, cs.vec(R)),
+            "ode": cs.vertcat(dae.ode, cs.vec(cs.jtimes(dae.ode, args, seeds))),
+            "alg": cs.vertcat(dae.alg, cs.vec(cs.jtimes(dae.alg, args, seeds))),
+        }
+        pm = cs.MX.sym("p", p.numel())
+        x0, z0 = self.init.fun(pm)
+        dx0, dz0 = self.init.fun.forward(k)(pm, x0, z0, cs.DM(E))
+        z0, dz0 = cs.reshape(z0, self.nz, 1), cs.reshape(dz0, self.nz, k)  # may come 1 x 0
+        xs, zs = self._segments(
+            spec, cs.vertcat(x0, cs.vec(dx0)), cs.vertcat(z0, cs.vec(dz0)), pm, "sens"
+        )
+        return cs.Function("sensitivities", [pm], [xs, zs])
+
+    def _forward_sensitivities(
+        self, p: np.ndarray, which: list[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """CasADi's forward derivative of ``sim`` in the directions ``which``."""
         xs, zs = self.sim(p)
         seeds = np.zeros((len(p), len(which)))
         seeds[which, range(len(which))] = 1.0
-        fwd = self.sim.forward(len(which))
-        dxs, dzs = fwd(p, xs, zs, seeds)
+        dxs, dzs = self.sim.forward(len(which))(p, xs, zs, seeds)
         n = len(self.grid)
         shape = lambda a, m: a.full().reshape(m, len(which), n).transpose(0, 2, 1)  # noqa: E731
         return shape(dxs, self.nx), shape(dzs, self.nz)

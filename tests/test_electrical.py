@@ -163,3 +163,38 @@ def test_step_source_into_a_newton_block_is_a_breakpoint():
     tau = 1.0 / Rx.weights()["w_x1"]  # law i = w_x1 v: resistance 1/w_x1, C = 1
     exact = np.where(res.t > 1.0, 1 - np.exp(-(res.t - 1.0) / tau), 0.0)
     assert np.max(np.abs(res["C.v"] - exact)) < 1e-7
+
+
+def test_sensitivities_through_a_newton_block_a_breakpoint_and_the_start():
+    """RC with a cubic resistor ``v = a i + b i^3`` (its current solved by Newton during
+    the run) and a step at t = 0.37 (a breakpoint: the current is solved anew there):
+    d/db, d/dC and d/d(start value) against central differences, and against CasADi's
+    own forward derivative of the integrator (a second method)."""
+    from solvers.simulate import _simulator, compiled
+    from tests.test_fit import CubicResistor
+
+    s = ac.System("cubic_rc")
+    V, R = el.StepVoltage("V", V=2.0, start_time=0.37), CubicResistor("Rc", a=1.0, b=0.5)
+    C, G = el.Capacitor("C", C=0.5, v0=0.0), el.Ground("G")
+    s.connect(V.p, R.p)
+    s.connect(R.n, C.p)
+    s.connect(C.n, V.n, G.p)
+    names = ["Rc.b", "C.C", "C.v0"]
+    kw = dict(t_end=2.0, dt=0.05)
+    res = simulate(s, **kw, rtol=1e-10, atol=1e-12, sensitivities=names, params={"C.v0": 0.3})
+    model = compiled(s)
+    assert any(b.kind == "newton" for b in model.blocks)
+    for n in names:
+        h = 1e-4 * max(1.0, abs(res.params[n]))
+        fd = {}
+        for sign in (1, -1):
+            p = {"C.v0": 0.3, n: res.params[n] + sign * h} if n != "C.v0" else {n: 0.3 + sign * h}
+            fd[sign] = simulate(s, **kw, rtol=1e-11, atol=1e-13, params=p)
+        for y in ("C.v", "Rc.i"):
+            d = (fd[1][y] - fd[-1][y]) / (2 * h)
+            assert np.max(np.abs(res.sensitivity(y, n) - d)) < 1e-6, (y, n)  # measured 1.7e-7
+    sim = _simulator(model, res.t, 1e-10, 1e-12, res.p)
+    which = [list(model.parameters).index(n) for n in names]
+    dx, _ = sim.sensitivities(res.p, which)
+    dx_casadi, _ = sim._forward_sensitivities(res.p, which)
+    assert np.max(np.abs(dx - dx_casadi)) < 1e-8  # measured 4.3e-10
