@@ -23,7 +23,7 @@ def check(name, tolerance, data):
     sim = simulate(fit.system, grid=SAMPLES, rtol=1e-10, atol=1e-12)
     rms = np.sqrt(np.mean((sim["R2.v"] - measured["R2.v"]) ** 2)) / np.ptp(measured["R2.v"])
     assert fit.n_failed == 0  # the constraints keep every iterate simulatable
-    assert map_err < tolerance, map_err  # measured 1e-5 (neural), 1e-4 (polynomial)
+    assert map_err < tolerance, map_err  # measured 8e-8 (neural), 5.7e-7 (polynomial)
     assert rms < 0.01, rms
 
 
@@ -31,6 +31,5 @@ def test_neural_law_recovers_the_resistor(data):
     check("neural", 0.05, data)
 
 
-@pytest.mark.slow
 def test_polynomial_law_recovers_the_resistor(data):
     check("polynomial", 0.10, data)
