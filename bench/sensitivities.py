@@ -23,12 +23,13 @@ from examples.learn_cauer import SAMPLES, cauer, laws
 from solvers.simulate import _simulator, compiled
 
 
-def best(fun, repeats: int) -> float:
-    fun()
+def best(repeats: int, fun, *args) -> float:
+    """The shortest of ``repeats`` calls ``fun(*args)``, after one warm-up call."""
+    fun(*args)
     times = []
     for _ in range(repeats):
         tic = time.perf_counter()
-        fun()
+        fun(*args)
         times.append(time.perf_counter() - tic)
     return min(times)
 
@@ -47,9 +48,9 @@ def main() -> None:
         ours = sim.sensitivities(p, which)[0]
         theirs = sim._forward_sensitivities(p, which)[0]
         diff = np.max(np.abs(ours - theirs)) / np.max(np.abs(theirs))
-        t_plain = best(lambda: sim.run(p), args.repeats)
-        t_ours = best(lambda: sim.sensitivities(p, which), args.repeats)
-        t_casadi = best(lambda: sim._forward_sensitivities(p, which), args.repeats)
+        t_plain = best(args.repeats, sim.run, p)
+        t_ours = best(args.repeats, sim.sensitivities, p, which)
+        t_casadi = best(args.repeats, sim._forward_sensitivities, p, which)
         print(
             f"{name:>10} ({len(which)} parameters): plain {t_plain:.3f} s, augmented DAE "
             f"{t_ours:.3f} s, CasADi forward {t_casadi:.3f} s (ratio {t_casadi / t_ours:.1f}); "
