@@ -9,6 +9,7 @@ sensitivities ``d(X, Z)/dp_j`` integrate with the states as one augmented DAE.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import casadi as cs
 import numpy as np
@@ -179,13 +180,19 @@ class Simulator:
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""
+        if self.events is not None:
+            return self._guarded(self.events.run, p)
+        self.initial_values(p)
+        return self._guarded(self.sim, p)
+
+    def _guarded(self, fun: Any, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``fun(p) = (X, Z)`` as arrays; an IDAS failure or a non-finite solution becomes
+        a :class:`SimulationError` that says when and where."""
         log: list[str] = []
         error = None
-        if self.events is None:
-            self.initial_values(p)
         with native_stderr(log):
             try:
-                xs, zs = self.events.run(p) if self.events is not None else self.sim(p)
+                xs, zs = fun(p)
             except RuntimeError as exc:
                 error = str(exc)
         if error is not None:
@@ -195,33 +202,31 @@ class Simulator:
             raise self._failure(p, "the solution is not finite", "")
         return xs, zs
 
-    def sensitivities(self, p: np.ndarray, which: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """``dX/dp_j`` and ``dZ/dp_j`` for parameter positions ``which``: (nx|nz, N, len(which)).
+    def sensitivities(
+        self, p: np.ndarray, which: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`run` together with ``dX/dp_j`` and ``dZ/dp_j`` for parameter positions
+        ``which``: ``(X, Z, dX, dZ)``, the latter (nx|nz, N, len(which)).
 
         The sensitivities ``S = dx/dp_j``, ``R = dz/dp_j`` integrate with the states as one
         DAE: ``S' = f_x S + f_z R + f_p e_j``, ``0 = g_x S + g_z R + g_p e_j`` (directional
         derivatives of ``ode``/``alg``, formed symbolically), from the derivative of the
         consistent initialization, through the same breakpoints. IDAS then controls their
-        error too. (CasADi's forward derivative of the integrator gives the same numbers,
-        to the tolerances, 10x slower on the Cauer filter: ``bench/sensitivities.py``.)"""
+        error too, and ``X``, ``Z`` come from the same run. (CasADi's forward derivative of
+        the integrator gives the same numbers, to the tolerances, 10x slower on the Cauer
+        filter: ``bench/sensitivities.py``.)"""
         if not self.nx:  # no integrator: the derivative of the algebraic solve
-            return self._forward_sensitivities(p, which)
+            xs, zs = self.run(p)
+            return (xs, zs, *self._forward_sensitivities(p, which))
         key = tuple(which)
         if key not in self._sensitivity_runs:
             self._sensitivity_runs[key] = self._sensitivity_run(key)
-        log: list[str] = []
-        error = None
-        with native_stderr(log):
-            try:
-                xs, zs = (v.full() for v in self._sensitivity_runs[key](p))
-            except RuntimeError as exc:
-                error = str(exc)
-        if error is not None:
-            raise self._failure(p, error, "".join(log))
+        self.initial_values(p)
+        xa, za = self._guarded(self._sensitivity_runs[key], p)
         k, n = len(which), len(self.grid)
-        dx = xs[self.nx :].reshape(k, self.nx, n).transpose(1, 2, 0)
-        dz = zs[self.nz :].reshape(k, self.nz, n).transpose(1, 2, 0)
-        return dx, dz
+        dx = xa[self.nx :].reshape(k, self.nx, n).transpose(1, 2, 0)
+        dz = za[self.nz :].reshape(k, self.nz, n).transpose(1, 2, 0)
+        return xa[: self.nx], za[: self.nz], dx, dz
 
     def _sensitivity_run(self, which: tuple[int, ...]) -> cs.Function:
         """``p -> ([X; S], [Z; R])`` on the grid, ``S``, ``R`` stacked column by column."""

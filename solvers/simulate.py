@@ -99,7 +99,6 @@ def simulate(
     p = np.asarray(model.parameter_vector(params), dtype=float)
     sim = _simulator(model, times, rtol, atol, p)
     p = sim.settle(p)
-    x, z = sim.run(p)
     sens = {}
     if sensitivities:
         names = list(model.parameters)
@@ -109,7 +108,9 @@ def simulate(
                 raise unknown_name("parameter", s, names)
             which.append(names.index(s))
         check_no_events(sim)
-        dx, dz = sim.sensitivities(p, which)
+        x, z, dx, dz = sim.sensitivities(p, which)  # the states from the same run
         sens = {s: (dx[:, :, k], dz[:, :, k]) for k, s in enumerate(sensitivities)}
+    else:
+        x, z = sim.run(p)
     events = sim.events.log if sim.events is not None else []
     return Result(model, times, x, z, p, sens, events)

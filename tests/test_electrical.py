@@ -196,6 +196,6 @@ def test_sensitivities_through_a_newton_block_a_breakpoint_and_the_start():
             assert np.max(np.abs(res.sensitivity(y, n) - d)) < 1e-6, (y, n)  # measured 1.7e-7
     sim = _simulator(model, res.t, 1e-10, 1e-12, res.p)
     which = [list(model.parameters).index(n) for n in names]
-    dx, _ = sim.sensitivities(res.p, which)
+    _, _, dx, _ = sim.sensitivities(res.p, which)
     dx_casadi, _ = sim._forward_sensitivities(res.p, which)
     assert np.max(np.abs(dx - dx_casadi)) < 1e-8  # measured 4.3e-10
