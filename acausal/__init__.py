@@ -5,6 +5,7 @@
 >>> print(model.blt())           # doctest: +SKIP
 """
 
+from . import structure
 from .component import Component, Equation
 from .connectors import Connector, ConnectorType, Flange, Frame, HeatPort, Pin, RotFlange
 from .errors import (
@@ -13,6 +14,7 @@ from .errors import (
     InitializationError,
     ModelError,
     NameClashError,
+    OptionError,
     ParameterError,
     SimulationError,
     StructureError,
@@ -46,6 +48,7 @@ from .symbols import (
 from .system import System
 
 __all__ = [
+    "structure",
     "Component",
     "Equation",
     "Connector",
@@ -65,6 +68,7 @@ __all__ = [
     "EquationError",
     "InitializationError",
     "NameClashError",
+    "OptionError",
     "ParameterError",
     "SimulationError",
     "StructureError",

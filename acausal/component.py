@@ -17,9 +17,9 @@ from typing import Any
 import casadi as cs
 
 from .connectors import Connector, ConnectorType
-from .errors import ConnectError, EquationError, NameClashError
+from .errors import ConnectError, EquationError, NameClashError, ParameterError
 from .printing import infix
-from .symbols import Quantity, check_value, display, quantity_of
+from .symbols import Quantity, check_value, derivative_name, new_token, split_derivative
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
 
@@ -37,29 +37,20 @@ def check_name(kind: str, name: object) -> str:
 class Equation:
     """One equation ``lhs == rhs`` of a component, kept as the residual ``lhs - rhs``."""
 
-    __slots__ = ("owner", "index", "expr", "residual")
+    __slots__ = ("owner", "index", "lhs", "rhs")
 
     def __init__(self, owner: Component, index: int, expr: cs.SX) -> None:
         self.owner = owner
         self.index = index
-        self.expr = expr
-        self.residual = expr.dep(0) - expr.dep(1)
-
-    def text(self, full: bool = True) -> str:
-        """The equation with full names (``R1.v == ...``) or names local to its component."""
-        prefix = self.owner.full_name + "."
-
-        def name(sym: cs.SX) -> str:
-            if sym.name() == "time":
-                return "time"
-            q = quantity_of(sym).name
-            return q[len(prefix) :] if not full and q.startswith(prefix) else q
-
-        return infix(self.expr, name)
+        self.lhs, self.rhs = expr.dep(0), expr.dep(1)
 
     @property
-    def origin(self) -> str:
-        return f"{self.owner.full_name}: {self.text(full=False)}"
+    def residual(self) -> cs.SX:
+        return self.lhs - self.rhs
+
+    def text(self) -> str:
+        """The equation with names local to its component (``v == R*i``)."""
+        return infix(self.lhs == self.rhs, self.owner.local_name)
 
 
 @dataclass
@@ -67,8 +58,8 @@ class Event:
     """Crossing functions of a component and the mode updates they trigger."""
 
     owner: Component
-    crossings: list[cs.SX]
-    updates: dict[Quantity, cs.SX]
+    crossings: tuple[cs.SX, ...]
+    updates: tuple[tuple[Quantity, cs.SX], ...]
 
 
 class Component:
@@ -78,8 +69,10 @@ class Component:
         object.__setattr__(self, "_name", check_name("component", name))
         object.__setattr__(self, "_parent", None)
         object.__setattr__(self, "_children", {})
+        object.__setattr__(self, "_quantities", {})
+        object.__setattr__(self, "token", new_token())
+        object.__setattr__(self, "_system", None)
         self._connectors: dict[str, Connector] = {}
-        self._quantities: dict[str, Quantity] = {}
         self._equations: list[Equation] = []
         self._connections: list[tuple[Connector, ...]] = []
         self._inners: dict[str, Quantity] = {}
@@ -100,9 +93,76 @@ class Component:
         return f"<{type(self).__name__} {self.full_name}>"
 
     def __setattr__(self, key: str, value: Any) -> None:
+        q = self.__dict__.get("_quantities", {}).get(key)
+        if q is not None and q.kind == "parameter" and value is not q.sym:
+            raise ParameterError(
+                f"{self.full_name}.{key} = {value!r}: a parameter's value is fixed when the "
+                f"component is made; pass it to the constructor, or override it per run with "
+                f"simulate(..., params={{'{self.full_name}.{key}': {value!r}}})"
+            )
         if isinstance(value, Component) and value is not self and value._parent is None:
             self.add(value)
         object.__setattr__(self, key, value)
+
+    # -- reading a component (public, read-only views) ------------------------------------
+    @property
+    def parent(self) -> Component | None:
+        return self._parent
+
+    @property
+    def quantities(self) -> dict[str, Quantity]:
+        """Local name -> :class:`Quantity` (variables, parameters, modes; a copy)."""
+        return dict(self._quantities)
+
+    @property
+    def own_connectors(self) -> dict[str, Connector]:
+        """The connectors this component declares (not those exposed from inside it)."""
+        return {k: c for k, c in self._connectors.items() if c.owner is self}
+
+    @property
+    def declared_equations(self) -> tuple[Equation, ...]:
+        return tuple(self._equations)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(self._events)
+
+    @property
+    def inner_connections(self) -> tuple[tuple[Connector, ...], ...]:
+        """The ``connect`` calls made inside this component."""
+        return tuple(self._connections)
+
+    def quantity(self, sym: cs.SX) -> Quantity | None:
+        """The quantity of this component or one inside it that ``sym`` (or its
+        ``der(...)``) names; None for ``time`` and foreign symbols."""
+        base, _ = split_derivative(sym.name())
+        token, sep, local = base[2:].partition(":")
+        if not (base.startswith("@") and sep):
+            return None
+        for comp in self.walk():
+            if comp.token == token:
+                return comp._quantities.get(local)
+        return None
+
+    def name_of(self, sym: cs.SX) -> str:
+        """The dotted name of a symbol of this component or one inside it (``C1.v``,
+        ``der(C1.v)``); ``time`` stays ``time``, a foreign symbol keeps its raw name."""
+        q = self.quantity(sym)
+        if q is None:
+            return sym.name()
+        return derivative_name(q.name, split_derivative(sym.name())[1])
+
+    def local_name(self, sym: cs.SX) -> str:
+        """A symbol's name relative to this component (``v``, ``der(p.v)``, ``sub.x``)."""
+        name = sym.name()
+        base, order = split_derivative(name)
+        q = self.quantity(sym)
+        if q is None:
+            return name
+        prefix = self.full_name + "."
+        full = q.name
+        text = full[len(prefix) :] if full.startswith(prefix) else full
+        return "der(" * order + text + ")" * order
 
     # -- declarations -------------------------------------------------------------------
     def _claim(self, local: str) -> None:
@@ -176,19 +236,19 @@ class Component:
         until nothing changes (event iteration)."""
         rules = {}
         for mode, value in updates.items():
-            q = quantity_of(mode) if isinstance(mode, cs.SX) and mode.is_symbolic() else None
+            q = self.quantity(mode) if isinstance(mode, cs.SX) and mode.is_symbolic() else None
             if q is None or q.kind not in ("discrete", "variable") or q.owner is not self:
                 raise EquationError(
                     f"{self.full_name}.event(): {mode!r} is not a discrete mode or variable of "
                     f"{self.full_name}; declare it with self.discrete() or self.variable()"
                 )
             rules[q] = cs.SX(value)
-        crossing = [cs.SX(c) for c in crossings]
+        crossing = tuple(cs.SX(c) for c in crossings)
         if not crossing or any(not c.is_scalar() for c in crossing):
             raise EquationError(
                 f"{self.full_name}.event(): give one or more scalar crossing expressions"
             )
-        self._events.append(Event(self, crossing, rules))
+        self._events.append(Event(self, crossing, tuple(rules.items())))
 
     def initial(self, name: str, value: float | None) -> cs.SX | None:
         """A start value declared as parameter ``name``, so ``simulate(params=)`` can change
@@ -230,7 +290,8 @@ class Component:
                 )
             if not (eq.is_scalar() and eq.is_op(cs.OP_EQ)):
                 raise EquationError(
-                    f"{self.full_name}: equation #{k} '{display(eq)}' is not of the form lhs == rhs"
+                    f"{self.full_name}: equation #{k} '{infix(eq, self.local_name)}' is not of "
+                    "the form lhs == rhs"
                 )
             self._equations.append(Equation(self, k, eq))
 

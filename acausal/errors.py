@@ -34,12 +34,35 @@ class StructureError(ModelError):
     """An unbalanced or structurally singular model."""
 
 
+class OptionError(ModelError, ValueError):
+    """A misused argument of a public function: wrong type, out of range, inconsistent."""
+
+
 class InitializationError(ModelError):
-    """No consistent initial values: conflicting fixed starts or a failed Newton solve."""
+    """No consistent initial values: conflicting fixed starts or a failed Newton solve.
+
+    ``residuals``: the initialization rows with the largest residuals, as (row described
+    for a person, value), worst first, when Newton stopped short; empty otherwise.
+    """
+
+    def __init__(self, message: str, residuals: tuple[tuple[str, float], ...] = ()) -> None:
+        super().__init__(message)
+        self.residuals = tuple(residuals)
 
 
 class SimulationError(ModelError):
-    """The integrator failed during a simulation."""
+    """The integrator failed during a simulation.
+
+    ``time``: when it failed (None if unknown); ``equations``: the equations of the
+    blocks involved (solved by Newton near that time), as text.
+    """
+
+    def __init__(
+        self, message: str, time: float | None = None, equations: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.time = time
+        self.equations = tuple(equations)
 
 
 class UnknownNameError(ModelError, KeyError):

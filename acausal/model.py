@@ -7,15 +7,17 @@ derivatives -> BLT (Tarjan) -> symbolic solution of linear blocks -> semi-explic
 from __future__ import annotations
 
 import gc
+import pickle
 import time as _time
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 
 import casadi as cs
 import numpy as np
 
-from .errors import EquationError, unknown_name
+from .errors import EquationError, OptionError, unknown_name
 from .flatten import FlatDAE, flatten
 from .structure.alias import Reduced, Start, eliminate_aliases
 from .structure.blt import Block, sort_blt
@@ -23,23 +25,34 @@ from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index
-from .symbols import Quantity, check_value, time
+from .symbols import check_value
 from .system import System
+from .table import Table
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Model:
-    """A compiled model: states, algebraic unknowns, BLT blocks, and CasADi expressions."""
+    """A compiled model: every stage's form, the semi-explicit DAE and its named outputs.
+
+    A value: it holds the parameters' default values (copied from the components when
+    compiled; :meth:`with_parameters` gives a model with others), reads nothing of the
+    user's objects, compares equal to a model compiled from an equal system, and pickles
+    (see :meth:`__reduce__`), so it can be sent to a worker process.
+    """
 
     flat: FlatDAE
     reduced: Reduced
     ir: IndexReduced
-    blocks: list[Block]
     dae: SemiExplicit
-    names: list[str]  # every variable and derivative reachable in a result
+    names: tuple[str, ...]  # every variable and derivative reachable in a result
     outputs: cs.SX  # their values in terms of (x, z, p, t)
+    defaults: Table  # parameter name -> value
     breakpoints: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # in terms of p
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: Table = field(default_factory=Table)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index_of", {n: k for k, n in enumerate(self.names)})
+        object.__setattr__(self, "p", cs.vertcat(*[self.flat.sym(n) for n in self.defaults]))
 
     # -- what a user inspects -------------------------------------------------------------
     @property
@@ -47,14 +60,23 @@ class Model:
         return self.flat.name
 
     @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The BLT blocks in solution order, with their kinds."""
+        return self.dae.blocks
+
+    @property
+    def t(self) -> cs.SX:
+        """The model's time symbol."""
+        return self.flat.t
+
+    @property
     def states(self) -> list[str]:
         """Continuous states, then discrete modes."""
-        modes = [q.name for q in self.flat.discretes]
-        return [self.ir.chains[vi][o].name for vi, o in self.ir.states] + modes
+        return [self.ir.name(c) for c in self.ir.states] + list(self.flat.discretes)
 
     @property
     def algebraic(self) -> list[str]:
-        return [self.ir.chains[vi][o].name for vi, o in self.ir.algebraic]
+        return [self.ir.name(c) for c in self.ir.algebraic]
 
     @property
     def index(self) -> int:
@@ -63,31 +85,24 @@ class Model:
 
     @property
     def dummy_derivatives(self) -> list[str]:
-        return sorted(self.ir.chains[vi][o].name for vi, o in self.ir.dummies)
+        return sorted(self.ir.name(c) for c in self.ir.dummies)
 
     @property
     def parameters(self) -> dict[str, float]:
-        """Parameter names and their values in the model (names computed once: a name
-        walks the component hierarchy, which costs at thousands of parameters)."""
-        names = self.__dict__.get("_parameter_names")
-        if names is None:
-            names = self._parameter_names = [p.name for p in self.flat.parameters]
-        return {n: p.value for n, p in zip(names, self.flat.parameters)}
-
-    @property
-    def p(self) -> cs.SX:
-        return cs.vertcat(*[p.sym for p in self.flat.parameters])
-
-    @property
-    def t(self) -> cs.SX:
-        return time
+        """Parameter names and their default values (a copy)."""
+        return dict(self.defaults)
 
     def start(self, col: Col) -> Start | None:
-        return self.reduced.starts.get(self.ir.chains[col[0]][col[1]]) if col[1] == 0 else None
+        return self.reduced.starts.get(self.ir.name(col)) if col[1] == 0 else None
 
-    def parameter_vector(self, params: dict[str, float] | None = None) -> list[float]:
+    def parameter_vector(self, params: Mapping[str, float] | None = None) -> list[float]:
         """Parameter values in model order, with ``params`` overriding by name."""
-        values = self.parameters
+        if params is not None and not isinstance(params, Mapping):
+            raise OptionError(
+                f"params must be a mapping of parameter names to values, e.g. "
+                f"{{'R1.R': 2.0}}; got {type(params).__name__}"
+            )
+        values = dict(self.defaults)
         for key, val in (params or {}).items():
             if key not in values:
                 raise unknown_name("parameter", key, values)
@@ -95,16 +110,18 @@ class Model:
             values[key] = check_value(owner, local, val)
         return list(values.values())
 
+    def with_parameters(self, params: Mapping[str, float]) -> Model:
+        """This model with other default parameter values (nothing recompiles)."""
+        values = dict(zip(self.defaults, self.parameter_vector(params)))
+        return replace(self, defaults=Table(values))
+
     def breakpoint_times(self, p: Sequence[float], t0: float, t1: float) -> tuple[float, ...]:
         """Sorted times in ``(t0, t1)`` where the model's inputs are discontinuous (a
         comparison of ``time`` with an expression of the parameters, as in a step), for
         parameter values ``p``."""
-        fun = getattr(self, "_breakpoint_function", None)
-        if fun is None:
-            fun = cs.Function("breakpoints", [self.p], [self.breakpoints])
-            self._breakpoint_function = fun
         if not self.breakpoints.numel():
             return ()
+        fun = cs.Function("breakpoints", [self.p], [self.breakpoints])
         times = np.asarray(fun(p)).ravel()
         return tuple(sorted({float(t) for t in times if t0 < t < t1}))
 
@@ -124,7 +141,7 @@ class Model:
             "newton": "solved by Newton / IDAS",
         }
         for k, b in enumerate(self.blocks, 1):
-            unknowns = ", ".join(self._describe(c) for c in b.unknowns)
+            unknowns = ", ".join(self.describe(c) for c in b.unknowns)
             size = len(b.equations)
             lines.append(
                 f"block {k} ({size} equation{'s' * (size > 1)}, {kinds[b.kind]}): solves {unknowns}"
@@ -132,11 +149,12 @@ class Model:
             lines += [f"    {self.ir.equations[r].origin}" for r in b.equations]
         return "\n".join(lines)
 
-    def _describe(self, col: Col) -> str:
-        q = self.ir.chains[col[0]][col[1]]
-        return describe_unknown(self.reduced, q) if col[1] == 0 else q.name
+    def describe(self, col: Col) -> str:
+        """An unknown column by name, with the aliases merged into it."""
+        name = self.ir.name(col)
+        return describe_unknown(self.reduced, name) if col[1] == 0 else name
 
-    def __str__(self) -> str:
+    def summary(self) -> str:
         return (
             f"Model {self.name}: {len(self.flat.variables)} variables, "
             f"{len(self.reduced.eliminated)} aliases eliminated, {len(self.ir.states)} states, "
@@ -144,47 +162,103 @@ class Model:
             f" index {self.index}, {len(self.blocks)} BLT blocks"
         )
 
+    def __str__(self) -> str:
+        return self.summary() + "\n" + self.blt()
+
+    def __repr__(self) -> str:
+        return f"<{self.summary()}>"
+
+    def dump(self) -> str:
+        """Every stage's form, as a compiler's dump: flat, aliases, index reduction, BLT,
+        the semi-explicit DAE and the parameter defaults."""
+        dae = self.dae
+        parts = [str(self.flat), str(self.reduced), str(self.ir), self.blt()]
+        parts.append(f"x = {dae.x}\nz = {dae.z}\nx' = {dae.ode}\n0 = {dae.alg}")
+        parts.append(f"values = {dae.values}\nzero = {dae.zero}\nupdate = {dae.update}")
+        parts.append(
+            "\n".join(f"{n} = {o}" for n, o in zip(self.names, cs.vertsplit(self.outputs)))
+        )
+        parts.append(f"breakpoints = {self.breakpoints}")
+        parts.append("\n".join(f"default {n} = {v:.17g}" for n, v in self.defaults.items()))
+        return "\n\n".join(parts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Model):
+            return NotImplemented
+        return self is other or self.dump() == other.dump()
+
     def check_name(self, name: str) -> int:
         """Position of ``name`` in :attr:`names`, or an error listing close matches."""
-        idx = self._name_index.get(name)
+        idx = self._index_of.get(name) if isinstance(name, str) else None
         if idx is None:
+            if not isinstance(name, str):
+                raise OptionError(
+                    f"variables are looked up by name (e.g. 'C1.v'), got {type(name).__name__} "
+                    f"{name!r}"
+                )
             raise unknown_name("variable", name, self.names)
         return idx
 
-    def __post_init__(self) -> None:
-        self._name_index = {n: k for k, n in enumerate(self.names)}
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._index_of
+
+    def __reduce__(self) -> tuple:
+        """Pickle every form in one CasADi serialization context, so that the symbols the
+        forms share stay one symbol after unpickling."""
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        with cs.global_pickle_context():
+            blob = pickle.dumps(state)
+        return (_unpickle_model, (blob,))
 
 
-def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by the design
-    """Run the structural pipeline on ``system``; see the module docstring.
+def _unpickle_model(blob: bytes) -> Model:
+    with cs.global_unpickle_context():
+        state = pickle.loads(blob)
+    return Model(**state)
 
-    Python's cyclic garbage collector is paused meanwhile: the stages allocate millions of
-    small objects that form no cycles, and its repeated full scans made large models
-    (10,000 stages of an RC ladder) 15 % slower.
-    """
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused inside the ``with``, restored after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _compile(system)
+        yield
     finally:
         if enabled:
             gc.enable()
 
 
-def _compile(system: System) -> Model:
-    timings = {}
+def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by the design
+    """Run the structural pipeline on ``system``; see the module docstring. Each stage is a
+    function of :mod:`acausal.structure` that can be called on its own.
+
+    Python's cyclic garbage collector is paused meanwhile (and restored): the stages
+    allocate millions of small objects that form no cycles, and its repeated full scans
+    made large models (10,000 stages of an RC ladder) 15 % slower.
+    """
+    if not isinstance(system, System):
+        raise OptionError(f"compile() takes an ac.System, got {type(system).__name__}")
+    with paused_gc():
+        timings = {}
+        tic = _time.perf_counter()
+        flat = flatten(system)
+        timings["flatten"] = _time.perf_counter() - tic
+        if flat.unconnected:
+            names = ", ".join(flat.unconnected[:10])
+            more = "" if len(flat.unconnected) <= 10 else f" and {len(flat.unconnected) - 10} more"
+            warnings.warn(
+                f"{system.name}: unconnected connectors {names}{more} get zero flow",
+                stacklevel=2,
+            )
+        return assemble(flat, timings)
+
+
+def assemble(flat: FlatDAE, timings: dict[str, float] | None = None) -> Model:
+    """The stages after flattening: aliases, index reduction, BLT, causalization, outputs."""
+    timings = dict(timings or {})
     tic = _time.perf_counter()
-    flat = flatten(system)
-    timings["flatten"] = _time.perf_counter() - tic
-    if flat.unconnected:
-        names = ", ".join(c.name for c in flat.unconnected[:10])
-        more = "" if len(flat.unconnected) <= 10 else f" and {len(flat.unconnected) - 10} more"
-        warnings.warn(
-            f"{system.name}: unconnected connectors {names}{more} get zero flow",
-            stacklevel=3,
-        )
-    tic = _time.perf_counter()
-    red = eliminate_aliases(flat, {p.name: p.value for p in flat.parameters})
+    red = eliminate_aliases(flat)
     timings["aliases"] = _time.perf_counter() - tic
     tic = _time.perf_counter()
     ir = reduce_index(red)
@@ -194,56 +268,55 @@ def _compile(system: System) -> Model:
     timings["blt"] = _time.perf_counter() - tic
     tic = _time.perf_counter()
     dae = causalize(ir, blocks)
-    names, outputs = _outputs(flat, red, ir, dae)
+    names, outputs = _outputs(ir, dae)
     if flat.discretes:
-        dae = _with_events(red, ir, dae, names, outputs)
+        dae = _with_events(ir, dae, names, outputs)
     timings["causalize"] = _time.perf_counter() - tic
     breakpoints = _breakpoints(red)
-    return Model(flat, red, ir, blocks, dae, names, outputs, breakpoints, timings)
+    defaults = Table(flat.parameter_values)
+    return Model(flat, red, ir, dae, tuple(names), outputs, defaults, breakpoints, Table(timings))
 
 
 def _with_events(
-    red: Reduced, ir: IndexReduced, dae: SemiExplicit, names: list[str], outputs: cs.SX
+    ir: IndexReduced, dae: SemiExplicit, names: list[str], outputs: cs.SX
 ) -> SemiExplicit:
     """Append the discrete modes to the states (zero rate), with the crossing functions and
     one round of updates of the whole state (re-initialized states, new modes) in terms of
     (x, z, p, t). A re-initialized variable is mapped through alias elimination onto its
     representative, which must be a state."""
+    red = ir.reduced
     flat = red.flat
-    rules: dict[Quantity, cs.SX] = {}
+    rules: dict[str, cs.SX] = {}
     for ev in flat.events:
-        for q, rule in ev.updates.items():
+        for q, rule in ev.updates:
             sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
             if root is None:
-                raise EquationError(f"an event re-initializes {q.name}, which is a constant")
+                raise EquationError(f"an event re-initializes {q}, which is a constant")
             if root in rules:
-                raise EquationError(f"two events update {q.name}; merge them")
+                raise EquationError(f"two events update {q}; merge them")
             rules[root] = (rule - const) / sign
-    states = [ir.chains[vi][o] for vi, o in ir.states]
+    states = [ir.name(c) for c in ir.states]
     for q in rules:
-        if q.kind == "variable" and q not in states:
+        if flat.symbols[q].kind == "variable" and q not in states:
             raise EquationError(
-                f"an event re-initializes {q.name}, but index reduction made it algebraic; "
-                f"re-initialize one of the states: {', '.join(s.name for s in states)}"
+                f"an event re-initializes {q}, but index reduction made it algebraic; "
+                f"re-initialize one of the states: {', '.join(states)}"
             )
     crossings = [c for ev in flat.events for c in ev.crossings]
-    updates = [rules.get(q, q.sym) for q in states + flat.discretes]
+    updates = [rules.get(q, ir.symbols[q].sym) for q in states + list(flat.discretes)]
     position = {n: k for k, n in enumerate(names)}
-    known = [q for q in flat.variables] + [q for ch in ir.chains for q in ch[1:]]
-    old = cs.vertcat(*[q.sym for q in known])
-    new = cs.vertcat(*[outputs[position[q.name]] for q in known])
+    known = list(flat.variables) + [q for ch in ir.chains for q in ch[1:]]
+    old = cs.vertcat(*[ir.symbols[q].sym for q in known])
+    new = cs.vertcat(*[outputs[position[q]] for q in known])
     zero, update = cs.substitute([cs.vertcat(*crossings), cs.vertcat(*updates)], [old], [new])
-    modes = cs.vertcat(*[q.sym for q in flat.discretes])
-    return SemiExplicit(
-        cs.vertcat(dae.x, modes),
-        dae.z,
-        cs.vertcat(dae.ode, cs.DM.zeros(modes.numel())),
-        dae.alg,
-        dae.values,
-        dae.alg_blocks,
-        modes.numel(),
-        zero,
-        update,
+    modes = cs.vertcat(*[flat.sym(q) for q in flat.discretes])
+    return replace(
+        dae,
+        x=cs.vertcat(dae.x, modes),
+        ode=cs.vertcat(dae.ode, cs.DM.zeros(modes.numel())),
+        modes=modes.numel(),
+        zero=zero,
+        update=update,
     )
 
 
@@ -252,8 +325,9 @@ def _breakpoints(red: Reduced) -> cs.SX:
     equations that depend on time: the times where inputs jump or kink."""
     if not red.equations:
         return cs.SX(0, 1)
+    t = red.flat.t
     res = [e.residual for e in red.equations]
-    rows = np.nonzero(np.diff(incidence(res, [time]).indptr))[0]
+    rows = np.nonzero(np.diff(incidence(res, [t]).indptr))[0]
     found: list[cs.SX] = []
     for r in rows:
         stack, budget = [res[r]], 10_000
@@ -265,47 +339,41 @@ def _breakpoints(red: Reduced) -> cs.SX:
             if e.op() in (cs.OP_LE, cs.OP_LT):
                 a, b = e.dep(0), e.dep(1)
                 for side, other in ((a, b), (b, a)):
-                    if (
-                        side.is_symbolic()
-                        and side.name() == "time"
-                        and not cs.depends_on(other, time)
-                    ):
+                    if side.is_symbolic() and side.name() == "time" and not cs.depends_on(other, t):
                         found.append(other)
             stack += [e.dep(k) for k in range(e.n_dep())]
     return cs.vertcat(*found) if found else cs.SX(0, 1)
 
 
-def _outputs(flat: FlatDAE, red: Reduced, ir: IndexReduced, dae: SemiExplicit):
+def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     """Names and expressions in (x, z, p, t) of every variable and derivative.
 
     An eliminated alias is ``sign * representative + constant``; the vector of all outputs is
     assembled with three vector operations rather than one CasADi call per name.
     """
+    red = ir.reduced
+    flat = red.flat
     names: list[str] = []
     base: list[cs.SX] = []
     signs: list[float] = []
     offsets: list[float] = []
-    seen: set[int] = set()
 
-    def add(name: str, q: Quantity) -> None:
+    def add(name: str, q: str) -> None:
         sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
         names.append(name)
-        base.append(root.sym if root is not None else cs.SX(0))
+        base.append(ir.symbols[root].sym if root is not None else cs.SX(0))
         signs.append(sign)
         offsets.append(const)
 
     for q in flat.variables:
-        if q.uid not in seen:
-            seen.add(q.uid)
-            add(q.name, q)
-    for name, q in flat.names.items():  # exposed connectors of hierarchical components
-        if q.kind == "variable" and name != q.name:
-            add(name, q)
+        add(q, q)
+    for name, q in flat.aliases.items():  # exposed connectors of hierarchical components
+        add(name, q)
     for chain in ir.chains:
         for q in chain[1:]:
-            add(q.name, q)
+            add(q, q)
     for q in flat.discretes:
-        add(q.name, q)
+        add(q, q)
     out = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets)
     alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
     if alg.numel():

@@ -11,8 +11,6 @@ from collections.abc import Callable
 
 import casadi as cs
 
-from .symbols import quantity_of
-
 _BINARY = {  # op: (text, precedence, right operand needs parentheses at equal precedence)
     cs.OP_ADD: (" + ", 1, False),
     cs.OP_SUB: (" - ", 1, True),
@@ -95,5 +93,5 @@ def _text(e: cs.SX, name: Callable[[cs.SX], str]) -> tuple[str, int]:
 
 
 def named(expr: cs.SX | float) -> str:
-    """Text of an expression with every symbol under its full dotted name."""
-    return infix(cs.SX(expr), lambda s: "time" if s.name() == "time" else quantity_of(s).name)
+    """Text of an expression of a compiled form (whose symbols carry dotted names)."""
+    return infix(cs.SX(expr))

@@ -1,21 +1,21 @@
 """Scalar quantities of a model and the symbolic operations on them.
 
-Every variable, parameter and derivative is a CasADi ``SX`` symbol named ``@@<uid>``; the
-:class:`Quantity` behind it (owner, local name, start value, derivative) is found from the
-uid. The uid keeps names unique while a component does not yet know its place in a
-hierarchy; :func:`display` turns ``@@<uid>`` back into dotted names for people.
+A symbol is identified by its *name*, never by a table: a component's variable, parameter
+or discrete mode is a CasADi ``SX`` symbol named ``@<kind><token>:<local>``, where the kind
+letter is ``v`` (variable), ``p`` (parameter) or ``m`` (discrete mode) and ``token`` is the
+owning component's random token; ``der(x)`` is the symbol named ``der(<name of x>)``.
+Two symbols with one name are one quantity: flattening (:mod:`acausal.flatten`) gathers
+them by name and renames every one to its dotted name (``C1.v``, ``der(C1.v)``), so a
+copied or unpickled component keeps its meaning, and nothing here keeps a registry.
 
 ``der(e)`` of an expression follows the chain rule,
-``d/dt e(q, p, t) = sum_k (de/dq_k) der(q_k) + de/dt`` with parameters ``p`` constant.
+``d/dt e(q, p, t) = sum_k (de/dq_k) der(q_k) + de/dt`` with parameters and modes constant.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import re
-import weakref
-from collections.abc import Callable
+import secrets
 from numbers import Real
 from typing import TYPE_CHECKING
 
@@ -26,40 +26,48 @@ from .errors import EquationError, ParameterError
 if TYPE_CHECKING:
     from .component import Component
 
-_UIDS = itertools.count(1)
-_REGISTRY: weakref.WeakValueDictionary[int, Quantity] = weakref.WeakValueDictionary()
-_UID = re.compile(r"@@(\d+)")
-
-#: The independent variable of every model.
+#: The independent variable of every model (forms carry their own ``t`` after compiling).
 time = cs.SX.sym("time")
+
+KIND_LETTERS = {"variable": "v", "parameter": "p", "discrete": "m"}
+_CONSTANT_LETTERS = ("p", "m")
+
+
+def new_token() -> str:
+    """A random token for a component's symbols: unique across processes and copies."""
+    return secrets.token_hex(5)
+
+
+def derivative_name(name: str, order: int = 1) -> str:
+    """``der(der(name))`` for ``order`` 2."""
+    return "der(" * order + name + ")" * order
+
+
+def split_derivative(name: str) -> tuple[str, int]:
+    """``("x", 2)`` for ``der(der(x))``."""
+    order = 0
+    while name.startswith("der(") and name.endswith(")"):
+        name, order = name[4:-1], order + 1
+    return name, order
+
+
+def is_constant_name(name: str) -> bool:
+    """Parameters and discrete modes (constant between events) by their symbol's name."""
+    return len(name) > 1 and name[0] == "@" and name[1] in _CONSTANT_LETTERS
 
 
 class Quantity:
-    """A scalar unknown, derivative or parameter of a component.
+    """A scalar unknown, parameter or discrete mode declared by a component.
 
-    ``kind`` is ``"variable"``, ``"parameter"`` or ``"derivative"``; a derivative has
-    ``base`` (the undifferentiated variable) and ``order`` >= 1.
+    ``kind`` is ``"variable"``, ``"parameter"`` or ``"discrete"``; ``sym`` is its symbol,
+    named from the owner's token and the local name (see the module docstring).
     """
 
-    __slots__ = (
-        "owner",
-        "local",
-        "kind",
-        "uid",
-        "sym",
-        "start",
-        "fixed",
-        "value",
-        "state_priority",
-        "base",
-        "order",
-        "_der",
-        "__weakref__",
-    )
+    __slots__ = ("owner", "local", "kind", "sym", "start", "fixed", "value", "state_priority")
 
     def __init__(
         self,
-        owner: Component | None,
+        owner: Component,
         local: str,
         kind: str,
         *,
@@ -67,22 +75,15 @@ class Quantity:
         fixed: bool = False,
         value: float | None = None,
         state_priority: int = 0,
-        base: Quantity | None = None,
-        order: int = 0,
     ) -> None:
         self.owner = owner
         self.local = local
         self.kind = kind
-        self.uid = next(_UIDS)
-        self.sym = cs.SX.sym(f"@@{self.uid}")
+        self.sym = cs.SX.sym(f"@{KIND_LETTERS[kind]}{owner.token}:{local}")
         self.start = start
         self.fixed = fixed
         self.value = value
         self.state_priority = state_priority
-        self.base = base if base is not None else self
-        self.order = order
-        self._der: Quantity | None = None
-        _REGISTRY[self.uid] = self
 
     @property
     def is_constant(self) -> bool:
@@ -91,46 +92,11 @@ class Quantity:
 
     @property
     def name(self) -> str:
-        """Full dotted name, e.g. ``motor.R.p.v`` or ``der(C1.v)``."""
-        if self.order:
-            inner = self.base.name
-            for _ in range(self.order):
-                inner = f"der({inner})"
-            return inner
-        prefix = self.owner.full_name if self.owner is not None else ""
-        return f"{prefix}.{self.local}" if prefix else self.local
-
-    def derivative(self) -> Quantity:
-        """The quantity ``der(self)``, created on first use."""
-        if self.is_constant:
-            raise EquationError(
-                f"der() of {self.kind} {self.name} is zero by definition; remove it"
-            )
-        if self._der is None:
-            self._der = Quantity(
-                self.owner, self.local, "derivative", base=self.base, order=self.order + 1
-            )
-        return self._der
+        """Full dotted name, e.g. ``motor.R.p.v``."""
+        return f"{self.owner.full_name}.{self.local}"
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}>"
-
-
-def quantity_named(name: str) -> Quantity:
-    """The :class:`Quantity` whose symbol is named ``name`` (``@@<uid>``)."""
-    m = _UID.fullmatch(name)
-    q = _REGISTRY.get(int(m.group(1))) if m else None
-    if q is None:
-        raise EquationError(
-            f"symbol {name!r} was not declared by a component; create variables with "
-            "Component.variable() or Component.parameter()"
-        )
-    return q
-
-
-def quantity_of(sym: cs.SX) -> Quantity:
-    """The :class:`Quantity` behind a symbol created by this module."""
-    return quantity_named(sym.name())
 
 
 def der(expr: cs.SX | float) -> cs.SX:
@@ -139,26 +105,22 @@ def der(expr: cs.SX | float) -> cs.SX:
     if not expr.is_scalar():
         return cs.vertcat(*[der(expr[k]) for k in range(expr.numel())])
     if expr.is_symbolic():
-        if expr.name() == "time":
+        name = expr.name()
+        if name == "time":
             return cs.SX(1)
-        q = quantity_of(expr)
-        return cs.SX(0) if q.is_constant else q.derivative().sym
+        if is_constant_name(name):
+            return cs.SX(0)
+        if not (name.startswith("@") or name.startswith("der(")):
+            raise EquationError(
+                f"der(): symbol {name!r} was not declared by a component; create variables "
+                "with Component.variable()"
+            )
+        return cs.SX.sym(derivative_name(name))
     syms = cs.symvar(expr)
     if not syms:
         return cs.SX(0)
     rates = cs.vertcat(*[der(s) for s in syms])
     return cs.jtimes(expr, cs.vertcat(*syms), rates)
-
-
-def display(text: str | cs.SX, namer: Callable[[Quantity], str] | None = None) -> str:
-    """Replace ``@@<uid>`` in ``text`` by the quantities' names (full names by default)."""
-    namer = namer or (lambda q: q.name)
-
-    def repl(m: re.Match[str]) -> str:
-        q = _REGISTRY.get(int(m.group(1)))
-        return namer(q) if q is not None else m.group(0)
-
-    return _UID.sub(repl, str(text))
 
 
 def check_value(owner: str, name: str, value: object) -> float:

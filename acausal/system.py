@@ -33,12 +33,20 @@ class System:
             other = self._components.get(root.name)
             if other is root:
                 continue
+            owner = root._system
+            if owner is not None and owner is not self:
+                raise ConnectError(
+                    f"component {root.name} already belongs to system {owner.name}; a "
+                    "component instance can be part of one system only: build new instances "
+                    "(call your builder again) or copy the system with copy.deepcopy"
+                )
             if other is not None:
                 raise NameClashError(
                     f"two components are named {root.name!r} ({type(other).__name__} and "
                     f"{type(root).__name__}); give each a unique name"
                 )
             self._components[root.name] = root
+            object.__setattr__(root, "_system", self)
 
     def connect(self, *connectors: Connector) -> None:
         """Connect two or more connectors of the same type."""

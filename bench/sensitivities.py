@@ -18,9 +18,10 @@ import numpy as np
 
 import acausal as ac
 import learning as ln
+from acausal import compile as compiled
 from bench.machine import machine
 from examples.learn_cauer import SAMPLES, cauer, laws
-from solvers.simulate import _simulator, compiled
+from solvers.simulate import simulator
 
 
 def best(repeats: int, fun, *args) -> float:
@@ -43,7 +44,7 @@ def main() -> None:
         unknown = ln.Unknown("R1", ac.Pin, law=law)
         model = compiled(cauer(unknown))
         p = np.array(list(model.parameters.values()))
-        sim = _simulator(model, SAMPLES, 1e-8, 1e-10, p)
+        sim = simulator(model, SAMPLES, 1e-8, 1e-10, p)
         which = [list(model.parameters).index(n) for n in unknown.parameter_names()]
         ours = sim.sensitivities(p, which)[2]
         theirs = sim._forward_sensitivities(p, which)[0]

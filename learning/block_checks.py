@@ -50,9 +50,8 @@ class BlockReport:
 
 
 def _name(sym: cs.SX) -> str:
-    from acausal.symbols import quantity_of
-
-    return "time" if sym.name() == "time" else quantity_of(sym).name
+    """A compiled model's symbols carry their dotted names."""
+    return sym.name()
 
 
 def analysed_blocks(model: ac.Model) -> list[int]:
@@ -93,7 +92,7 @@ def check_blocks(
             k + 1,
             block.kind,
             [ir.equations[r].origin for r in block.equations],
-            [model._describe(c) for c in block.unknowns],
+            [model.describe(c) for c in block.unknowns],
             sorted({o for o in owners if o != "connections"}),
         )
         jac_p = cs.substitute(jac, model.p, cs.DM(p))

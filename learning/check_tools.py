@@ -12,8 +12,6 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
 
-from acausal.symbols import quantity_of
-
 from .constitutive import Constitutive
 
 DEFAULT_HALF_WIDTH = 10.0  # box half-width without a trajectory
@@ -36,15 +34,14 @@ class Finding:
 class Context:
     """What every check needs: parameter values, the trajectory, the box, sample count."""
 
-    values: dict[str, float]  # parameter full name -> value
+    values: dict[str, float]  # parameter value by full name and by its symbol's name
     result: object | None  # solvers.Result or None
     box: Mapping | None
     samples: int
     t_range: tuple[float, float]
 
     def param_value(self, sym: cs.SX) -> float:
-        q = quantity_of(sym)
-        return float(self.values.get(q.name, q.value))
+        return float(self.values[sym.name()])
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -58,8 +55,8 @@ def at_values(expr: cs.SX, ctx: Context) -> cs.SX:
 
 
 def _is_param(sym: cs.SX) -> bool:
-    """A model parameter (fresh analysis symbols are not named ``@@<uid>``)."""
-    return sym.name().startswith("@@") and quantity_of(sym).kind == "parameter"
+    """A component's parameter (see :mod:`acausal.symbols` for how symbols are named)."""
+    return sym.name().startswith("@p")
 
 
 def real_symbol(name: str) -> sp.Symbol:
@@ -67,10 +64,10 @@ def real_symbol(name: str) -> sp.Symbol:
 
 
 def namer(sym: cs.SX) -> sp.Symbol:
+    """A component's symbol by its local name (``@p<token>:R`` -> ``R``), others as named."""
     name = sym.name()
-    if name.startswith("@@"):
-        q = quantity_of(sym)
-        return real_symbol(q.local if q.owner is not None else q.name)
+    if name.startswith("@"):
+        return real_symbol(name.partition(":")[2])
     return real_symbol(name)
 
 

@@ -46,9 +46,8 @@ import casadi as cs
 import numpy as np
 
 from acausal.errors import ModelError
-from acausal.symbols import quantity_of
+from solvers import simulator
 from solvers.capture import native_stderr
-from solvers.simulate import _simulator
 
 from .unknown import Unknown
 
@@ -114,7 +113,7 @@ def power_expressions(model: Any, system: Any) -> list[tuple[str, cs.SX]]:
         if not isinstance(c, Unknown):
             continue
         syms = cs.symvar(c.power)
-        values = [model.outputs[model.check_name(quantity_of(s).name)] for s in syms]
+        values = [model.outputs[model.check_name(c.name_of(s))] for s in syms]
         out.append((c.full_name, cs.substitute(c.power, cs.vertcat(*syms), cs.vertcat(*values))))
     return out
 
@@ -288,7 +287,7 @@ def _experiment(
     times[ends, -1] -= 1e-9 * h[ends]
     # the start guess: IDAS at the start parameters on the collocation times
     sim_grid = np.concatenate([[grid[0]], times.ravel()])
-    sim = _simulator(model, sim_grid, rtol, atol, pvals)
+    sim = simulator(model, sim_grid, rtol, atol, pvals)
     with native_stderr([]):
         xs, zs = sim.run(pvals)
     xs, zs = xs.reshape(nx, sim_grid.size), zs.reshape(nz, sim_grid.size)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import casadi as cs
 
 import acausal as ac
-from acausal.symbols import quantity_of, time
+from acausal.symbols import split_derivative, time
 
 POWER_ORDER: dict[str, int | None] = {"i/v": 0, "f/s": 1, "tau/phi": 1, "Q/T": None}
 
@@ -110,7 +110,7 @@ class Constitutive:
 
 def two_connectors(comp: ac.Component) -> tuple[ac.Connector, ac.Connector] | None:
     """The component's own two connectors of one type with one potential and one flow."""
-    own = [c for c in comp._connectors.values() if c.owner is comp]
+    own = list(comp.own_connectors.values())
     if len(own) != 2 or own[0].ctype is not own[1].ctype or len(own[0].ctype.flows) != 1:
         return None
     return own[0], own[1]
@@ -151,7 +151,7 @@ def constitutive(comp: ac.Component) -> Constitutive | None:
     a, b = pair
     flow, pot = a.ctype.flows[0], a.ctype.potentials[0]
     out = Constitutive(comp, "other", connectors=(a.name, b.name), flow=flow, potential=pot)
-    if not comp._equations:
+    if not comp.declared_equations:
         out.note = "declares no equations of its own"
         return out
     roles = {
@@ -161,18 +161,20 @@ def constitutive(comp: ac.Component) -> Constitutive | None:
         b.quantities[pot]: "x_b",
     }
     syms = _Symbols()
-    res = cs.vertcat(*[e.residual for e in comp._equations])
+    res = cs.vertcat(*[e.residual for e in comp.declared_equations])
     old, new, internals = [], [], set()
     for s in cs.symvar(res):
         if s.name() == "time":
             continue
-        q = quantity_of(s)
-        if q.kind == "parameter":
+        base = comp.quantity(s)
+        if base is None:
+            out.note = f"its equations use {s.name()}, a variable of another component"
+            return out
+        if base.kind == "parameter":
             continue
-        if q.kind == "discrete":
+        if base.kind == "discrete":
             out.note = "has discrete modes (events): not analysed"
             return out
-        base = q.base
         if base in roles:
             key = roles[base]
         elif base.owner is comp:
@@ -182,7 +184,7 @@ def constitutive(comp: ac.Component) -> Constitutive | None:
             out.note = f"its equations use {base.name}, a variable of another component"
             return out
         old.append(s)
-        new.append(syms.get(key, q.order))
+        new.append(syms.get(key, split_derivative(s.name())[1]))
     eqs = cs.vertsplit(cs.substitute(res, cs.vertcat(*old), cs.vertcat(*new))) if old else []
     left = _eliminate(eqs, internals, syms)
     if left is None:

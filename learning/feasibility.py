@@ -20,11 +20,9 @@ capacitors (:mod:`learning.small_capacitors`) and checks the modified system.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -44,11 +42,9 @@ __all__ = [
     "BlockReport",
     "Finding",
     "with_small_capacitors",
-    "main_check",
 ]
 
 DEFAULT_T_END = 10.0
-_AT = re.compile(r"failed at t = ([-+0-9.eE]+)")
 _MARK = {"error": "[error]  ", "warning": "[warning]", "ok": "[ok]     ", "info": "[info]   "}
 
 
@@ -179,27 +175,31 @@ def check_feasibility(
                 "flow, and Proposition 3.1's conditions become sufficient.",
             )
         )
-    from solvers.simulate import compiled
-
     model, result, failed = None, None, False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            model = compiled(system)
+            model = ac.compile(system)
     except ModelError as exc:
         findings.append(Finding("structure", "error", f"the model does not compile: {exc}"))
     values = _parameter_values(system, model, params)
     t_end = DEFAULT_T_END if t_end is None else float(t_end)
     if simulate and model is not None:
-        result, failed, sim_finding = _simulate(system, t_start, t_end, dt, params, rtol, atol)
+        result, failed, sim_finding = _simulate(model, t_start, t_end, dt, params, rtol, atol)
         findings.append(sim_finding)
-    ctx = Context(values, result, box, int(samples), (t_start, t_end))
+    raw = {  # the components' own parameter symbols by name -> value
+        q.sym.name(): values.get(q.name, q.value)
+        for comp in system.all_components()
+        for q in comp.quantities.values()
+        if q.kind == "parameter"
+    }
+    ctx = Context(values | raw, result, box, int(samples), (t_start, t_end))
     components: dict[str, ComponentReport] = {}
     skipped = []
     for comp in system.all_components():
         con = constitutive(comp)
         if con is None:
-            if comp._equations:
+            if comp.declared_equations:
                 skipped.append(comp.full_name)
             continue
         law = law_text(con) if con.relations else ""
@@ -257,14 +257,14 @@ def _parameter_values(
     values = {
         q.name: float(q.value)
         for comp in system.all_components()
-        for q in comp._quantities.values()
+        for q in comp.quantities.values()
         if q.kind == "parameter"
     }
     return values | {k: float(v) for k, v in (params or {}).items()}
 
 
 def _simulate(
-    system: ac.System,
+    system: ac.Model,
     t_start: float,
     t_end: float,
     dt: float | None,
@@ -282,9 +282,9 @@ def _simulate(
         return res, False, Finding("simulation", "ok", msg)
     except ModelError as exc:
         text = str(exc).splitlines()[0]
-        m = _AT.search(str(exc))
         res = None
-        t_fail = float(m.group(1)) if m else t_start
+        t_fail = getattr(exc, "time", None)
+        t_fail = t_start if t_fail is None else t_fail
         for fraction in (0.995, 0.95, 0.8) if t_fail > t_start else ():
             stop = t_start + fraction * (t_fail - t_start)
             step = dt if dt is not None and dt < (stop - t_start) / 20 else (stop - t_start) / 200
@@ -297,23 +297,3 @@ def _simulate(
             f"; the checks use the trajectory up to t = {res.t[-1]:.4g}" if res is not None else ""
         )
         return res, True, Finding("simulation", "error", f"{text}{used}", data={"error": str(exc)})
-
-
-def main_check(
-    path: str | Path,
-    *,
-    t_end: float | None = None,
-    dt: float | None = None,
-    params: Mapping[str, float] | None = None,
-    small_capacitor: float | None = None,
-) -> int:
-    """``acausal check --feasibility FILE.py``: load the file's ``system`` (or ``build()``),
-    print the report; returns the exit code (0 feasible, 1 problems found). Loading errors
-    propagate as the command line's own errors."""
-    from solvers.cli import load_system
-
-    report = check_feasibility(
-        load_system(path), t_end=t_end, dt=dt, params=params, small_capacitor=small_capacitor
-    )
-    print(report)
-    return 0 if report.ok else 1

@@ -38,20 +38,20 @@ equal ``sqrt(L_fail / m)``. A finite penalty, not ``inf``: Powell's and Nelder-M
 searches and MINPACK need finite values; any trust-region or simplex step onto a failure is
 then rejected. The start point must simulate (else a :class:`~acausal.ModelError` says why).
 
-The fitted system: the fitted values are written into the parameters of every experiment's
-system (the compiled model reads parameter values live, so nothing recompiles), so
-``simulate(fit.system, ...)`` simulates the fitted model and a second ``fit`` starts where
-this one ended; ``fit.start`` keeps the values before. A copy was not an option:
-``copy.deepcopy`` of a System recurses forever in ``Connector.__getattr__``, and symbols find
-their quantities through a global uid registry, so a copy would not be independent.
+Fits return, never write: each experiment's system is compiled once, the optimizer varies
+the parameters as simulation inputs, and the result carries the fitted values, the fitted
+models (the compiled ones with the fitted values as defaults) and copies of the systems
+with the fitted values; the user's systems and components are unchanged, so a second
+``fit`` from the same start gives the same result.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,7 +65,7 @@ from acausal.errors import (
     SimulationError,
     unknown_name,
 )
-from solvers import Result, compiled, simulate
+from solvers import Result, simulate
 from solvers.capture import native_stderr
 
 from .unknown import Unknown
@@ -97,16 +97,18 @@ class FitProgress:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class FitResult:
-    """The outcome of :func:`fit`.
+    """The outcome of :func:`fit`; a value that pickles (e.g. back from a worker process).
 
     ``params``: fitted values by name; ``weights``: the constrained weights of each
     :class:`~learning.Unknown` (by component name) at ``params``; ``loss`` = ``L(params)``;
     ``loss_history``: ``L`` at every objective evaluation in order (``nan`` for failed
-    ones); ``start``: the start values. ``system`` (the first experiment's, ``systems`` all)
-    carries the fitted values as its parameter values, so ``simulate(fit.system, ...)``
-    reproduces the fit; :meth:`simulate` applies ``params`` explicitly.
+    ones); ``start``: the start values. ``models`` (``model``: the first experiment's) are
+    the compiled models with the fitted values as their parameter defaults, so
+    ``simulate(fit.model, ...)`` or :meth:`simulate` reproduces the fit; ``systems``
+    (``system``) are new systems, copies of yours with the fitted values (yours are
+    unchanged).
     """
 
     params: dict[str, float]
@@ -121,21 +123,22 @@ class FitResult:
     method: str
     start: dict[str, float]
     n_iterations: int
-    systems: list[ac.System] = field(default_factory=list)
+    models: tuple[ac.Model, ...] = ()
+    systems: tuple[ac.System, ...] = ()
     last_failure: str = ""
+
+    @property
+    def model(self) -> ac.Model:
+        return self.models[0]
 
     @property
     def system(self) -> ac.System:
         return self.systems[0]
 
     def simulate(self, experiment: int = 0, **kwargs: Any) -> Result:
-        """:func:`solvers.simulate` of experiment ``experiment``'s system with the fitted
-        parameters (``params=`` in ``kwargs`` overrides some of them)."""
-        system = self.systems[experiment]
-        own = compiled(system).parameters
-        params = {k: v for k, v in self.params.items() if k in own}
-        params |= kwargs.pop("params", None) or {}
-        return simulate(system, params=params, **kwargs)
+        """:func:`solvers.simulate` of experiment ``experiment``'s fitted model
+        (``params=`` in ``kwargs`` overrides some of the values)."""
+        return simulate(self.models[experiment], **kwargs)
 
     def __str__(self) -> str:
         lines = [
@@ -159,9 +162,10 @@ class _Experiment:
         weights: Mapping[str, Any],
         names: Sequence[str],
         t_start: float,
+        model: ac.Model | None = None,
     ) -> None:
         self.system = system
-        self.model = compiled(system)
+        self.model = model if model is not None else ac.compile(system)
         t_key = "t" if "t" in data else "time" if "time" in data else None
         if t_key is None:
             raise ModelError(f"fit: the data for {system.name} need the sample times as 't'")
@@ -211,7 +215,7 @@ class _Experiment:
         params = {names[k]: float(x[k]) for k in self.columns}
         sens = [names[k] for k in self.columns] if jac else ()
         res = simulate(
-            self.system, grid=self.grid, rtol=rtol, atol=atol, params=params, sensitivities=sens
+            self.model, grid=self.grid, rtol=rtol, atol=atol, params=params, sensitivities=sens
         )
         r = [
             s * (res[n][self.offset :][m] - ym)
@@ -242,9 +246,14 @@ class Objective:
         rtol: float = 1e-8,
         atol: float = 1e-10,
         t_start: float = 0.0,
+        models: Sequence[ac.Model] | None = None,
     ) -> None:
         self.names = list(names)
-        self.exps = [_Experiment(s, d, weights or {}, self.names, t_start) for s, d in experiments]
+        models = list(models) if models is not None else [None] * len(experiments)
+        self.exps = [
+            _Experiment(s, d, weights or {}, self.names, t_start, m)
+            for (s, d), m in zip(experiments, models)
+        ]
         self.rtol, self.atol = rtol, atol
         self.size = sum(e.size for e in self.exps)
         self.fail_loss = PENALTY * max(sum(e.penalty() for e in self.exps), 1e-300)
@@ -344,6 +353,20 @@ class _Progress:
         )
 
 
+def _own(values: Mapping[str, float], model: ac.Model) -> dict[str, float]:
+    return {k: v for k, v in values.items() if k in model.defaults}
+
+
+def with_values(system: ac.System, values: Mapping[str, float]) -> ac.System:
+    """A copy of ``system`` whose parameters named in ``values`` take those values."""
+    new = copy.deepcopy(system)
+    for comp in new.all_components():
+        for q in comp.quantities.values():
+            if q.kind == "parameter" and q.name in values:
+                q.value = float(values[q.name])
+    return new
+
+
 def unknowns(systems: Sequence[ac.System]) -> list[Unknown]:
     """Every :class:`~learning.Unknown` in ``systems`` (nested ones included), one per name."""
     seen: dict[str, Unknown] = {}
@@ -395,7 +418,7 @@ def fit(
     if not exps or any(d is None for _, d in exps):
         raise ModelError("fit: give a system with its data, or experiments=[(system, data), ...]")
     systems = [s for s, _ in exps]
-    models = [compiled(s) for s in systems]
+    models = [ac.compile(s) for s in systems]
     known = {n: v for m in reversed(models) for n, v in m.parameters.items()}
     if params is None:
         params = [n for u in unknowns(systems) for n in u.parameter_names()]
@@ -415,7 +438,7 @@ def fit(
         start = np.asarray(x0, dtype=float).ravel()
         if start.size != len(names):
             raise ModelError(f"fit: x0 has {start.size} values for {len(names)} parameters")
-    obj = Objective(exps, names, weights, rtol, atol, t_start)
+    obj = Objective(exps, names, weights, rtol, atol, t_start, models)
     report = _Progress(progress, progress_interval, obj)
     obj.on_evaluation = report
     if obj.residuals(start) is None:
@@ -468,10 +491,6 @@ def fit(
         best = chosen
         best_loss = obj.history[-1]  # nan when that simulation failed
     fitted = dict(zip(names, best.tolist()))
-    for m in models:  # the fitted model: values written into the systems' parameters
-        for q in m.flat.parameters:
-            if q.name in fitted:
-                q.value = fitted[q.name]
     report(best_loss, force=True)
     return FitResult(
         params=fitted,
@@ -486,6 +505,7 @@ def fit(
         method=method,
         start=dict(zip(names, start.tolist())),
         n_iterations=n_iter,
-        systems=systems,
+        models=tuple(m.with_parameters(_own(fitted, m)) for m in models),
+        systems=tuple(with_values(s, fitted) for s in systems),
         last_failure=obj.last_failure,
     )

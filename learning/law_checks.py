@@ -46,7 +46,7 @@ def weight_form(con: Constitutive) -> list[sp.Expr] | None:
         f"x{s}": f"{con.potential}_{s}" for s in "ab"
     }
     out = []
-    for law, prefix in zip(comp.laws, comp._prefixes):
+    for law, prefix in zip(comp.laws, comp.prefixes):
         table: dict[str, sp.Symbol] = {}
         u = []
         for label in law.labels:

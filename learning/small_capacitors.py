@@ -13,6 +13,7 @@ shared by several chosen components gets one.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -21,7 +22,6 @@ import numpy as np
 
 import acausal as ac
 from acausal.errors import ModelError
-from acausal.symbols import quantity_of
 
 from .constitutive import constitutive
 
@@ -63,13 +63,13 @@ def _grounded(cset: list[ac.Connector]) -> bool:
     """Does a one-connector component (a Ground, a Fixed) fix this node's potential?"""
     for c in cset:
         owner = c.owner
-        own = [k for k in owner._connectors.values() if k.owner is owner]
-        if len(own) != 1 or not owner._equations:
+        own = owner.own_connectors
+        if len(own) != 1 or not owner.declared_equations:
             continue
         pot = c.quantities[c.ctype.potentials[0]].sym.name()
         if all(
             cs.symvar(e.residual) and all(s.name() == pot for s in cs.symvar(e.residual))
-            for e in owner._equations
+            for e in owner.declared_equations
         ):
             return True
     return False
@@ -83,31 +83,26 @@ class _Original:
         self.values: dict[str, float] = {}
         self.model = None
         try:
-            from solvers.initialize import build_initializer
-            from solvers.result import output_function
-            from solvers.simulate import compiled
+            from solvers import initial_values
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                self.model = compiled(system)
-            p = np.asarray(self.model.parameter_vector(), dtype=float)
-            x0, z0 = build_initializer(self.model, t0).fun(p)
-            values = output_function(self.model)(x0, z0, p, t0).full().ravel()
-            self.values = dict(zip(self.model.names, values.tolist()))
+                self.model = ac.compile(system)
+            self.values = initial_values(self.model, t0)
         except Exception:  # not compilable or no consistent point: start at 0, check all
             pass
 
     def redundant(self, name: str) -> str | None:
         """Why a capacitor at potential ``name`` changes nothing, or None."""
         model = self.model
-        if model is None or name not in model._name_index:
+        if model is None or name not in model:
             return None
         expr = model.outputs[model.check_name(name)]
         states = {s.name() for s in cs.symvar(model.dae.x)}
         free = [s for s in cs.symvar(expr) if s.name() != "time"]
         if expr.is_symbolic() and expr.name() in states:
             return "already a state"
-        if all(quantity_of(s).kind == "parameter" for s in free):
+        if all(s.name() in model.defaults for s in free):
             return "fixed by a source"
         return None
 
@@ -134,19 +129,17 @@ def insert_small_capacitors(
             )
         if not (np.isfinite(cap) and cap > 0):
             raise ModelError(f"small capacitors: C = {cap!r} for {name} must be positive")
-    new = ac.System(f"{system.name}_eps")
-    for comp in system.components:
-        new.add(comp)
-    for conn in system.connections():
-        new.connect(*conn)
-    sets = system.connection_sets()
-    set_of = {c: k for k, cset in enumerate(sets) for c in cset}
     original = _Original(system, t_start)
+    new = copy.deepcopy(system)  # the user's system and components stay as they are
+    new.name = f"{system.name}_eps"
+    by_name = {c.full_name: c for c in new.all_components()}
+    sets = new.connection_sets()
+    set_of = {c: k for k, cset in enumerate(sets) for c in cset}
     done: set[int] = set()
     added = []
     for name, cap in chosen.items():
         comp = by_name[name]
-        own = [c for c in comp._connectors.values() if c.owner is comp]
+        own = list(comp.own_connectors.values())
         for conn in own:
             if len(conn.ctype.flows) != 1:
                 continue
@@ -168,7 +161,7 @@ def with_small_capacitors(
     components: Sequence[str | ac.Component] | Mapping[str, float] | None = None,
     C: float = 1e-6,
 ) -> ac.System:
-    """A new system (the original is unchanged; the components are shared) with a small
+    """A new system (a copy: the original and its components are unchanged) with a small
     capacitor ``C`` at each connector of ``components`` (names, components, or a mapping
     name -> C; default: every nonlinear two-connector component and every Unknown).
 

@@ -112,7 +112,7 @@ class Unknown(ac.Component):
         self.inputs: list[tuple[str, ...]] = []
         self.law_inputs: list[list[cs.SX]] = []
         self.theta: dict[str, cs.SX] = {}
-        self._prefixes = ("g1_", "g2_") if template == 3 else ("",)
+        self.prefixes = ("g1_", "g2_") if template == 3 else ("",)
         for k, (lw, toks) in enumerate(zip(laws, tokens)):
             exprs, labels = [], []
             for tok in toks:
@@ -120,7 +120,7 @@ class Unknown(ac.Component):
                 exprs.append(expr)
                 labels.append(input_label(canonical))
             bound = lw.bound(labels)
-            prefix = self._prefixes[k]
+            prefix = self.prefixes[k]
             theta = []
             for raw, value in zip(bound.raw_names, bound.raw_init):
                 sym = self.parameter(prefix + raw, float(value))
@@ -196,7 +196,7 @@ class Unknown(ac.Component):
             if full in values:
                 values[full] = float(val)
         out: dict[str, float] = {}
-        for lw, prefix in zip(self.laws, self._prefixes):
+        for lw, prefix in zip(self.laws, self.prefixes):
             theta = [values[f"{self.full_name}.{prefix}{raw}"] for raw in lw.raw_names]
             out |= {prefix + k: v for k, v in lw.weights(theta).items()}
         return out

@@ -1,7 +1,17 @@
 """Numerics for compiled models: consistent initialization, IDAS, forward sensitivities."""
 
+from .functions import DAEFunctions
 from .integrate import Simulator
 from .result import Result
-from .simulate import compiled, output_grid, simulate
+from .simulate import as_model, initial_values, output_grid, simulate, simulator
 
-__all__ = ["simulate", "Result", "Simulator", "compiled", "output_grid"]
+__all__ = [
+    "simulate",
+    "Result",
+    "Simulator",
+    "DAEFunctions",
+    "as_model",
+    "output_grid",
+    "simulator",
+    "initial_values",
+]

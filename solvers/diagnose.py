@@ -11,24 +11,19 @@ from __future__ import annotations
 import casadi as cs
 import numpy as np
 
-from acausal import Model
 from acausal.structure.diagnose import explain_block, is_singular
 
-
-def _point(model: Model, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
-    """Values of the algebraic columns at a point (non-finite ones replaced by 0)."""
-    dae = model.dae
-    fun = cs.Function("values", [dae.x, dae.z, model.p, model.t], [dae.values])
-    vals = fun(x, z, p, t).full().ravel()
-    return np.where(np.isfinite(vals), vals, 0.0)
+from .functions import DAEFunctions
 
 
 def singular_block(
-    model: Model, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float
+    functions: DAEFunctions, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float
 ) -> str | None:
     """Describe the first block whose Jacobian is singular at ``(x, z, p, t)``, if any."""
+    model = functions.model
     ir = model.ir
-    values = _point(model, x, z, p, t)
+    values = functions.values(x, z, p, t).full().ravel()
+    values = np.where(np.isfinite(values), values, 0.0)
     xs = cs.vertcat(*[ir.sym(c) for c in ir.states])
     ys = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
     for k, block in enumerate(model.blocks, 1):
@@ -38,6 +33,6 @@ def singular_block(
         mat = jac(x, values, p, t).full()
         if is_singular(mat):
             origins = [ir.equations[r].origin for r in block.equations]
-            names = [model._describe(c) for c in block.unknowns]
+            names = [model.describe(c) for c in block.unknowns]
             return explain_block(k, origins, names, mat, f"at t = {t:g}")
     return None

@@ -19,29 +19,38 @@ A crossing that changes sign and back between two output times is not seen; choo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import casadi as cs
 import numpy as np
 
-from acausal import InitializationError, SimulationError
-from acausal.symbols import time
+from acausal import InitializationError, Model, SimulationError
 
-from .initialize import NEWTON_OPTIONS
-from .integrate import MODE_ITERATIONS, Simulator, dae_spec, idas_options
+from .functions import MODE_ITERATIONS, DAEFunctions, idas_options
 
 MAX_EVENTS = 10_000
 LOCATE_ITERATIONS = 100
 
 
 class EventLoop:
-    """Simulation with events of a model whose ``dae.modes > 0``."""
+    """Simulation with events of a model whose ``dae.modes > 0``; ``initial_values(p)``
+    gives consistent ``(x0, z0)`` at ``grid[0]``."""
 
-    def __init__(self, sim: Simulator, rtol: float, atol: float, max_steps: int) -> None:
-        self.sim = sim
+    def __init__(
+        self,
+        functions: DAEFunctions,
+        initial_values: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+        rtol: float,
+        atol: float,
+        max_steps: int,
+    ) -> None:
+        self.functions, self.initial_values = functions, initial_values
         self.rtol, self.atol, self.max_steps = rtol, atol, max_steps
-        model = sim.model
-        dae, p = model.dae, model.p
-        self.cross = cs.Function("crossings", [dae.x, dae.z, p, time], [dae.zero])
-        self.first = sim.nx - dae.modes  # the modes are the last entries of x
+        model = functions.model
+        dae, p, time = model.dae, model.p, model.t
+        self.cross = functions.crossings
+        self.nx, self.nz = dae.x.numel(), dae.z.numel()
+        self.first = self.nx - dae.modes  # the modes are the last entries of x
         start, length, tau = cs.SX.sym("t_start"), cs.SX.sym("length"), cs.SX.sym("tau")
         now = start + tau * length
         spec = {
@@ -56,10 +65,8 @@ class EventLoop:
         self.step = cs.integrator(
             "event_step", "idas", spec, 0.0, 1.0, idas_options(unit, rtol, atol, max_steps)
         )
-        self.solve_z = None
-        if sim.nz:
-            g = cs.Function("g", [dae.z, dae.x, p, time], [dae.alg])
-            self.solve_z = cs.rootfinder("z_after_event", "newton", g, NEWTON_OPTIONS)
+        self.solve_z = functions.algebraic_solver("z_after_event") if self.nz else None
+        self.log: list[tuple[float, dict[str, float]]] = []
 
     def _state_at(
         self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t0: float, h: float
@@ -109,33 +116,34 @@ class EventLoop:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Event iteration at ``t``: states re-initialized and modes updated until nothing
         changes."""
-        sim = self.sim
+        update = self.functions.update
         for _ in range(MODE_ITERATIONS):
-            new = sim.update(x, z, p, t).full().ravel()
+            new = update(x, z, p, t).full().ravel()
             if np.array_equal(new, x):
                 return x, z
             x = new
             if self.solve_z is not None:
                 z = self.solve_z(z, x, p, t).full().ravel()
         raise SimulationError(
-            f"simulation of {sim.model.name}: the modes do not settle at t = {t:.6g} (event "
-            "iteration cycles); check the mode updates of the components"
+            f"simulation of {self.functions.model.name}: the modes do not settle at t = "
+            f"{t:.6g} (event iteration cycles); check the mode updates of the components",
+            time=t,
         )
 
-    def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """States (modes included) and Newton unknowns on the output grid."""
-        sim, grid = self.sim, self.sim.grid
-        x, z = sim.initial_values(p)
+    def run(self, p: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """States (modes included) and Newton unknowns on the output ``grid``."""
+        model = self.functions.model
+        x, z = self.initial_values(p)
         t = float(grid[0])
         xs, zs = [x], [z]
-        self.log: list[tuple[float, dict[str, float]]] = []
-        names = [q.name for q in sim.model.flat.discretes]
+        self.log = []
+        names = list(model.flat.discretes)
         first = self.first
         located = 0
         while len(xs) < len(grid):
             tout = np.concatenate([[t], grid[len(xs) :]])
             opts = idas_options(tout, self.rtol, self.atol, self.max_steps)
-            integ = cs.integrator("segment", "idas", dae_spec(sim.model), t, tout, opts)
+            integ = cs.integrator("segment", "idas", self.functions.spec(), t, tout, opts)
             out = integ(x0=x, z0=z, p=p)
             seg_x, seg_z = out["xf"].full(), out["zf"].full()
             seg_x[first:] = x[first:, None]  # modes are constant on a segment: no drift
@@ -164,11 +172,12 @@ class EventLoop:
             located += 1
             if located > MAX_EVENTS:
                 raise SimulationError(
-                    f"simulation of {sim.model.name}: more than {MAX_EVENTS} events by t = "
-                    f"{t:.6g} (chattering between modes?)"
+                    f"simulation of {model.name}: more than {MAX_EVENTS} events by t = "
+                    f"{t:.6g} (chattering between modes?)",
+                    time=t,
                 )
         n = len(grid)
-        return np.array(xs).reshape(n, sim.nx).T, np.array(zs).reshape(n, sim.nz).T
+        return np.array(xs).reshape(n, self.nx).T, np.array(zs).reshape(n, self.nz).T
 
     def _first_crossing(
         self, seg_x: np.ndarray, seg_z: np.ndarray, p: np.ndarray, tout: np.ndarray
@@ -187,11 +196,11 @@ class EventLoop:
         return None
 
 
-def check_no_events(sim: Simulator) -> None:
+def check_no_events(model: Model) -> None:
     """Forward sensitivities are not carried across events (yet): say so."""
-    if sim.model.dae.modes:
+    if model.dae.modes:
         raise InitializationError(
-            f"{sim.model.name}: sensitivities of a model with events (discrete modes "
-            f"{', '.join(q.name for q in sim.model.flat.discretes)}) are not supported; use a "
+            f"{model.name}: sensitivities of a model with events (discrete modes "
+            f"{', '.join(model.flat.discretes)}) are not supported; use a "
             "smooth variant of the component (e.g. regularized friction) for learning"
         )

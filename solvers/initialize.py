@@ -23,13 +23,8 @@ import numpy as np
 from acausal import InitializationError, Model
 from acausal.printing import named
 from acausal.structure.graph import dulmage_mendelsohn, incidence, match
-from acausal.symbols import quantity_of, time
 
-# Newton stops when the residual is below ``abstol`` or after a step below 1e-12
-# (CasADi's ``abstolStep``), i.e. converged to rounding for values of order 1: IDAS needs
-# algebraic unknowns consistent to its own tolerances (a residual of 1e-10 made the
-# error test fail at rtol 1e-12 right after a breakpoint).
-NEWTON_OPTIONS = {"abstol": 1e-14, "max_iter": 50, "error_on_fail": False}
+from .functions import NEWTON_OPTIONS
 
 
 @dataclass
@@ -81,8 +76,9 @@ def build_initializer(model: Model, t0: float) -> Initializer:
         if col in state_pos:
             fixed_states.add(state_pos[col])
     for k, q in enumerate(model.flat.discretes, start=nx - dae.modes):
-        rows.append(x[k] - q.start)
-        names.append(("start mode", q.name, q.start))
+        start = model.flat.symbols[q].start
+        rows.append(x[k] - start)
+        names.append(("start mode", q, start))
         fixed_states.add(k)
     w = cs.vertcat(x, z)
     inc = incidence(rows, w) if rows else None
@@ -110,8 +106,9 @@ def build_initializer(model: Model, t0: float) -> Initializer:
         names.append(f"start value of state {model.states[k]} (not fixed; taken as given)")
         adjacency.append([k])
         col_to_row[k] = len(rows) - 1
+    params = set(model.defaults)
     direct = all(
-        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k]) for k in range(nx)
+        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k], params) for k in range(nx)
     )
     missing = [k for k, r in enumerate(col_to_row) if r < 0]
     if missing:
@@ -123,10 +120,10 @@ def build_initializer(model: Model, t0: float) -> Initializer:
     return _assemble(model, t0, rows, names, direct, guesses)
 
 
-def _is_own_start(row: cs.SX, xk: cs.SX) -> bool:
-    """Is ``row`` of the form ``x_k - c(p)``, a state's own start value?"""
-    rest = cs.symvar(row - xk)
-    return all(s.name() != "time" and quantity_of(s).kind == "parameter" for s in rest)
+def _is_own_start(row: cs.SX, xk: cs.SX, params: set[str]) -> bool:
+    """Is ``row`` of the form ``x_k - c(p)`` (``params``: the parameters' names), a state's
+    own start value?"""
+    return all(s.name() in params for s in cs.symvar(row - xk))
 
 
 def _augment(col: int, adjacency: list[list[int]], col_to_row: list[int]) -> bool:
@@ -158,7 +155,7 @@ def _guesses(model: Model) -> list[cs.SX | float]:
     for c in model.ir.states:
         s = model.start(c)
         out.append(s.value if s is not None else 0.0)
-    out += [q.start for q in model.flat.discretes]
+    out += [model.flat.symbols[q].start for q in model.flat.discretes]
     zsyms = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
     for zk in cs.vertsplit(model.dae.z):
         s = model.start(zsyms[zk.name()])
@@ -177,6 +174,7 @@ def _assemble(
     dae, p = model.dae, model.p
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()
+    time = model.t
     res = cs.substitute(cs.vertcat(*rows), time, t0) if rows else cs.SX(0, 1)
     residual = cs.Function("init_residual", [x, z, p], [res])
     guess = cs.Function("init_guess", [p], [cs.vertcat(*guesses)] if guesses else [cs.DM(0, 1)])

@@ -15,39 +15,15 @@ import casadi as cs
 import numpy as np
 
 from acausal import InitializationError, Model, SimulationError
-from acausal.symbols import time
 
 from .capture import native_stderr
 from .diagnose import singular_block
-from .initialize import NEWTON_OPTIONS, Initializer, build_initializer
+from .events import EventLoop
+from .functions import MODE_ITERATIONS, NEWTON_OPTIONS, DAEFunctions, idas_options
+from .initialize import Initializer, build_initializer
 
+# IDAS's own report (SUNDIALS prints "At t = ..."): the one place a time is read from text
 _AT_TIME = re.compile(r"t = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
-MODE_ITERATIONS = 8
-
-
-def dae_spec(model: Model) -> dict[str, cs.SX]:
-    """The semi-explicit DAE as CasADi's integrators take it."""
-    dae = model.dae
-    return {"x": dae.x, "z": dae.z, "p": model.p, "t": time, "ode": dae.ode, "alg": dae.alg}
-
-
-def idas_options(grid: np.ndarray, rtol: float, atol: float, max_steps: int) -> dict:
-    """IDAS options for integrating over ``grid`` from consistent ``(x0, z0)``.
-
-    IDAS's own consistent initialization (calc_ic) stays off: it failed on 3,000-stage RC
-    ladders. IDAS then takes x'(0) = 0 (x'(0) is only an option, fixed when the integrator
-    is built, not an input that could follow the parameters). A wrong x'(0) costs the
-    first step an error of about h |x'(0)|, so the first step is tiny, 1e-12 of the
-    interval; IDAS grows it by doubling in some 30 steps.
-    """
-    step0 = max(1e-12 * float(grid[-1] - grid[0]), 1e-15 * abs(float(grid[0])))
-    return {
-        "abstol": atol,
-        "reltol": rtol,
-        "calc_ic": False,
-        "step0": step0,
-        "max_num_steps": max_steps,
-    }
 
 
 class Simulator:
@@ -68,23 +44,20 @@ class Simulator:
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.tolerances, self.breakpoints = (rtol, atol, max_steps), tuple(breakpoints)
         self._sensitivity_runs: dict[tuple[int, ...], cs.Function] = {}
+        self.functions = DAEFunctions(model)
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
-        self.rates = cs.Function("rates", [dae.x, dae.z, p, time], [dae.ode])
-        self.update = cs.Function("update", [dae.x, dae.z, p, time], [dae.update])
         self.events = None
         if dae.modes:
-            from .events import EventLoop  # events builds on this module
-
-            self.events = EventLoop(self, rtol, atol, max_steps)
+            self.events = EventLoop(self.functions, self.initial_values, rtol, atol, max_steps)
             return
         pm = cs.MX.sym("p", p.numel())
         x0, z0 = self.init.fun(pm)
         if self.nx:
-            xs, zs = self._segments(dae_spec(model), x0, z0, pm)
+            xs, zs = self._segments(self.functions.spec(), x0, z0, pm)
         else:  # no states: the algebraic equations at each output time
             xs = cs.MX(0, len(self.grid))
             if self.nz:
-                g = cs.Function("g", [dae.z, p, time], [dae.alg])
+                g = cs.Function("g", [dae.z, p, model.t], [dae.alg])
                 rf = cs.rootfinder("alg", "newton", g, NEWTON_OPTIONS).map(len(self.grid))
                 zs = rf(cs.repmat(z0, 1, len(self.grid)), pm, cs.DM(self.grid).T)
             else:
@@ -108,7 +81,7 @@ class Simulator:
         nz = spec["z"].numel()
         reinit = None
         if nz and self.breakpoints:
-            g = cs.Function("g", [spec["z"], spec["x"], spec["p"], time], [spec["alg"]])
+            g = cs.Function("g", [spec["z"], spec["x"], spec["p"], spec["t"]], [spec["alg"]])
             reinit = cs.rootfinder(f"{name}_z_after_breakpoint", "newton", g, NEWTON_OPTIONS)
         z0 = cs.reshape(z0, nz, 1)  # an empty z0 may come as 1 x 0
         x, z, xs, zs = x0, z0, [x0], [z0]
@@ -136,17 +109,18 @@ class Simulator:
         if not modes:
             return p
         names = list(self.model.parameters)
-        starts = [names.index(f"{q.name}_start") for q in self.model.flat.discretes]
+        starts = [names.index(f"{q}_start") for q in self.model.flat.discretes]
         p = np.array(p, dtype=float)
+        update = self.functions.update
         for _ in range(MODE_ITERATIONS):
             x0, z0 = self.initial_values(p)
-            new = self.update(x0, z0, p, float(self.grid[0])).full().ravel()[self.nx - modes :]
+            new = update(x0, z0, p, float(self.grid[0])).full().ravel()[self.nx - modes :]
             if np.array_equal(new, x0[self.nx - modes :]):
                 return p
             p[starts] = new
         raise InitializationError(
             f"{self.model.name}: the modes do not settle at the start (event iteration "
-            f"cycles among {', '.join(q.name for q in self.model.flat.discretes)})"
+            f"cycles among {', '.join(self.model.flat.discretes)})"
         )
 
     def initial_values(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,24 +138,27 @@ class Simulator:
         scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
         if not np.all(np.isfinite(res)) or np.abs(res).max(initial=0) > max(scale, 1e-6):
             worst = np.argsort(-np.nan_to_num(np.abs(res), nan=np.inf))[:5]
-            lines = [f"{self.init.row_name(k)}: residual {res[k]:.3g}" for k in worst]
-            why = singular_block(self.model, x0, z0, p, t0)
+            rows = tuple((self.init.row_name(k), float(res[k])) for k in worst)
+            lines = [f"{row}: residual {value:.3g}" for row, value in rows]
+            why = singular_block(self.functions, x0, z0, p, t0)
             raise InitializationError(
                 f"{self.model.name}: no consistent initial values (Newton did not converge); "
                 "largest residuals:\n    "
                 + "\n    ".join(lines)
                 + (f"\n  {why}" if why else "")
-                + "\n  Check conflicting fixed start values, or give better start values."
+                + "\n  Check conflicting fixed start values, or give better start values.",
+                residuals=rows,
             )
-        if not np.all(np.isfinite(self.rates(x0, z0, p, t0).full())):
-            why = singular_block(self.model, x0, z0, p, t0) or "state derivatives are not finite"
+        if not np.all(np.isfinite(self.functions.rates(x0, z0, p, t0).full())):
+            why = singular_block(self.functions, x0, z0, p, t0)
+            why = why or "state derivatives are not finite"
             raise InitializationError(f"{self.model.name}: at the start, {why}")
         return x0, z0
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""
         if self.events is not None:
-            return self._guarded(self.events.run, p)
+            return self._guarded(lambda q: self.events.run(q, self.grid), p)
         self.initial_values(p)
         return self._guarded(self.sim, p)
 
@@ -236,7 +213,7 @@ class Simulator:
         E[list(which), range(k)] = 1.0
         S, R = cs.SX.sym("S", self.nx, k), cs.SX.sym("R", self.nz, k)
         args, seeds = cs.vertcat(dae.x, dae.z, p), cs.vertcat(S, R, cs.DM(E))
-        spec = dae_spec(self.model)
+        spec = self.functions.spec()
         spec |= {
             "x": cs.vertcat(dae.x, cs.vec(S)),
             "z": cs.vertcat(dae.z, cs.vec(R)),
@@ -267,20 +244,21 @@ class Simulator:
     def _failure(self, p: np.ndarray, error: str, native: str) -> SimulationError:
         """A :class:`SimulationError` with the failure time and the suspicious blocks."""
         times = _AT_TIME.findall(native)
-        when = f"at t = {float(times[-1]):.6g}" if times else "during integration"
+        t_fail = float(times[-1]) if times else None
+        when = f"at t = {t_fail:.6g}" if t_fail is not None else "during integration"
         lines = [ln for ln in native.splitlines() if "At t =" in ln or "NaN detected" in ln]
         said = lines[-1].strip() if lines else error.strip().splitlines()[-1]
         blocks = [b for b in self.model.blocks if b.kind == "newton"]
+        equations = tuple(
+            self.model.ir.equations[r].origin for b in blocks[:3] for r in b.equations
+        )
         detail = ""
-        if blocks:
-            lines = []
-            for b in blocks[:3]:
-                lines += [self.model.ir.equations[r].origin for r in b.equations]
+        if equations:
             detail = (
                 "\n  Equations solved by Newton during the run (check them near that time):\n    "
             )
-            detail += "\n    ".join(lines)
-        at_start = bool(times) and float(times[-1]) == float(self.grid[0])
+            detail += "\n    ".join(equations)
+        at_start = t_fail is not None and t_fail == float(self.grid[0])
         advice = (
             "  At the start: IDAS begins with x'(0) = 0 and a very fast start can defeat its "
             "first steps at tight tolerances; loosen rtol/atol, or start from rest."
@@ -289,5 +267,7 @@ class Simulator:
         )
         return SimulationError(
             f"simulation of {self.model.name} failed {when}: IDAS reported: {said}{detail}\n"
-            + advice
+            + advice,
+            time=t_fail,
+            equations=equations,
         )

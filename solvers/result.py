@@ -6,21 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import casadi as cs
 import numpy as np
 
 from acausal import Model
 from acausal.errors import unknown_name
 
-
-def output_function(model: Model) -> cs.Function:
-    """``(x, z, p, t) -> all named variables``, built once per model."""
-    fun = getattr(model, "_output_function", None)
-    if fun is None:
-        dae = model.dae
-        fun = cs.Function("outputs", [dae.x, dae.z, model.p, model.t], [model.outputs])
-        model._output_function = fun
-    return fun
+from .functions import DAEFunctions
 
 
 class Result:
@@ -35,8 +26,10 @@ class Result:
         p: np.ndarray,
         sens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
         events: list[tuple[float, dict[str, float]]] | None = None,
+        functions: DAEFunctions | None = None,
     ) -> None:
         self.model = model
+        self.functions = functions if functions is not None else DAEFunctions(model)
         self.t = t
         self.x, self.z, self.p = x, z, p
         self._values: np.ndarray | None = None
@@ -57,35 +50,28 @@ class Result:
     def _all(self) -> np.ndarray:
         if self._values is None:
             n = len(self.t)
-            fun = output_function(self.model).map(n)
+            fun = self.functions.outputs.map(n)
             self._values = fun(self.x, self.z, self.p, self.t[None, :]).full()
         return self._values
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name == "time":
             return self.t
-        if name in self.model.parameters:
+        if isinstance(name, str) and name in self.model.defaults:
             return np.full(len(self.t), self.params[name])
         return self._all()[self.model.check_name(name)]
 
     def __contains__(self, name: str) -> bool:
-        return name in self.model._name_index or name == "time"
+        return name in self.model or name == "time"
 
     def residuals(self, top: int = 5) -> list[tuple[str, float]]:
         """The model's equations (after alias elimination, before index reduction) with
         the largest ``max_t |residual|`` on the output grid, worst first: e.g. how well a
         mechanism's loop closes over a long run."""
         model = self.model
-        fun = getattr(model, "_residual_function", None)
-        if fun is None:
-            dae, ir = model.dae, model.ir
-            res = cs.vertcat(*[e.residual for e in model.reduced.equations])
-            alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
-            if alg.numel() and res.numel():
-                res = cs.substitute(res, alg, dae.values)
-            fun = cs.Function("residuals", [dae.x, dae.z, model.p, model.t], [res])
-            model._residual_function = fun
-        values = fun.map(len(self.t))(self.x, self.z, self.p, self.t[None, :]).full()
+        values = self.functions.residuals.map(len(self.t))(
+            self.x, self.z, self.p, self.t[None, :]
+        ).full()
         worst = np.max(np.abs(values), axis=1) if values.size else np.zeros(0)
         order = np.argsort(-worst)[:top]
         return [(model.reduced.equations[k].origin, float(worst[k])) for k in order]
@@ -97,19 +83,7 @@ class Result:
         idx = self.model.check_name(name)
         dx, dz = self._sens[param]
         model = self.model
-        key = "_sensitivity_function"
-        fun = getattr(model, key, None)
-        if fun is None:
-            dae = model.dae
-            dxs, dzs = cs.SX.sym("dx", dae.x.numel()), cs.SX.sym("dz", dae.z.numel())
-            dp = cs.SX.sym("dp", model.p.numel())
-            w, dw = cs.vertcat(dae.x, dae.z, model.p), cs.vertcat(dxs, dzs, dp)
-            fun = cs.Function(
-                "doutputs",
-                [dae.x, dae.z, model.p, model.t, dxs, dzs, dp],
-                [cs.jtimes(model.outputs, w, dw)],
-            )
-            setattr(model, key, fun)
+        fun = self.functions.output_directions
         n = len(self.t)
         dp = np.zeros(len(self.p))
         dp[list(model.parameters).index(param)] = 1.0

@@ -1,68 +1,100 @@
-"""``simulate(system, t_end, ...)``: compile (cached), initialize, integrate, package."""
+"""``simulate(model, t_end, ...)``: initialize, integrate, package a :class:`Result`.
+
+The CasADi functions of a simulation (initializer, IDAS for one grid, tolerances and set
+of breakpoints) live in a :class:`~solvers.Simulator`; ``simulate`` keeps the few most
+recently used ones (:data:`KEPT_SIMULATORS`), so simulating one compiled model again with
+other parameters reuses them. Pass a compiled model (``ac.compile(system)``): a System is
+compiled anew on every call.
+"""
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from numbers import Real
 
 import numpy as np
 
 import acausal as ac
-from acausal.errors import ModelError, unknown_name
+from acausal.errors import OptionError, unknown_name
 
 from .events import check_no_events
+from .functions import DAEFunctions
+from .initialize import build_initializer
 from .integrate import Simulator
 from .result import Result
 
-_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+KEPT_SIMULATORS = 8
+_SIMULATORS: OrderedDict[tuple, Simulator] = OrderedDict()
 
 
-def compiled(system: ac.System | ac.Model) -> ac.Model:
-    """The compiled model of ``system``, compiled once and cached while the system lives.
-
-    Adding components or connections after a simulation invalidates the cache.
-    """
-    if isinstance(system, ac.Model):
-        return system
-    key = (len(system.all_components()), len(system.connections()))
-    entry = _MODELS.get(system)
-    if entry is None or entry[0] != key:
-        entry = (key, ac.compile(system), {})
-        _MODELS[system] = entry
-    return entry[1]
+def as_model(model: ac.System | ac.Model) -> ac.Model:
+    """``model`` if compiled, else ``ac.compile(model)``; anything else is an error."""
+    if isinstance(model, ac.Model):
+        return model
+    if isinstance(model, ac.System):
+        return ac.compile(model)
+    raise OptionError(
+        f"expected an ac.Model (from ac.compile) or an ac.System, got {type(model).__name__}"
+    )
 
 
-def _simulator(
+def simulator(
     model: ac.Model, grid: np.ndarray, rtol: float, atol: float, p: np.ndarray
 ) -> Simulator:
-    """The cached :class:`Simulator` for this grid, these tolerances and the breakpoints
-    (times of known discontinuities, e.g. a step's start time) the parameters ``p`` give."""
-    cache = model.__dict__.setdefault("_simulators", {})
+    """The :class:`Simulator` of ``model`` for this grid, these tolerances and the
+    breakpoints (times of known discontinuities, e.g. a step's start time) the parameters
+    ``p`` give: one of the recently used ones, or a new one."""
     breakpoints = model.breakpoint_times(p, float(grid[0]), float(grid[-1]))
-    key = (grid.tobytes(), rtol, atol, breakpoints)
-    sim = cache.get(key)
-    if sim is None:
-        if len(cache) > 8:
-            cache.clear()
-        sim = cache[key] = Simulator(model, grid, rtol, atol, breakpoints=breakpoints)
+    key = (id(model), grid.tobytes(), rtol, atol, breakpoints)
+    sim = _SIMULATORS.get(key)
+    if sim is None or sim.model is not model:
+        sim = Simulator(model, grid, rtol, atol, breakpoints=breakpoints)
+        _SIMULATORS[key] = sim
+        while len(_SIMULATORS) > KEPT_SIMULATORS:
+            _SIMULATORS.popitem(last=False)
+    _SIMULATORS.move_to_end(key)
     return sim
+
+
+def initial_values(
+    model: ac.Model, t0: float = 0.0, params: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Every named variable at consistent initial values at ``t0`` (Newton from the
+    model's start values; no check that it converged)."""
+    p = np.asarray(model.parameter_vector(params), dtype=float)
+    x0, z0 = build_initializer(model, t0).fun(p)
+    values = DAEFunctions(model).outputs(x0, z0, p, t0).full().ravel()
+    return dict(zip(model.names, values.tolist()))
+
+
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise OptionError(f"{name} = {value!r} must be a number, got {type(value).__name__}")
+    return float(value)
 
 
 def output_grid(
     t_end: float, dt: float | None, t_start: float, grid: Sequence[float] | None
 ) -> np.ndarray:
     """The output times: ``grid`` if given, else ``t_start, t_start + dt, ..., t_end``."""
+    t_start = _number("t_start", t_start)
     if grid is not None:
-        out = np.asarray(grid, dtype=float).ravel()
+        try:
+            out = np.asarray(grid, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise OptionError(f"grid must be a sequence of times, got {grid!r:.80}") from None
         if out.size < 2 or not np.all(np.isfinite(out)) or np.any(np.diff(out) <= 0):
-            raise ModelError("grid must hold two or more finite, strictly increasing times")
+            raise OptionError("grid must hold two or more finite, strictly increasing times")
         return out
+    t_end = _number("t_end", t_end)
     if not (np.isfinite(t_end) and t_end > t_start):
-        raise ModelError(f"t_end = {t_end!r} must be a finite time after t_start = {t_start!r}")
+        raise OptionError(f"t_end = {t_end!r} must be a finite time after t_start = {t_start!r}")
     if dt is None:
         dt = (t_end - t_start) / 500
+    dt = _number("dt", dt)
     if not (np.isfinite(dt) and dt > 0):
-        raise ModelError(f"dt = {dt!r} must be a positive time step")
+        raise OptionError(f"dt = {dt!r} must be a positive time step")
     n = int(round((t_end - t_start) / dt))
     out = t_start + dt * np.arange(n + 1)
     out[-1] = min(out[-1], t_end) if abs(out[-1] - t_end) < 1e-9 * max(1.0, abs(t_end)) else out[-1]
@@ -72,7 +104,7 @@ def output_grid(
 
 
 def simulate(
-    system: ac.System | ac.Model,
+    model: ac.Model | ac.System,
     t_end: float | None = None,
     dt: float | None = None,
     *,
@@ -80,24 +112,27 @@ def simulate(
     grid: Sequence[float] | None = None,
     rtol: float = 1e-6,
     atol: float = 1e-8,
-    params: dict[str, float] | None = None,
+    params: Mapping[str, float] | None = None,
     sensitivities: Sequence[str] = (),
 ) -> Result:
-    """Simulate ``system`` from ``t_start`` to ``t_end`` with outputs every ``dt``.
+    """Simulate ``model`` (compiled by ``ac.compile``; a System is compiled first) from
+    ``t_start`` to ``t_end`` with outputs every ``dt``.
 
-    ``params`` overrides parameter values by name without recompiling; ``sensitivities``
-    names parameters whose forward sensitivities ``d y / d p`` the result keeps for every
-    variable ``y`` (``result.sensitivity("C1.v", "R1.R")``).
+    ``params`` overrides the model's parameter values by name without recompiling;
+    ``sensitivities`` names parameters whose forward sensitivities ``d y / d p`` the result
+    keeps for every variable ``y`` (``result.sensitivity("C1.v", "R1.R")``).
     """
-    model = compiled(system)
+    model = as_model(model)
     if grid is None and t_end is None:
-        raise ModelError("simulate needs t_end (and optionally dt) or an explicit grid")
+        raise OptionError("simulate needs t_end (and optionally dt) or an explicit grid")
     times = output_grid(t_end if t_end is not None else 0.0, dt, t_start, grid)
     for name, tol in (("rtol", rtol), ("atol", atol)):
-        if not (np.isfinite(tol) and tol > 0):
-            raise ModelError(f"{name} = {tol!r} must be a positive tolerance")
+        if not (np.isfinite(_number(name, tol)) and tol > 0):
+            raise OptionError(f"{name} = {tol!r} must be a positive tolerance")
+    if isinstance(sensitivities, str):
+        sensitivities = (sensitivities,)
     p = np.asarray(model.parameter_vector(params), dtype=float)
-    sim = _simulator(model, times, rtol, atol, p)
+    sim = simulator(model, times, float(rtol), float(atol), p)
     p = sim.settle(p)
     sens = {}
     if sensitivities:
@@ -107,10 +142,10 @@ def simulate(
             if s not in model.parameters:
                 raise unknown_name("parameter", s, names)
             which.append(names.index(s))
-        check_no_events(sim)
+        check_no_events(model)
         x, z, dx, dz = sim.sensitivities(p, which)  # the states from the same run
         sens = {s: (dx[:, :, k], dz[:, :, k]) for k, s in enumerate(sensitivities)}
     else:
         x, z = sim.run(p)
-    events = sim.events.log if sim.events is not None else []
-    return Result(model, times, x, z, p, sens, events)
+    events = list(sim.events.log) if sim.events is not None else []
+    return Result(model, times, x, z, p, sens, events, functions=sim.functions)

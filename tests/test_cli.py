@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from solvers.cli import main
+from learning.cli import main
 
 HEADER = """
 import acausal as ac
@@ -224,7 +224,7 @@ def test_blt_prints_blocks_with_solved_unknowns(tmp_path, capsys):
     assert "states: C1.v" in out
     # each block lists its equations by component, e.g. "    R1: v == R*i"
     assert re.search(r"^    R1: .*==.*R", out, re.MULTILINE), out
-    assert re.search(r"^    C1: .*==.*der\(C1\.v\)", out, re.MULTILINE), out
+    assert re.search(r"^    C1: i == C\*der\(v\)$", out, re.MULTILINE), out  # local names
 
 
 # -- check ------------------------------------------------------------------------------------
@@ -306,9 +306,9 @@ def test_model_error_while_building_is_reported_without_traceback(tmp_path, caps
 
 
 def test_console_entry_point_has_no_traceback(tmp_path):
-    """The real process boundary: ``python -m solvers.cli`` on a missing file."""
+    """The real process boundary: ``python -m learning.cli`` on a missing file."""
     proc = subprocess.run(
-        [sys.executable, "-m", "solvers.cli", "check", str(tmp_path / "nothere.py")],
+        [sys.executable, "-m", "learning.cli", "check", str(tmp_path / "nothere.py")],
         capture_output=True,
         text=True,
         timeout=60,

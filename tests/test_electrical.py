@@ -34,10 +34,13 @@ def test_step_source_start_time():
 
 
 def test_params_rerun_without_recompiling():
-    s = rc()
-    first = simulate(s, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12)
-    second = simulate(s, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12, params={"R.R": 4.0})
-    assert second.model is first.model  # compiled once, parameters stay symbolic
+    model = ac.compile(rc())
+    before = model.parameters["R.R"]
+    first = simulate(model, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    second = simulate(model, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12, params={"R.R": 4.0})
+    assert second.model is first.model is model  # compiled once, parameters stay symbolic
+    assert second.functions is first.functions  # the same simulator's CasADi functions
+    assert model.parameters["R.R"] == before != 4.0  # overrides do not change the model's defaults
     assert np.max(np.abs(second["C.v"] - (1 - np.exp(-second.t / 2.0)))) < 1e-8
     assert second.params["R.R"] == 4.0
 
@@ -171,7 +174,7 @@ def test_sensitivities_through_a_newton_block_a_breakpoint_and_the_start():
     d/db, d/dC and d/d(start value) against central differences, and against CasADi's
     own forward derivative of the integrator (a second method). The references run at
     rtol 1e-12 across the breakpoint: that needs the current re-solved to rounding."""
-    from solvers.simulate import _simulator, compiled
+    from solvers.simulate import simulator
     from tests.test_fit import CubicResistor
 
     s = ac.System("cubic_rc")
@@ -182,19 +185,19 @@ def test_sensitivities_through_a_newton_block_a_breakpoint_and_the_start():
     s.connect(C.n, V.n, G.p)
     names = ["Rc.b", "C.C", "C.v0"]
     kw = dict(t_end=2.0, dt=0.05)
-    res = simulate(s, **kw, rtol=1e-10, atol=1e-12, sensitivities=names, params={"C.v0": 0.3})
-    model = compiled(s)
+    model = ac.compile(s)
+    res = simulate(model, **kw, rtol=1e-10, atol=1e-12, sensitivities=names, params={"C.v0": 0.3})
     assert any(b.kind == "newton" for b in model.blocks)
     for n in names:
         h = 1e-4 * max(1.0, abs(res.params[n]))
         fd = {}
         for sign in (1, -1):
             p = {"C.v0": 0.3, n: res.params[n] + sign * h} if n != "C.v0" else {n: 0.3 + sign * h}
-            fd[sign] = simulate(s, **kw, rtol=1e-12, atol=1e-14, params=p)
+            fd[sign] = simulate(model, **kw, rtol=1e-12, atol=1e-14, params=p)
         for y in ("C.v", "Rc.i"):
             d = (fd[1][y] - fd[-1][y]) / (2 * h)
             assert np.max(np.abs(res.sensitivity(y, n) - d)) < 1e-6, (y, n)  # measured 1.7e-7
-    sim = _simulator(model, res.t, 1e-10, 1e-12, res.p)
+    sim = simulator(model, res.t, 1e-10, 1e-12, res.p)
     which = [list(model.parameters).index(n) for n in names]
     _, _, dx, _ = sim.sensitivities(res.p, which)
     dx_casadi, _ = sim._forward_sensitivities(res.p, which)

@@ -8,14 +8,14 @@ import sympy as sp
 
 import acausal as ac
 import learning as ln
+from acausal import compile as compiled
 from components import electrical as el
 from components import rotational as rot
 from examples.cauer_filter import build
+from learning.cli import main_check
 from learning.constitutive import constitutive
-from learning.feasibility import main_check
 from learning.sympy_bridge import real_zeros, sign_of, to_sympy
 from solvers import simulate
-from solvers.simulate import compiled
 
 ROOT3 = 1 / np.sqrt(3)
 

@@ -124,8 +124,9 @@ def test_least_squares_recovers_a_linear_resistor(linear_data):
     a = simulate(fit.system, grid=T)["C.v"]
     assert np.allclose(a, fit.simulate(grid=T)["C.v"], rtol=0, atol=1e-12)
     assert fit.weights["Rx"] == Rx.weights(fit.params)
-    assert fit.system is s and fit.start == start
-    assert Rx.initial_params() == fit.params  # the fitted values are the system's now
+    assert fit.system is not s and fit.start == start  # a new system; the user's unchanged
+    assert Rx.initial_params() == start
+    assert fit.model.parameters["Rx.theta_x1"] == fit.params["Rx.theta_x1"]
     # progress: one report per evaluation plus the final one, best loss non-increasing
     assert isinstance(seen[-1], FitProgress) and seen[-1].best == fit.loss
     assert len(seen) == len(fit.loss_history) + 1
@@ -211,7 +212,8 @@ def test_physical_parameter_of_a_known_component(linear_data):
     fit = ln.fit(s, data, physical=["R1.R"], progress=False)
     assert fit.params["R1.R"] == pytest.approx(2.0, rel=1e-6)
     assert fit.start == {"R1.R": 1.0}
-    assert simulate(s, grid=T).params["R1.R"] == pytest.approx(2.0, rel=1e-6)
+    assert simulate(fit.system, grid=T).params["R1.R"] == pytest.approx(2.0, rel=1e-6)
+    assert simulate(s, grid=T).params["R1.R"] == 1.0  # the user's system is unchanged
     # weighted: doubling every weight doubles the loss at the same point
     obj1 = Objective([(s, data)], ["R1.R"])
     obj2 = Objective([(s, data)], ["R1.R"], weights={"C.v": 2.0})

@@ -20,12 +20,13 @@ import casadi as cs
 import numpy as np
 
 from ..errors import InitializationError
-from ..flatten import FlatDAE, FlatEquation
-from ..symbols import Quantity, quantity_of, time
+from ..flatten import FlatDAE, FlatEquation, Symbol
+from ..symbols import derivative_name
+from ..table import Table
 from .graph import incidence
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Start:
     """Start value of an unknown after alias elimination, with the variable it came from."""
 
@@ -34,39 +35,60 @@ class Start:
     source: str
 
 
-Alias = tuple[float, "Quantity | None", float]  # (sign, representative or None, constant)
-Parents = dict[Quantity, Quantity]  # union-find parent
-Signs = dict[Quantity, float]  # q = sign[q] * parent[q]
-Constants = dict[Quantity, float]  # class root -> its constant value
+Alias = tuple[float, "str | None", float]  # (sign, representative or None, constant)
+Parents = dict[str, str]  # union-find parent
+Signs = dict[str, float]  # q = sign[q] * parent[q]
+Constants = dict[str, float]  # class root -> its constant value
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Reduced:
-    """Equations and unknowns left after alias elimination."""
+    """Equations and unknowns (names) left after alias elimination; ``symbols`` is the flat
+    table plus the derivatives of representatives that the substitution created."""
 
     flat: FlatDAE
-    equations: list[FlatEquation]
-    unknowns: list[Quantity]
-    eliminated: dict[Quantity, Alias]  # variable -> sign * representative + constant
-    members: dict[Quantity, list[Quantity]]  # representative -> other members
-    starts: dict[Quantity, Start]
+    symbols: Table
+    equations: tuple[FlatEquation, ...]
+    unknowns: tuple[str, ...]
+    eliminated: Table  # variable -> (sign, representative or None, constant)
+    members: Table  # representative -> other members (tuple)
+    starts: Table  # representative -> Start
+
+    def sym(self, name: str) -> cs.SX:
+        return self.symbols[name].sym
+
+    def __str__(self) -> str:
+        lines = [
+            f"Reduced {self.flat.name}: {len(self.equations)} equations for "
+            f"{len(self.unknowns)} unknowns, {len(self.eliminated)} aliases eliminated"
+        ]
+        for q, (s, root, c) in self.eliminated.items():
+            rhs = f"{'-' if s < 0 else ''}{root}" if root is not None else ""
+            const = f"{c:.17g}" if root is None or c else ""
+            lines.append(f"  alias {q} = {rhs}{' + ' if rhs and const else ''}{const}")
+        for q, st in self.starts.items():
+            fixed = " fixed" if st.fixed else ""
+            lines.append(f"  start {q} = {cs.SX(st.value)}{fixed} (from {st.source})")
+        lines += [f"  {e.origin}" for e in self.equations]
+        return "\n".join(lines)
 
 
-def _preference(q: Quantity) -> tuple:
+def _preference(sym: Symbol, order: int, differentiated: bool) -> tuple:
     """Sort key of representatives: differentiated, fixed start, state priority, any start,
     component variable (not a connector's), short local name, then declaration order."""
+    local = sym.name[len(sym.component) + 1 :]
     return (
-        q._der is None,
-        not q.fixed,
-        -q.state_priority,
-        q.start is None,
-        "." in q.local,
-        len(q.local),
-        q.uid,
+        not differentiated,
+        not sym.fixed,
+        -sym.state_priority,
+        sym.start is None,
+        "." in local,
+        len(local),
+        order,
     )
 
 
-def _find(parent: Parents, sign: Signs, q: Quantity) -> tuple[Quantity, float]:
+def _find(parent: Parents, sign: Signs, q: str) -> tuple[str, float]:
     s = 1.0
     root = q
     while parent[root] is not root:
@@ -82,57 +104,93 @@ def _find(parent: Parents, sign: Signs, q: Quantity) -> tuple[Quantity, float]:
     return root, s
 
 
-def eliminate_aliases(flat: FlatDAE, default_params: dict[str, float]) -> Reduced:
+class _Classes:
+    """Alias classes under construction: union-find with signs, class constants, and the
+    symbol table growing by the derivatives of representatives."""
+
+    def __init__(self, flat: FlatDAE) -> None:
+        self.symbols: dict[str, Symbol] = dict(flat.symbols)
+        self.parent: Parents = {q: q for q in flat.variables}
+        self.sign: Signs = {q: 1.0 for q in flat.variables}
+        self.const: Constants = {}
+        self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
+        order = {q: k for k, q in enumerate(flat.variables)}
+        self.key = {
+            q: _preference(self.symbols[q], order[q], q in self.deriv) for q in flat.variables
+        }
+
+    def find(self, q: str) -> tuple[str, float]:
+        return _find(self.parent, self.sign, q)
+
+    def derivative(self, q: str) -> tuple[str, bool]:
+        """The name of ``der(q)``, and whether its symbol is new."""
+        name = self.deriv.get(q)
+        if name is not None:
+            return name, False
+        name = self.deriv[q] = derivative_name(q)
+        base = self.symbols[q]
+        self.symbols[name] = Symbol(
+            name, "derivative", cs.SX.sym(name), base.component, base=q, order=1
+        )
+        return name, True
+
+
+def eliminate_aliases(flat: FlatDAE) -> Reduced:
     """Apply alias elimination to ``flat``; see the module docstring."""
     sources = [e.source for e in flat.equations]
     residuals = cs.vertcat(*[e.residual for e in flat.equations]) if sources else cs.SX(0, 1)
     unknowns = list(flat.variables)
-    parent = {q: q for q in unknowns}
-    sign = {q: 1.0 for q in unknowns}
-    const: dict[Quantity, float] = {}  # root -> constant value of its class
-    eliminated: dict[Quantity, Alias] = {}
+    classes = _Classes(flat)
+    eliminated: dict[str, Alias] = {}
     # every symbol an equation can hold: variables, their derivatives, parameters, time
-    derivatives = [q._der for q in unknowns if q._der is not None]
-    columns: list[Quantity | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
+    derivatives = [classes.deriv[q] for q in unknowns if q in classes.deriv]
+    columns: list[str | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
     columns.append(None)  # time
-    allsyms = cs.vertcat(*[q.sym for q in columns[:-1]], time)
+    allsyms = cs.vertcat(*[flat.sym(q) for q in columns[:-1]], flat.t)
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
     while check:
-        aliased = _classify(residuals, check, columns, allsyms, parent, sign, const)
+        aliased = _classify(residuals, check, columns, allsyms, classes)
         if not aliased:
             break
         keep = [k for k in range(len(sources)) if k not in aliased]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
-        old, new, fresh = _substitutions(unknowns, parent, sign, const, eliminated)
+        old, new, fresh = _substitutions(unknowns, classes, eliminated)
         unknowns = [q for q in unknowns if q not in eliminated]
         if fresh:  # derivatives of representatives created by the substitution
             columns = columns + fresh
-            allsyms = cs.vertcat(allsyms, *[q.sym for q in fresh])
+            allsyms = cs.vertcat(allsyms, *[classes.symbols[q].sym for q in fresh])
         if not (sources and old):
             break
         replaced = cs.vertcat(*old)
         check = np.nonzero(np.diff(incidence(residuals, replaced).indptr))[0].tolist()
         residuals = cs.substitute(residuals, replaced, new)
     split = cs.vertsplit(residuals) if sources else []
-    equations = [FlatEquation(r, src) for r, src in zip(split, sources)]
-    members: dict[Quantity, list[Quantity]] = {}
+    equations = tuple(FlatEquation(r, src) for r, src in zip(split, sources))
+    members: dict[str, list[str]] = {}
+    const = classes.const
     for q in eliminated:  # final form: a representative may have been eliminated later
-        root, s = _find(parent, sign, q)
+        root, s = classes.find(q)
         eliminated[q] = (s, None, s * const[root]) if root in const else (s, root, 0.0)
         members.setdefault(root, []).append(q)
-    starts = _merge_starts(flat, parent, sign, const, default_params)
-    return Reduced(flat, equations, unknowns, eliminated, members, starts)
+    starts = _merge_starts(flat, classes)
+    return Reduced(
+        flat,
+        Table(classes.symbols),
+        equations,
+        tuple(unknowns),
+        Table(eliminated),
+        Table({k: tuple(v) for k, v in members.items()}),
+        Table(starts),
+    )
 
 
 def _classify(
     residuals: cs.SX,
     check: list[int],
-    columns: list[Quantity | None],
+    columns: list[str | None],
     allsyms: cs.SX,
-    parent: Parents,
-    sign: Signs,
-    const: Constants,
+    classes: _Classes,
 ) -> set[int]:
     """Unite alias classes from the alias equations among rows ``check``; return their rows.
 
@@ -142,7 +200,7 @@ def _classify(
     symbolic Jacobian of the whole system would cost one sweep per column of a dense row
     (a ground node's current balance); per-row Python would cost a CasADi call per node.
     """
-    unknown = np.array([q is not None and q in parent for q in columns])
+    unknown = np.array([q is not None and q in classes.parent for q in columns])
     rows = residuals[check]
     inc = incidence(rows, allsyms)
     rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
@@ -170,40 +228,34 @@ def _classify(
         if not len(ks) or row_varying[i]:
             continue
         qs = [columns[c] for c in jcols[ks]]
-        if _try_alias(qs, values[ks].tolist(), float(offsets[i]), parent, sign, const):
+        if _try_alias(qs, values[ks].tolist(), float(offsets[i]), classes):
             aliased.add(check[row])
     return aliased
 
 
-def _try_alias(
-    qs: list[Quantity],
-    coef: list[float],
-    offset: float,
-    parent: Parents,
-    sign: Signs,
-    const: Constants,
-) -> bool:
+def _try_alias(qs: list[str], coef: list[float], offset: float, classes: _Classes) -> bool:
     """Record ``sum coef_k q_k + offset = 0`` as an alias or a constant, if it is one."""
+    parent, sign, const = classes.parent, classes.sign, classes.const
     if len(qs) == 1:
         (q,), (a,) = qs, coef
-        if q._der is not None:
+        if q in classes.deriv:
             return False
-        root, s = _find(parent, sign, q)
+        root, s = classes.find(q)
         if root in const:
             return False  # a second constant for the class: keep as equation
         const[root] = -offset / a * s
         return True
     if offset != 0.0 or abs(coef[0]) != abs(coef[1]):
         return False
-    (ra, sa), (rb, sb) = (_find(parent, sign, q) for q in qs)
-    if ra is rb:
+    (ra, sa), (rb, sb) = (classes.find(q) for q in qs)
+    if ra == rb:
         return False  # closes a cycle: redundant or contradictory, keep it
     if ra in const and rb in const:
         return False
     rel = -coef[1] / coef[0]  # a = rel * b
     # attach the less preferred root under the other: ra = sa*a, a = rel*b, b = sb*rb
     s = sa * rel * sb  # ra = s * rb
-    if _preference(ra) < _preference(rb):
+    if classes.key[ra] < classes.key[rb]:
         parent[rb], sign[rb] = ra, s  # rb = s * ra (s = +-1)
         if rb in const:
             const[ra] = s * const.pop(rb)
@@ -215,12 +267,8 @@ def _try_alias(
 
 
 def _substitutions(
-    unknowns: list[Quantity],
-    parent: Parents,
-    sign: Signs,
-    const: Constants,
-    eliminated: dict[Quantity, Alias],
-) -> tuple[list[cs.SX], cs.SX, list[Quantity]]:
+    unknowns: list[str], classes: _Classes, eliminated: dict[str, Alias]
+) -> tuple[list[cs.SX], cs.SX, list[str]]:
     """Record every newly eliminated variable as (sign, root, constant).
 
     Returns the symbols to replace, their replacements ``sign * root + constant`` as one
@@ -230,65 +278,67 @@ def _substitutions(
     base: list[cs.SX] = []
     signs: list[float] = []
     offsets: list[float] = []
-    fresh: list[Quantity] = []
+    fresh: list[str] = []
+    table = classes.symbols
     for q in unknowns:
-        root, s = _find(parent, sign, q)
-        if root is q and root not in const:
+        root, s = classes.find(q)
+        if root == q and root not in classes.const:
             continue
-        c = const.get(root)
+        c = classes.const.get(root)
         eliminated[q] = (s, None, s * c) if c is not None else (s, root, 0.0)
-        old.append(q.sym)
-        base.append(root.sym if c is None else cs.SX(0))
+        old.append(table[q].sym)
+        base.append(table[root].sym if c is None else cs.SX(0))
         signs.append(s)
         offsets.append(s * c if c is not None else 0.0)
-        if q._der is not None:
-            if c is None and root._der is None:
-                fresh.append(root.derivative())
-            old.append(q._der.sym)
-            base.append(root.derivative().sym if c is None else cs.SX(0))
+        dq = classes.deriv.get(q)
+        if dq is not None:
+            old.append(table[dq].sym)
+            if c is None:
+                droot, created = classes.derivative(root)
+                if created:
+                    fresh.append(droot)
+                base.append(table[droot].sym)
+            else:
+                base.append(cs.SX(0))
             signs.append(s)
             offsets.append(0.0)
     new = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets) if old else cs.SX()
     return old, new, fresh
 
 
-def _merge_starts(
-    flat: FlatDAE,
-    parent: Parents,
-    sign: Signs,
-    const: Constants,
-    default_params: dict[str, float],
-) -> dict[Quantity, Start]:
+def _merge_starts(flat: FlatDAE, classes: _Classes) -> dict[str, Start]:
     """One start value per class; two different fixed values in a class are an error."""
+    params = [flat.sym(n) for n in flat.parameters]
+    values = cs.DM([flat.symbols[n].value for n in flat.parameters])
 
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""
         e = cs.SX(expr)
-        syms = cs.symvar(e)
-        if syms:
-            values = [default_params[quantity_of(sym).name] for sym in syms]
-            e = cs.substitute(e, cs.vertcat(*syms), cs.DM(values))
+        if params and cs.depends_on(e, cs.vertcat(*params)):
+            e = cs.substitute(e, cs.vertcat(*params), values)
         return float(cs.evalf(e))
 
-    starts: dict[Quantity, Start] = {}
+    starts: dict[str, Start] = {}
+    const = classes.const
     for q in flat.variables:
-        if q.start is None:
+        sym = flat.symbols[q]
+        if sym.start is None:
             continue
-        root, s = _find(parent, sign, q)
-        value = q.start if s > 0 else -q.start
+        root, s = classes.find(q)
+        value = sym.start if s > 0 else -sym.start
         if root in const:
-            if q.fixed and not np.isclose(numeric(value), const[root]):
+            if sym.fixed and not np.isclose(numeric(value), const[root]):
                 raise InitializationError(
-                    f"fixed start value {q.name} = {numeric(q.start):g} conflicts with the "
-                    f"model: {q.name} is constant {s * const[root]:g}; remove the start value"
+                    f"fixed start value {q} = {numeric(sym.start):g} conflicts with the "
+                    f"model: {q} is constant {s * const[root]:g}; remove the start value"
                 )
             continue
         prev = starts.get(root)
-        if prev is None or (q.fixed and not prev.fixed):
-            starts[root] = Start(value, q.fixed, q.name)
-        elif q.fixed and prev.fixed and not np.isclose(numeric(value), numeric(prev.value)):
+        if prev is None or (sym.fixed and not prev.fixed):
+            starts[root] = Start(value, sym.fixed, q)
+        elif sym.fixed and prev.fixed and not np.isclose(numeric(value), numeric(prev.value)):
             raise InitializationError(
-                f"conflicting fixed start values: {prev.source} and {q.name} are the same "
+                f"conflicting fixed start values: {prev.source} and {q} are the same "
                 f"variable (connected or aliased) but start at {numeric(prev.value):g} and "
                 f"{numeric(value):g} (after sign); remove or align one of them"
             )

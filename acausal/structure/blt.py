@@ -18,13 +18,14 @@ from .graph import incidence, match
 from .index import Col, IndexReduced
 
 
-@dataclass
+@dataclass(frozen=True)
 class Block:
-    """Equations solved together for some unknowns."""
+    """Equations solved together for some unknowns; ``kind`` is decided by causalization:
+    ``"explicit"``, ``"linear"`` (solved symbolically) or ``"newton"``."""
 
-    equations: list[int]  # indices into IndexReduced.equations
-    unknowns: list[Col]
-    kind: str = "newton"  # "explicit", "linear" (solved symbolically) or "newton"
+    equations: tuple[int, ...]  # indices into IndexReduced.equations
+    unknowns: tuple[Col, ...]
+    kind: str = "newton"
 
 
 def sort_blt(ir: IndexReduced) -> list[Block]:
@@ -55,5 +56,5 @@ def sort_blt(ir: IndexReduced) -> list[Block]:
     blocks = []
     for node in nx.topological_sort(cond):
         rows = sorted(cond.nodes[node]["members"])
-        blocks.append(Block(rows, [ir.algebraic[int(row_to_col[r])] for r in rows]))
+        blocks.append(Block(tuple(rows), tuple(ir.algebraic[int(row_to_col[r])] for r in rows)))
     return blocks

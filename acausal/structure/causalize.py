@@ -13,13 +13,12 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import casadi as cs
 import numpy as np
 
 from ..errors import StructureError
-from ..symbols import quantity_of
 from .blt import Block
 from .diagnose import describe_unknown, explain_block, is_singular
 from .graph import incidence
@@ -28,23 +27,25 @@ from .index import IndexReduced
 MAX_LINEAR_LOOP = 30
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class SemiExplicit:
-    """``x' = ode(x, z, p, t)``, ``0 = alg(x, z, p, t)``; ``values`` of every algebraic column."""
+    """``x' = ode(x, z, p, t)``, ``0 = alg(x, z, p, t)``; ``values`` of every algebraic
+    column; ``blocks``: the BLT blocks with their kinds."""
 
     x: cs.SX
     z: cs.SX
     ode: cs.SX
     alg: cs.SX
     values: cs.SX  # one entry per IndexReduced.algebraic column, in terms of x, z, p, t
-    alg_blocks: list[int]  # for each entry of alg: index of its block
+    alg_blocks: tuple[int, ...]  # for each entry of alg: index of its block
+    blocks: tuple[Block, ...] = ()
     modes: int = 0  # discrete modes: the last ``modes`` entries of x, with zero rate
     zero: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # crossing functions
     update: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # new modes, one iteration
 
 
-def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
-    """Classify blocks (setting ``Block.kind``) and build the semi-explicit DAE.
+def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
+    """Classify blocks (explicit, linear, Newton) and build the semi-explicit DAE.
 
     Scalar blocks are handled as whole vectors, since a CasADi call costs tens of
     microseconds and one call per block would dominate large models. With ``r`` the scalar
@@ -88,9 +89,10 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
     z: list[cs.SX] = []
     alg: list[cs.SX] = []
     alg_blocks: list[int] = []
+    kinds: list[str] = []
     for b, block in enumerate(blocks):
         if b in explicit:
-            block.kind = "explicit"
+            kinds.append("explicit")
             defs_sym.append(ir.sym(block.unknowns[0]))
             defs_val.append(explicit[b])
             continue
@@ -99,13 +101,13 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
         if len(block.equations) > 1 and len(block.unknowns) <= MAX_LINEAR_LOOP:
             jac = cs.jacobian(res, y)
             if not cs.depends_on(jac, y):
-                block.kind = "linear"
+                kinds.append("linear")
                 loops.append((b, jac))
                 sol = cs.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
                 defs_sym += cs.vertsplit(y)
                 defs_val += cs.vertsplit(sol)
                 continue
-        block.kind = "newton"
+        kinds.append("newton")
         z += cs.vertsplit(y)
         alg += cs.vertsplit(res)
         alg_blocks += [b] * res.numel()
@@ -116,17 +118,21 @@ def causalize(ir: IndexReduced, blocks: list[Block]) -> SemiExplicit:
     exprs = [cs.vertcat(*ode), cs.vertcat(*alg), cs.vertcat(*values)]
     if defs_sym:
         _, exprs = cs.substitute_inplace(defs_sym, defs_val, exprs, False)
-    return SemiExplicit(cs.vertcat(*x), cs.vertcat(*z), exprs[0], exprs[1], exprs[2], alg_blocks)
+    kinded = tuple(replace(block, kind=kind) for block, kind in zip(blocks, kinds))
+    return SemiExplicit(
+        cs.vertcat(*x), cs.vertcat(*z), exprs[0], exprs[1], exprs[2], tuple(alg_blocks), kinded
+    )
 
 
-def _probe(expr: cs.SX) -> np.ndarray:
+def _probe(ir: IndexReduced, expr: cs.SX) -> np.ndarray:
     """``expr`` at the parameters' values and a fixed pseudo-random point in [0.5, 1.5] for
     every other symbol (states, time, unknowns of earlier blocks)."""
     syms = cs.symvar(expr)
     rng = np.random.default_rng(12345)
     values = []
+    table = ir.symbols
     for sym in syms:
-        q = None if sym.name() == "time" else quantity_of(sym)
+        q = table.get(sym.name())
         values.append(q.value if q is not None and q.kind == "parameter" else rng.uniform(0.5, 1.5))
     if not syms:
         return np.asarray(cs.evalf(expr)).ravel()
@@ -146,13 +152,13 @@ def _check_linear_blocks(
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
     if scalar_blocks:
-        values = _probe(coefs)
+        values = _probe(ir, coefs)
         for b, a in zip(scalar_blocks, values):
             if a == 0 or not np.isfinite(a):
                 _raise_singular(ir, blocks, b, np.array([[a]]))
     for b, jac in loops:
         n = jac.size1()
-        mat = _probe(cs.vec(cs.densify(jac))).reshape(n, n, order="F")
+        mat = _probe(ir, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
         if is_singular(mat):
             _raise_singular(ir, blocks, b, mat)
 
@@ -161,7 +167,7 @@ def _raise_singular(ir: IndexReduced, blocks: list[Block], b: int, mat: np.ndarr
     block, red = blocks[b], ir.reduced
     origins = [ir.equations[r].origin for r in block.equations]
     names = [
-        describe_unknown(red, ir.chains[vi][o]) if o == 0 else ir.chains[vi][o].name
+        describe_unknown(red, ir.chains[vi][o]) if o == 0 else ir.chains[vi][o]
         for vi, o in block.unknowns
     ]
     raise StructureError(

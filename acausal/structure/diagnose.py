@@ -5,20 +5,19 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..symbols import Quantity
 from .alias import Reduced
 from .graph import dulmage_mendelsohn
 
 _MAX_LISTED = 12
 
 
-def describe_unknown(red: Reduced, q: Quantity) -> str:
+def describe_unknown(red: Reduced, q: str) -> str:
     """``R1.v`` or ``R1.p.v (= C1.n.v = ...)`` when aliases were merged into it."""
-    others = [m.name for m in red.members.get(q, [])]
+    others = list(red.members.get(q, ()))
     if not others:
-        return q.name
+        return q
     shown = " = ".join(others[:3]) + (" = ..." if len(others) > 3 else "")
-    return f"{q.name} (= {shown})"
+    return f"{q} (= {shown})"
 
 
 def _listing(items: list[str]) -> str:
@@ -34,23 +33,14 @@ def _components(red: Reduced, rows: list[int], cols: list[int]) -> list[str]:
         if comp:
             names.append(comp)
     for c in cols:
-        owner = red.unknowns[c].owner
-        if owner is not None:
-            names.append(owner.full_name)
+        owner = red.symbols[red.unknowns[c]].component
+        if owner:
+            names.append(owner)
     return sorted(set(names))
 
 
-def _connector_role(q: Quantity) -> str | None:
-    """``"potential"`` or ``"flow"`` for a connector variable, else None."""
-    conn, _, var = q.local.rpartition(".")
-    c = q.owner._connectors.get(conn) if q.owner is not None and conn else None
-    if c is None:
-        return None
-    return "potential" if var in c.ctype.potentials else "flow" if var in c.ctype.flows else None
-
-
-def _roles(red: Reduced, q: Quantity) -> set[str | None]:
-    return {_connector_role(m) for m in [q, *red.members.get(q, [])]}
+def _roles(red: Reduced, q: str) -> set[str | None]:
+    return {red.symbols[m].role for m in [q, *red.members.get(q, ())]}
 
 
 def _plural(n: int, word: str) -> str:
@@ -94,7 +84,7 @@ def explain_singular(
         rest = [c for c in ucols if c not in set(orphans)]
         for c in orphans:
             q = red.unknowns[c]
-            owner = q.owner.full_name if q.owner is not None else "its component"
+            owner = red.symbols[q].component or "its component"
             parts.append(
                 f"\n  {describe_unknown(red, q)} occurs in no equation: add an equation for it "
                 f"in {owner} or remove the variable."

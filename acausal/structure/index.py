@@ -26,8 +26,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from ..errors import StructureError
-from ..flatten import FlatEquation
-from ..symbols import Quantity, quantity_of, time
+from ..flatten import FlatEquation, Symbol
+from ..symbols import derivative_name
+from ..table import Table
 from .alias import Reduced
 from .diagnose import explain_singular
 from .graph import incidence, match
@@ -35,7 +36,7 @@ from .graph import incidence, match
 Col = tuple[int, int]  # (unknown index, derivative order)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class AugEquation:
     """An equation of the index-reduced system: ``order`` times differentiated ``source``."""
 
@@ -49,40 +50,61 @@ class AugEquation:
         return text if self.order == 0 else f"d{self.order}/dt{self.order} of [{text}]"
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class IndexReduced:
-    """The index-1 form: every unknown column is a state or algebraic."""
+    """The index-1 form: every unknown column is a state or algebraic. ``chains[v][o]`` is
+    the name of the o-th derivative of unknown v; ``symbols`` the reduced form's table plus
+    the derivatives index reduction introduced."""
 
     reduced: Reduced
-    equations: list[AugEquation]
-    chains: list[list[Quantity]]  # chains[v][o] is the o-th derivative of unknown v
-    states: list[Col]
-    algebraic: list[Col]
-    dummies: set[Col]
+    symbols: Table
+    equations: tuple[AugEquation, ...]
+    chains: tuple[tuple[str, ...], ...]
+    states: tuple[Col, ...]
+    algebraic: tuple[Col, ...]
+    dummies: frozenset[Col]
     index: int
 
     def sym(self, col: Col) -> cs.SX:
-        return self.chains[col[0]][col[1]].sym
+        return self.symbols[self.chains[col[0]][col[1]]].sym
+
+    def name(self, col: Col) -> str:
+        return self.chains[col[0]][col[1]]
+
+    def __str__(self) -> str:
+        lines = [
+            f"IndexReduced {self.reduced.flat.name}: index {self.index}, "
+            f"{len(self.equations)} equations, {len(self.states)} states, "
+            f"{len(self.algebraic)} algebraic unknowns"
+        ]
+        lines.append("  states: " + ", ".join(self.name(c) for c in self.states))
+        lines.append("  algebraic: " + ", ".join(self.name(c) for c in self.algebraic))
+        lines.append(
+            "  dummy derivatives: " + ", ".join(sorted(self.name(c) for c in self.dummies))
+        )
+        lines += [f"  {e.origin}" for e in self.equations]
+        return "\n".join(lines)
 
 
-def _chain(q: Quantity) -> list[Quantity]:
+def _chain(q: str, symbols: dict[str, Symbol]) -> list[str]:
     out = [q]
-    while out[-1]._der is not None:
-        out.append(out[-1]._der)
+    while derivative_name(out[-1]) in symbols:
+        out.append(derivative_name(out[-1]))
     return out
 
 
 def reduce_index(red: Reduced) -> IndexReduced:
     """Pantelides + dummy derivatives on the alias-reduced system."""
     unknowns = red.unknowns
-    chains = [_chain(q) for q in unknowns]
-    position = {}
+    symbols = dict(red.symbols)
+    chains = [_chain(q, symbols) for q in unknowns]
+    position: dict[str, Col] = {}
     for vi, ch in enumerate(chains):
         for o, q in enumerate(ch):
-            position[q.uid] = (vi, o)
+            position[q] = (vi, o)
     res = [e.residual for e in red.equations]
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
-    inc = incidence(res, [chains[vi][o].sym for vi, o in cols])
+    inc = incidence(res, [symbols[chains[vi][o]].sym for vi, o in cols])
     rows: list[set[Col]] = [
         {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]} for r in range(len(res))
     ]
@@ -113,12 +135,12 @@ def reduce_index(red: Reduced) -> IndexReduced:
                 for vi in colored_v:
                     hv[vi] += 1
                     while len(chains[vi]) <= hv[vi]:
-                        q = chains[vi][-1].derivative()
+                        q = _new_derivative(chains[vi][-1], symbols)
                         chains[vi].append(q)
-                        position[q.uid] = (vi, len(chains[vi]) - 1)
+                        position[q] = (vi, len(chains[vi]) - 1)
                 for e in sorted(colored_e):
                     child[e] = len(eqs)
-                    r, row = _differentiate(eqs[e].residual, position)
+                    r, row = _differentiate(eqs[e].residual, position, symbols, red.flat.t)
                     eqs.append(AugEquation(r, eqs[e].source, eqs[e].order + 1))
                     rows.append(row)
                 for vi in colored_v:
@@ -143,11 +165,12 @@ def reduce_index(red: Reduced) -> IndexReduced:
     index = max_order + (1 if original_algebraic else 0)
     return IndexReduced(
         red,
-        eqs,
-        [ch[: hv[vi] + 1] for vi, ch in enumerate(chains)],
-        states,
-        algebraic,
-        dummies,
+        Table(symbols),
+        tuple(eqs),
+        tuple(tuple(ch[: hv[vi] + 1]) for vi, ch in enumerate(chains)),
+        tuple(states),
+        tuple(algebraic),
+        frozenset(dummies),
         index,
     )
 
@@ -203,22 +226,32 @@ def _augment(
     return False
 
 
-def _differentiate(residual: cs.SX, position: dict[int, Col]) -> tuple[cs.SX, set[Col]]:
+def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
+    """Add ``der(name)`` to the table ``symbols``; return its name."""
+    base = symbols[name]
+    new = derivative_name(name)
+    symbols[new] = Symbol(
+        new,
+        "derivative",
+        cs.SX.sym(new),
+        base.component,
+        base=base.base or name,
+        order=base.order + 1,
+    )
+    return new
+
+
+def _differentiate(
+    residual: cs.SX, position: dict[str, Col], symbols: dict[str, Symbol], t: cs.SX
+) -> tuple[cs.SX, set[Col]]:
     """``d/dt`` of a residual and its incidence."""
-    syms = [s for s in cs.symvar(residual) if s.name() != "time"]
-    qs = [quantity_of(s) for s in syms]
-    unk = [(s, q) for s, q in zip(syms, qs) if not q.is_constant]
-    out = cs.jacobian(residual, time)
+    unk = [s for s in cs.symvar(residual) if s.name() in position]
+    out = cs.jacobian(residual, t)
     if unk:
-        x = cs.vertcat(*[s for s, _ in unk])
-        dx = cs.vertcat(*[q.derivative().sym for _, q in unk])
+        x = cs.vertcat(*unk)
+        dx = cs.vertcat(*[symbols[derivative_name(s.name())].sym for s in unk])
         out = out + cs.jtimes(residual, x, dx)
-    row = set()
-    for s in cs.symvar(out):
-        if s.name() != "time":
-            q = quantity_of(s)
-            if not q.is_constant:
-                row.add(position[q.uid])
+    row = {position[s.name()] for s in cs.symvar(out) if s.name() in position}
     return out, row
 
 
@@ -226,7 +259,7 @@ def _dummy_cost(red: Reduced, col: Col) -> float:
     vi, o = col
     q = red.unknowns[vi]
     start = red.starts.get(q)
-    cost = 10.0 + 100.0 * q.state_priority
+    cost = 10.0 + 100.0 * red.symbols[q].state_priority
     if o == 1 and start is not None and start.fixed:
         cost += 1000.0
     return max(cost, 1.0)

@@ -1,5 +1,8 @@
 """The ``acausal`` command: simulate a model file, print its BLT, or check its structure.
 
+It lives in ``learning``, the top of the package layers, because ``check --feasibility``
+runs the learning package's feasibility report; nothing imports it.
+
     acausal simulate model.py --t-end 10 --out result.csv [--dt 0.01] [--param R1.R=2]
                               [--vars C1.v,R1.i] [--plot result.png] [--rtol 1e-6] [--atol 1e-8]
     acausal blt model.py
@@ -18,13 +21,14 @@ import sys
 import traceback
 import types
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 import acausal as ac
 from acausal.errors import ModelError
+from solvers import Result, simulate
 
-from .result import Result
-from .simulate import compiled, simulate
+from .feasibility import check_feasibility
 
 
 class CommandError(Exception):
@@ -114,13 +118,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     """Simulate, write the CSV (and the plot) and print one line about what was written."""
     params = _parse_params(args.param)
     names = _parse_vars(args.vars)
-    system = load_system(args.file)
-    model = compiled(system)
+    model = ac.compile(load_system(args.file))
     for name in names or []:  # fail before a long simulation, not after it
-        if name not in model.parameters:
+        if name not in model.defaults:
             model.check_name(name)
     res = simulate(
-        system, t_end=args.t_end, dt=args.dt, rtol=args.rtol, atol=args.atol, params=params
+        model, t_end=args.t_end, dt=args.dt, rtol=args.rtol, atol=args.atol, params=params
     )
     try:
         res.to_csv(args.out, names)
@@ -161,8 +164,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     With ``--feasibility``, the learning package's feasibility report (exit 1 if it finds
     a problem)."""
     if args.feasibility:
-        from learning.feasibility import main_check  # learning builds on solvers
-
         return main_check(args.file, t_end=args.t_end, dt=args.dt)
     system = load_system(args.file)
     with warnings.catch_warnings():
@@ -172,12 +173,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def main_check(
+    path: str | Path,
+    *,
+    t_end: float | None = None,
+    dt: float | None = None,
+    params: Mapping[str, float] | None = None,
+    small_capacitor: float | None = None,
+) -> int:
+    """``acausal check --feasibility FILE.py``: load the file's ``system`` (or ``build()``),
+    print the feasibility report; returns the exit code (0 feasible, 1 problems found)."""
+    report = check_feasibility(
+        load_system(path), t_end=t_end, dt=dt, params=params, small_capacitor=small_capacitor
+    )
+    print(report)
+    return 0 if report.ok else 1
+
+
 def check_report(model: ac.Model) -> str:
     """Balance, states, index, dummy derivatives, unconnected connectors, loops and blocks."""
     flat, red = model.flat, model.reduced
     loops = [b for b in model.blocks if len(b.equations) > 1]
     newton = [b for b in model.blocks if b.kind == "newton"]
-    unconnected = [c.name for c in flat.unconnected]
+    unconnected = list(flat.unconnected)
 
     def listing(items: list[str]) -> str:
         return f"({len(items)}): {', '.join(items)}" if items else "(0): none"

@@ -1,0 +1,131 @@
+"""The CasADi functions of one compiled model, built on first use and shared by the solvers.
+
+For the semi-explicit DAE ``x' = f(x, z, p, t)``, ``0 = g(x, z, p, t)`` of a
+:class:`~acausal.Model`: the rates ``f``, the named outputs ``y(x, z, p, t)``, their
+directional derivatives, the crossing functions and mode updates of events, the residuals
+of the alias-reduced equations, and the integrator spec. The object belongs to a solver
+(a :class:`~solvers.Simulator`, a :class:`~solvers.Result`), never to the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import casadi as cs
+import numpy as np
+
+from acausal import Model
+
+# Newton stops when the residual is below ``abstol`` or after a step below 1e-12
+# (CasADi's ``abstolStep``), i.e. converged to rounding for values of order 1: IDAS needs
+# algebraic unknowns consistent to its own tolerances (a residual of 1e-10 made the
+# error test fail at rtol 1e-12 right after a breakpoint).
+NEWTON_OPTIONS = {"abstol": 1e-14, "max_iter": 50, "error_on_fail": False}
+MODE_ITERATIONS = 8
+
+
+def idas_options(grid: np.ndarray, rtol: float, atol: float, max_steps: int) -> dict:
+    """IDAS options for integrating over ``grid`` from consistent ``(x0, z0)``.
+
+    IDAS's own consistent initialization (calc_ic) stays off: it failed on 3,000-stage RC
+    ladders. IDAS then takes x'(0) = 0 (x'(0) is only an option, fixed when the integrator
+    is built, not an input that could follow the parameters). A wrong x'(0) costs the
+    first step an error of about h |x'(0)|, so the first step is tiny, 1e-12 of the
+    interval; IDAS grows it by doubling in some 30 steps.
+    """
+    step0 = max(1e-12 * float(grid[-1] - grid[0]), 1e-15 * abs(float(grid[0])))
+    return {
+        "abstol": atol,
+        "reltol": rtol,
+        "calc_ic": False,
+        "step0": step0,
+        "max_num_steps": max_steps,
+    }
+
+
+class DAEFunctions:
+    """Functions of ``(x, z, p, t)`` for ``model``, each built once when first asked for."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self._built: dict[str, cs.Function] = {}
+
+    def _get(self, key: str, build: Callable[[], cs.Function]) -> cs.Function:
+        fun = self._built.get(key)
+        if fun is None:
+            fun = self._built[key] = build()
+        return fun
+
+    def _of_point(self, name: str, expr: cs.SX) -> cs.Function:
+        m = self.model
+        return cs.Function(name, [m.dae.x, m.dae.z, m.p, m.t], [expr])
+
+    def spec(self) -> dict[str, cs.SX]:
+        """The semi-explicit DAE as CasADi's integrators take it."""
+        m = self.model
+        dae = m.dae
+        return {"x": dae.x, "z": dae.z, "p": m.p, "t": m.t, "ode": dae.ode, "alg": dae.alg}
+
+    @property
+    def rates(self) -> cs.Function:
+        return self._get("rates", lambda: self._of_point("rates", self.model.dae.ode))
+
+    @property
+    def update(self) -> cs.Function:
+        return self._get("update", lambda: self._of_point("update", self.model.dae.update))
+
+    @property
+    def crossings(self) -> cs.Function:
+        return self._get("crossings", lambda: self._of_point("crossings", self.model.dae.zero))
+
+    @property
+    def outputs(self) -> cs.Function:
+        """Every named variable."""
+        return self._get("outputs", lambda: self._of_point("outputs", self.model.outputs))
+
+    @property
+    def values(self) -> cs.Function:
+        """Every algebraic column (in ``model.ir.algebraic`` order)."""
+        return self._get("values", lambda: self._of_point("values", self.model.dae.values))
+
+    @property
+    def residuals(self) -> cs.Function:
+        """The alias-reduced equations' residuals (before index reduction)."""
+
+        def build() -> cs.Function:
+            m = self.model
+            res = cs.vertcat(*[e.residual for e in m.reduced.equations])
+            alg = cs.vertcat(*[m.ir.sym(c) for c in m.ir.algebraic])
+            if alg.numel() and res.numel():
+                res = cs.substitute(res, alg, m.dae.values)
+            return self._of_point("residuals", res)
+
+        return self._get("residuals", build)
+
+    @property
+    def output_directions(self) -> cs.Function:
+        """``(x, z, p, t, dx, dz, dp) -> dy``: the outputs' directional derivative."""
+
+        def build() -> cs.Function:
+            m = self.model
+            dae = m.dae
+            dxs, dzs = cs.SX.sym("dx", dae.x.numel()), cs.SX.sym("dz", dae.z.numel())
+            dp = cs.SX.sym("dp", m.p.numel())
+            w, dw = cs.vertcat(dae.x, dae.z, m.p), cs.vertcat(dxs, dzs, dp)
+            return cs.Function(
+                "doutputs",
+                [dae.x, dae.z, m.p, m.t, dxs, dzs, dp],
+                [cs.jtimes(m.outputs, w, dw)],
+            )
+
+        return self._get("output_directions", build)
+
+    def algebraic_solver(self, name: str) -> cs.Function:
+        """Newton on ``0 = g(z, x, p, t)`` for ``z``: ``(z guess, x, p, t) -> z``."""
+
+        def build() -> cs.Function:
+            m = self.model
+            g = cs.Function("g", [m.dae.z, m.dae.x, m.p, m.t], [m.dae.alg])
+            return cs.rootfinder(name, "newton", g, NEWTON_OPTIONS)
+
+        return self._get(f"algebraic_solver {name}", build)
