@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import casadi as cs
 
+from .errors import OptionError
+
 if TYPE_CHECKING:
     from .component import Component
     from .symbols import Quantity
@@ -23,13 +25,13 @@ class ConnectorType:
 
     def __init__(self, name: str, potentials: tuple[str, ...], flows: tuple[str, ...]) -> None:
         if len(potentials) != len(flows):
-            raise ValueError(
+            raise OptionError(
                 f"connector type {name}: {len(potentials)} potentials but {len(flows)} flows; "
                 "an acausal connector pairs each potential with one flow"
             )
         clash = set(potentials) & set(flows)
         if clash:
-            raise ValueError(f"connector type {name}: {sorted(clash)} is both potential and flow")
+            raise OptionError(f"connector type {name}: {sorted(clash)} is both potential and flow")
         self.name = name
         self.potentials = tuple(potentials)
         self.flows = tuple(flows)

@@ -10,6 +10,8 @@ import casadi as cs
 
 import acausal as ac
 
+from .storage import warn_if_negative
+
 
 class OnePort(ac.Component):
     """Two pins, ``v = p.v - n.v``, ``0 = p.i + n.i``, ``i = p.i``."""
@@ -50,7 +52,7 @@ class Capacitor(OnePort):
 
     def __init__(self, name: str, C: float = 1.0, v0: float | None = None) -> None:
         super().__init__(name, v0=v0)
-        C = self.parameter("C", C)
+        C = self.parameter("C", warn_if_negative(self, "C", C, "capacitance"))
         self.equations(self.i == C * ac.der(self.v))
 
 
@@ -59,7 +61,7 @@ class Inductor(OnePort):
 
     def __init__(self, name: str, L: float = 1.0, i0: float | None = None) -> None:
         super().__init__(name, i0=i0)
-        L = self.parameter("L", L)
+        L = self.parameter("L", warn_if_negative(self, "L", L, "inductance"))
         self.equations(self.v == L * ac.der(self.i))
 
 

@@ -26,6 +26,8 @@ import casadi as cs
 
 import acausal as ac
 
+from .storage import warn_if_negative
+
 GRAVITY = 9.80665
 
 
@@ -116,7 +118,7 @@ class Body(ac.Component):
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
         point_mass = not isinstance(I, cs.SX) and I == 0
-        m = self.parameter("m", m)
+        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
         inertia = 0.0 if point_mass else self.parameter("I", I)
         rx, ry = _pair(r_cm, "r_cm", name)
         rx, ry = self.parameter("r_cm_x", rx), self.parameter("r_cm_y", ry)
@@ -342,7 +344,7 @@ class SliderCrank(ac.Component):
         super().__init__(name)
         l1, l2 = self.parameter("l1", l1), self.parameter("l2", l2)
         m_crank, m_rod = self.parameter("m_crank", m_crank), self.parameter("m_rod", m_rod)
-        J = self.parameter("J", J)
+        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"))
         r_crank = self.parameter("r_crank", r_crank) if r_crank is not None else l1 / 2
         I_rod = self.parameter("I_rod", I_rod) if I_rod is not None else m_rod * l2**2 / 12
         # initial guesses for the dependent coordinates, exact at theta0

@@ -16,6 +16,7 @@ import casadi as cs
 import acausal as ac
 
 from . import mechanics1d as mech
+from .storage import warn_if_negative
 
 
 class Inertia(ac.Component):
@@ -30,7 +31,7 @@ class Inertia(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.RotFlange)
         self.flange_b = self.connector("flange_b", ac.RotFlange)
-        J = self.parameter("J", J)
+        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"))
         self.phi = self.variable("phi", start=self.initial("phi0", phi0), fixed=phi0 is not None)
         self.w = self.variable("w", start=self.initial("w0", w0), fixed=w0 is not None)
         self.a = self.variable("a")

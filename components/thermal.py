@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import acausal as ac
 
+from .storage import warn_if_negative
+
 
 class HeatCapacitor(ac.Component):
     """Lumped thermal mass: ``C der(T) = port.Q``; ``T0`` fixes the initial temperature."""
@@ -16,7 +18,7 @@ class HeatCapacitor(ac.Component):
     def __init__(self, name: str, C: float = 1.0, T0: float | None = None) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        C = self.parameter("C", C)
+        C = self.parameter("C", warn_if_negative(self, "C", C, "heat capacity"))
         self.T = self.variable("T", start=self.initial("T0", T0), fixed=T0 is not None)
         self.der_T = self.variable("der_T")
         self.equations(

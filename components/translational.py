@@ -14,6 +14,7 @@ from __future__ import annotations
 import acausal as ac
 
 from . import mechanics1d as mech
+from .storage import warn_if_negative
 
 
 class Mass(ac.Component):
@@ -34,7 +35,8 @@ class Mass(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
-        m, L = self.parameter("m", m), self.parameter("L", L)
+        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
+        L = self.parameter("L", L)
         self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
         self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
         self.a = self.variable("a")
@@ -240,7 +242,8 @@ class MassWithStop(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
-        m, L = self.parameter("m", m), self.parameter("L", L)
+        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
+        L = self.parameter("L", L)
         lo, hi = self.parameter("smin", smin), self.parameter("smax", smax)
         self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
         self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)

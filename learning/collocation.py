@@ -45,7 +45,7 @@ from typing import Any
 import casadi as cs
 import numpy as np
 
-from acausal.errors import ModelError
+from acausal.errors import OptionError
 from solvers import simulator
 from solvers.capture import native_stderr
 
@@ -251,7 +251,7 @@ def _experiment(
     ``layout``, its constraints to ``g`` and ``ineq``, its weighted residuals to ``res``."""
     model = e.model
     if model.dae.modes:
-        raise ModelError(
+        raise OptionError(
             f"fit: {model.name} has discrete modes (switches, events); method='collocation' "
             "does not handle them: use method='least_squares'"
         )
@@ -262,7 +262,7 @@ def _experiment(
     cols = [pnames.index(names[k]) for k in e.columns]
     pvals[cols] = start[e.columns]
     if cols and cs.depends_on(model.breakpoints, model.p[cols]):
-        raise ModelError(
+        raise OptionError(
             f"fit: in {model.name} the time of an input's discontinuity depends on a fitted "
             "parameter; method='collocation' keeps its mesh fixed: use method='least_squares'"
         )
@@ -414,7 +414,7 @@ def build(
     opts = dict(options or {})
     unknown = set(opts) - KNOWN_OPTIONS
     if unknown:
-        raise ModelError(
+        raise OptionError(
             f"fit: options {sorted(unknown)} are not collocation options; "
             f"use {sorted(KNOWN_OPTIONS)} (IPOPT's own go in options['ipopt'])"
         )
@@ -424,7 +424,7 @@ def build(
         "dissipative": bool(opts.get("dissipative", False)),
     }
     if mesh_opts["degree"] < 1 or mesh_opts["subintervals"] < 1:
-        raise ModelError("fit: collocation needs degree >= 1 and subintervals >= 1")
+        raise OptionError("fit: collocation needs degree >= 1 and subintervals >= 1")
     layout = Layout()
     theta, _ = layout.new("theta", len(names), 1, start)
     g, ineq, res = Stack(), Stack(), Stack()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import acausal as ac
-from acausal.errors import ModelError, unknown_name
+from acausal.errors import ModelError, OptionError, unknown_name
 
 from .block_checks import BlockReport, check_blocks
 from .check_tools import Context, Finding
@@ -225,11 +225,11 @@ def check_feasibility(
 def _check_options(
     box: Mapping | None, samples: int, simulate: bool, t_start: float, t_end: float | None
 ) -> None:
-    """A :class:`ModelError` naming a malformed option."""
+    """An :class:`OptionError` naming a malformed option."""
     if not (isinstance(samples, int) and samples >= 3):
-        raise ModelError(f"check_feasibility: samples={samples!r} must be an integer >= 3")
+        raise OptionError(f"check_feasibility: samples={samples!r} must be an integer >= 3")
     if simulate and t_end is not None and not (np.isfinite(t_end) and t_end > t_start):
-        raise ModelError(f"check_feasibility: t_end={t_end!r} must be a time after {t_start!r}")
+        raise OptionError(f"check_feasibility: t_end={t_end!r} must be a time after {t_start!r}")
     for key, value in (box or {}).items():
         pairs = value.items() if isinstance(value, Mapping) else [(key, value)]
         for label, pair in pairs:
@@ -239,7 +239,7 @@ def _check_options(
             except (TypeError, ValueError):
                 good = False
             if not good:
-                raise ModelError(
+                raise OptionError(
                     f"check_feasibility: box entry {key!r}: {label!r} -> {pair!r} must be a "
                     "pair (lo, hi) with lo < hi, e.g. box={'i': (-2, 2)} or "
                     "box={'Rx': {'i': (-2, 2)}}"

@@ -61,6 +61,7 @@ import acausal as ac
 from acausal.errors import (
     InitializationError,
     ModelError,
+    OptionError,
     ParameterError,
     SimulationError,
     unknown_name,
@@ -152,6 +153,19 @@ class FitResult:
         return "\n".join(lines)
 
 
+def _numbers(values: Any, what: str) -> np.ndarray:
+    """``values`` as a flat float array, or an :class:`OptionError` naming ``what``."""
+    if isinstance(values, str):
+        values = [values]
+    try:
+        return np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise OptionError(
+            f"fit: {what} holds values that are not numbers (e.g. text); give a numeric "
+            "array, one value per sample time"
+        ) from None
+
+
 class _Experiment:
     """One system with its measured outputs on its output grid."""
 
@@ -168,12 +182,12 @@ class _Experiment:
         self.model = model if model is not None else ac.compile(system)
         t_key = "t" if "t" in data else "time" if "time" in data else None
         if t_key is None:
-            raise ModelError(f"fit: the data for {system.name} need the sample times as 't'")
-        t = np.asarray(data[t_key], dtype=float).ravel()
+            raise OptionError(f"fit: the data for {system.name} need the sample times as 't'")
+        t = _numbers(data[t_key], f"data[{t_key!r}] of {system.name}")
         if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-            raise ModelError(f"fit: data['t'] of {system.name} must be 2+ increasing times")
+            raise OptionError(f"fit: data['t'] of {system.name} must be 2+ increasing times")
         if t[0] < t_start:
-            raise ModelError(f"fit: data of {system.name} start at {t[0]:g} < t_start")
+            raise OptionError(f"fit: data of {system.name} start at {t[0]:g} < t_start")
         self.offset = int(t[0] > t_start)  # simulate from t_start, compare from t[0]
         self.grid = np.concatenate([[t_start], t]) if self.offset else t
         self.outputs, self.measured, self.masks, self.scales = [], [], [], []
@@ -181,21 +195,26 @@ class _Experiment:
             if name == t_key:
                 continue
             self.model.check_name(name)
-            ym = np.asarray(values, dtype=float).ravel()
+            ym = _numbers(values, f"data[{name!r}] of {system.name}")
             if ym.shape != t.shape:
-                raise ModelError(
+                raise OptionError(
                     f"fit: data[{name!r}] of {system.name} has {ym.size} samples, t has {t.size}"
                 )
             c = np.broadcast_to(np.asarray(weights.get(name, 1.0), dtype=float), t.shape)
             if np.any(c < 0) or not np.all(np.isfinite(c)):
-                raise ModelError(f"fit: weights[{name!r}] must be finite and >= 0")
+                raise OptionError(f"fit: weights[{name!r}] must be finite and >= 0")
             mask = np.isfinite(ym)  # missing samples (nan) do not count
+            if not mask.any():
+                raise OptionError(
+                    f"fit: data[{name!r}] of {system.name} has no finite sample (all NaN or "
+                    "infinite); drop the column or give measured values"
+                )
             self.outputs.append(name)
             self.measured.append(ym[mask])
             self.masks.append(mask)
             self.scales.append(np.sqrt(c[mask]))
         if not self.outputs:
-            raise ModelError(f"fit: the data for {system.name} measure no variable besides 't'")
+            raise OptionError(f"fit: the data for {system.name} measure no variable besides 't'")
         own = self.model.parameters
         self.columns = [k for k, n in enumerate(names) if n in own]
         self.size = sum(m.size for m in self.measured)
@@ -413,10 +432,10 @@ def fit(
     """
     tic = _time.perf_counter()
     if method not in METHODS:
-        raise ModelError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
+        raise OptionError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
     exps = ([(system, data)] if system is not None else []) + list(experiments or [])
     if not exps or any(d is None for _, d in exps):
-        raise ModelError("fit: give a system with its data, or experiments=[(system, data), ...]")
+        raise OptionError("fit: give a system with its data, or experiments=[(system, data), ...]")
     systems = [s for s, _ in exps]
     models = [ac.compile(s) for s in systems]
     known = {n: v for m in reversed(models) for n, v in m.parameters.items()}
@@ -424,7 +443,7 @@ def fit(
         params = [n for u in unknowns(systems) for n in u.parameter_names()]
     names = list(dict.fromkeys([*params, *physical]))
     if not names:
-        raise ModelError("fit: nothing to fit: no ln.Unknown in the system and no physical=")
+        raise OptionError("fit: nothing to fit: no ln.Unknown in the system and no physical=")
     for n in names:
         if n not in known:
             raise unknown_name("parameter", n, known)
@@ -437,7 +456,7 @@ def fit(
     elif x0 is not None:
         start = np.asarray(x0, dtype=float).ravel()
         if start.size != len(names):
-            raise ModelError(f"fit: x0 has {start.size} values for {len(names)} parameters")
+            raise OptionError(f"fit: x0 has {start.size} values for {len(names)} parameters")
     obj = Objective(exps, names, weights, rtol, atol, t_start, models)
     report = _Progress(progress, progress_interval, obj)
     obj.on_evaluation = report

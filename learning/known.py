@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import casadi as cs
 
-from acausal.errors import ModelError
+from acausal.errors import OptionError
 
 from .law import Law
 
@@ -26,7 +26,7 @@ class Known(Law):
         labels: Sequence[str] | None = None,
     ) -> None:
         if not callable(relation):
-            raise ModelError(f"Known: relation={relation!r} is not callable")
+            raise OptionError(f"Known: relation={relation!r} is not callable")
         self.relation_fn, self.params = relation, dict(params or {})
         super().__init__(n_inputs, labels)
 
@@ -39,7 +39,7 @@ class Known(Law):
         if isinstance(out, (int, float)):
             out = cs.SX(out)
         if not isinstance(out, cs.SX) or not out.is_scalar():
-            raise ModelError(
+            raise OptionError(
                 f"Known: the relation returned {out!r}; return one scalar expression "
                 "lhs == rhs or a residual"
             )

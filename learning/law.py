@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import casadi as cs
 import numpy as np
 
-from acausal.errors import ModelError, ParameterError
+from acausal.errors import ModelError, OptionError, ParameterError
 
 
 def softplus(theta: cs.SX | float) -> cs.SX:
@@ -98,7 +98,7 @@ class Law:
         alias: Mapping[str, str] | None = None,
     ) -> None:
         if self.transform not in TRANSFORMS:
-            raise ModelError(
+            raise OptionError(
                 f"{type(self).__name__}: transform={self.transform!r} is not one of "
                 f"{', '.join(map(repr, TRANSFORMS))}"
             )
@@ -118,7 +118,7 @@ class Law:
         """A copy of this law for the inputs named ``labels`` (e.g. ``("f", "dx")``)."""
         labels = tuple(labels)
         if self._explicit_n is not None and self._explicit_n != len(labels):
-            raise ModelError(
+            raise OptionError(
                 f"{type(self).__name__} was made for {self._explicit_n} inputs but is given "
                 f"{len(labels)} ({', '.join(labels)}); drop n_inputs= or match the inputs"
             )
@@ -136,7 +136,7 @@ class Law:
     def _ws(self) -> list[Weight]:
         """The declared weights; an error if the options need inputs not yet bound."""
         if self._pending is not None:
-            raise ModelError(
+            raise OptionError(
                 f"{self._pending} (inputs {', '.join(self.labels)}); use the law in an "
                 "Unknown with matching inputs=, or call law.bound(labels)"
             )
@@ -215,7 +215,7 @@ class Law:
         ``w = s (m + T(theta))`` (signed) or a constant (fixed)."""
         theta = list(theta)
         if len(theta) != len(self.raw_names):
-            raise ModelError(
+            raise OptionError(
                 f"{type(self).__name__} takes {len(self.raw_names)} raw parameters "
                 f"({', '.join(self.raw_names)}), got {len(theta)}"
             )
@@ -250,7 +250,7 @@ class Law:
         """``(lhs, rhs)`` of the law ``lhs == rhs`` for inputs ``u`` and raw parameters."""
         u = [cs.SX(x) for x in u]
         if len(u) != self.n_inputs:
-            raise ModelError(
+            raise OptionError(
                 f"{type(self).__name__} has inputs {', '.join(self.labels)} but is given {len(u)}"
             )
         return self._relation(u, self.weight_exprs(theta))
@@ -290,7 +290,9 @@ def input_label(token: str) -> str:
 
 def _check_option(law: str, option: str, value: object, allowed: tuple) -> None:
     if value not in allowed:
-        raise ModelError(f"{law}: {option}={value!r} is not one of {', '.join(map(repr, allowed))}")
+        raise OptionError(
+            f"{law}: {option}={value!r} is not one of {', '.join(map(repr, allowed))}"
+        )
 
 
 def _per_input(law: Law, what: str, value: object, default: object) -> list:
@@ -307,7 +309,7 @@ def _per_input(law: Law, what: str, value: object, default: object) -> list:
         return [value.get(label, default) for label in law.labels]
     value = list(value)  # type: ignore[call-overload]
     if len(value) != law.n_inputs:
-        raise ModelError(
+        raise OptionError(
             f"{type(law).__name__}: {what} has {len(value)} entries for "
             f"{law.n_inputs} inputs ({', '.join(law.labels)})"
         )

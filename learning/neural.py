@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 import casadi as cs
 import numpy as np
 
-from acausal.errors import ModelError
+from acausal.errors import OptionError
 
 from .law import Law, _check_option, _per_input
 
@@ -70,7 +70,7 @@ class NeuralNet(Law):
         _check_option("NeuralNet", "activation", activation, tuple(ACTIVATIONS))
         self.hidden = tuple(int(h) for h in hidden)
         if not self.hidden or min(self.hidden) < 1:
-            raise ModelError(f"NeuralNet: hidden={hidden!r} needs one or more layer sizes >= 1")
+            raise OptionError(f"NeuralNet: hidden={hidden!r} needs one or more layer sizes >= 1")
         self.activation, self.constraint, self.transform = activation, constraint, transform
         self._signs, self._init, self.seed = signs, init, seed
         self._scale, self.margin = input_scale, float(margin)
@@ -94,16 +94,16 @@ class NeuralNet(Law):
         signs = _per_input(self, "signs", self._signs, "default")
         signs = [d if s == "default" else s for s, d in zip(signs, default)]
         if any(s not in (1, -1, None) for s in signs):
-            raise ModelError(f"NeuralNet: signs={signs!r} must be +1, -1 or None per input")
+            raise OptionError(f"NeuralNet: signs={signs!r} must be +1, -1 or None per input")
         if self.constraint == "dissipative" and (signs[0] != -1 or signs[1:2] != [1]):
-            raise ModelError(
+            raise OptionError(
                 "NeuralNet: constraint='dissipative' needs signs -1 for the flow input and "
                 f"+1 for the potential input (g decreasing in f, increasing in x), got {signs!r}"
             )
         self.signs = tuple(signs)
         scale = _per_input(self, "input_scale", self._scale, 1.0)
         if any(not (np.isfinite(s) and s > 0) for s in scale):
-            raise ModelError(f"NeuralNet: input_scale={scale!r} must be positive numbers")
+            raise OptionError(f"NeuralNet: input_scale={scale!r} must be positive numbers")
         self.scale = tuple(float(s) for s in scale)
         rng = np.random.default_rng(self.seed)
         sizes = [self.n_inputs, *self.hidden, 1]

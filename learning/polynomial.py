@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import casadi as cs
 import numpy as np
 
-from acausal.errors import ModelError
+from acausal.errors import OptionError
 
 from .law import Law, _check_option, _per_input
 
@@ -57,9 +57,9 @@ class Polynomial(Law):
     ) -> None:
         _check_option("Polynomial", "constraint", constraint, ("feasible", "dissipative", None))
         if not (isinstance(order, int) and order >= 1):
-            raise ModelError(f"Polynomial: order={order!r} must be an integer >= 1 (terms)")
+            raise OptionError(f"Polynomial: order={order!r} must be an integer >= 1 (terms)")
         if not (np.isfinite(margin) and margin >= 0):
-            raise ModelError(f"Polynomial: margin={margin!r} must be >= 0")
+            raise OptionError(f"Polynomial: margin={margin!r} must be >= 0")
         self.order, self.constraint, self.transform = order, constraint, transform
         self._signs, self._init, self._fixed = signs, init, fixed
         self.normalize, self.margin = normalize, float(margin)
@@ -84,9 +84,9 @@ class Polynomial(Law):
     def _setup(self) -> None:
         signs = _per_input(self, "signs", self._signs, 1)
         if any(s not in (1, -1) for s in signs):
-            raise ModelError(f"Polynomial: signs={signs!r} must be +1 or -1 per input")
+            raise OptionError(f"Polynomial: signs={signs!r} must be +1 or -1 per input")
         if self.constraint == "dissipative" and any(s != 1 for s in signs):
-            raise ModelError(
+            raise OptionError(
                 "Polynomial: constraint='dissipative' needs all coefficient vectors positive; "
                 f"signs={signs!r} describes an active element: use constraint='feasible'"
             )
@@ -104,7 +104,7 @@ class Polynomial(Law):
                 if shown in fixed:
                     value = fixed[shown]
                     if self.constraint and (value * s < 0 or (i == 1 and value * s <= 0)):
-                        raise ModelError(
+                        raise OptionError(
                             f"Polynomial: fixed {shown} = {value!r} breaks constraint="
                             f"{self.constraint!r} (sign {s:+d}, first entries nonzero)"
                         )

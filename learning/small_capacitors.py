@@ -21,7 +21,7 @@ import casadi as cs
 import numpy as np
 
 import acausal as ac
-from acausal.errors import ModelError
+from acausal.errors import OptionError
 
 from .constitutive import constitutive
 
@@ -123,12 +123,12 @@ def insert_small_capacitors(
         chosen = {c if isinstance(c, str) else c.full_name: C for c in components}
     for name, cap in chosen.items():
         if name not in by_name:
-            raise ModelError(
+            raise OptionError(
                 f"small capacitors: {name!r} is not a component of {system.name}; "
                 f"components: {', '.join(sorted(by_name))}"
             )
         if not (np.isfinite(cap) and cap > 0):
-            raise ModelError(f"small capacitors: C = {cap!r} for {name} must be positive")
+            raise OptionError(f"small capacitors: C = {cap!r} for {name} must be positive")
     original = _Original(system, t_start)
     new = copy.deepcopy(system)  # the user's system and components stay as they are
     new.name = f"{system.name}_eps"

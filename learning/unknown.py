@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import casadi as cs
 
 import acausal as ac
-from acausal.errors import ModelError
+from acausal.errors import OptionError
 
 from .law import Law, input_label
 
@@ -72,12 +72,12 @@ class Unknown(ac.Component):
     ) -> None:
         super().__init__(name)
         if not isinstance(connector_type, ac.ConnectorType) or len(connector_type.flows) != 1:
-            raise ModelError(
+            raise OptionError(
                 f"Unknown {name}: connector_type {connector_type!r} must be a connector type "
                 "with one potential and one flow (ac.Pin, ac.Flange, ac.RotFlange, ac.HeatPort)"
             )
         if template not in (1, 2, 3):
-            raise ModelError(f"Unknown {name}: template={template!r} must be 1, 2 or 3")
+            raise OptionError(f"Unknown {name}: template={template!r} must be 1, 2 or 3")
         self.template = template
         flow, pot = connector_type.flows[0], connector_type.potentials[0]
         na, nb = connector_names(connector_type)
@@ -93,7 +93,7 @@ class Unknown(ac.Component):
         tokens = self._tokens(inputs, len(laws))
         if template == 3:
             if f0 is not None or x0 is not None:
-                raise ModelError(f"Unknown {name}: f0/x0 apply to templates 1 and 2 only")
+                raise OptionError(f"Unknown {name}: f0/x0 apply to templates 1 and 2 only")
             bases = {"f_a": fa, "f_b": fb, "x_a": xa, "x_b": xb}
             bases |= {f"{flow}_a": fa, f"{flow}_b": fb, f"{pot}_a": xa, f"{pot}_b": xb}
             canon = {f"{flow}_a": "f_a", f"{flow}_b": "f_b", f"{pot}_a": "x_a", f"{pot}_b": "x_b"}
@@ -140,7 +140,7 @@ class Unknown(ac.Component):
         want = 2 if self.template == 3 else 1
         if len(laws) != want or not all(isinstance(lw, Law) for lw in laws):
             what = "a pair of laws (G1 for flows, G2 for potentials)" if want == 2 else "one law"
-            raise ModelError(
+            raise OptionError(
                 f"Unknown {self.full_name}: template {self.template} takes {what}, "
                 f"e.g. ln.Polynomial(...); got {law!r}"
             )
@@ -154,7 +154,7 @@ class Unknown(ac.Component):
             isinstance(g, str) or not all(isinstance(t, str) for t in g) for g in groups
         ):
             shape = "two tuples of tokens" if n_laws == 2 else "a tuple of tokens"
-            raise ModelError(
+            raise OptionError(
                 f"Unknown {self.full_name}: inputs={inputs!r} must be {shape}, "
                 f"e.g. {DEFAULT_INPUTS[self.template]!r}"
             )
@@ -166,7 +166,7 @@ class Unknown(ac.Component):
         """The expression of an input token and its canonical spelling (``der(x)``)."""
         m = _TOKEN.fullmatch(token.replace(" ", ""))
         if m is None or len(m.group(1)) // 4 != len(m.group(3)) or m.group(2) not in bases:
-            raise ModelError(
+            raise OptionError(
                 f"Unknown {self.full_name}: input {token!r} is not one of "
                 f"{', '.join(sorted(bases))}, optionally inside der(...)"
             )
