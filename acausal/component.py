@@ -37,20 +37,17 @@ def check_name(kind: str, name: object) -> str:
 class Equation:
     """One equation ``lhs == rhs`` of a component, kept as the residual ``lhs - rhs``."""
 
-    __slots__ = ("owner", "index", "lhs", "rhs")
+    __slots__ = ("owner", "index", "expr", "residual")
 
     def __init__(self, owner: Component, index: int, expr: cs.SX) -> None:
         self.owner = owner
         self.index = index
-        self.lhs, self.rhs = expr.dep(0), expr.dep(1)
-
-    @property
-    def residual(self) -> cs.SX:
-        return self.lhs - self.rhs
+        self.expr = expr
+        self.residual = expr.dep(0) - expr.dep(1)
 
     def text(self) -> str:
         """The equation with names local to its component (``v == R*i``)."""
-        return infix(self.lhs == self.rhs, self.owner.local_name)
+        return infix(self.expr, self.owner.local_name)
 
 
 @dataclass

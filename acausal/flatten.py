@@ -64,24 +64,24 @@ class Symbol:
 
 @dataclass(frozen=True, eq=False)
 class ComponentEquation:
-    """Equation ``index`` (from 1) of component ``component``: ``lhs == rhs``."""
+    """Equation ``index`` (from 1) of component ``component``: ``expr`` is ``lhs == rhs``
+    as declared, its symbols named by ``names`` (declared name -> dotted name)."""
 
     component: str
     index: int
-    lhs: cs.SX
-    rhs: cs.SX
+    expr: cs.SX
+    names: Table
 
     @property
     def origin(self) -> str:
         prefix = self.component + "."
-        text = infix(self.lhs == self.rhs, lambda s: _relative(s.name(), prefix))
-        return f"{self.component}: {text}"
 
+        def local(sym: cs.SX) -> str:
+            base, order = split_derivative(sym.name())
+            base = self.names.get(base, base)
+            return derivative_name(base[len(prefix) :] if base.startswith(prefix) else base, order)
 
-def _relative(name: str, prefix: str) -> str:
-    base, order = split_derivative(name)
-    base = base[len(prefix) :] if base.startswith(prefix) else base
-    return derivative_name(base, order)
+        return f"{self.component}: {infix(self.expr, local)}"
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,7 @@ class FlatDAE:
     parameters: tuple[str, ...]
     discretes: tuple[str, ...]
     equations: tuple[FlatEquation, ...]
+    residuals: cs.SX  # the equations' residuals stacked
     aliases: Table
     unconnected: tuple[str, ...] = ()
     events: tuple[FlatEvent, ...] = ()
@@ -204,13 +205,14 @@ class _Renamer:
     """Raw component symbols (``@v<token>:p.v``, ``der(...)``) -> dotted-name symbols."""
 
     def __init__(self, comps: list[Component], bound: dict[Quantity, Quantity]) -> None:
-        self.full: dict[str, str] = {}  # raw base name -> dotted name
-        self.quantity: dict[str, Quantity] = {}  # dotted name -> quantity
+        self.names: dict[Quantity, str] = {}  # quantity -> dotted name (prefix computed once)
         for comp in comps:
+            prefix = comp.full_name + "."
             for q in comp._quantities.values():
-                target = bound.get(q, q)
-                self.full[q.sym.name()] = target.name
-                self.quantity.setdefault(target.name, target)
+                self.names[q] = prefix + q.local
+        self.full: dict[str, str] = {}  # raw base name -> dotted name
+        for q, name in self.names.items():
+            self.full[q.key] = self.names[bound[q]] if q in bound else name
         self.syms: dict[str, cs.SX] = {"time": time}
 
     def symbol(self, name: str) -> cs.SX:
@@ -221,6 +223,9 @@ class _Renamer:
         return sym
 
     def new(self, raw: str, where: str) -> cs.SX:
+        full = self.full.get(raw)
+        if full is not None:
+            return self.symbol(full)
         base, order = split_derivative(raw)
         full = self.full.get(base)
         if full is None:
@@ -230,16 +235,16 @@ class _Renamer:
             )
         return self.symbol(derivative_name(full, order))
 
-    def rename(self, exprs: list[cs.SX], where: str) -> list[cs.SX]:
-        """``exprs`` with every symbol replaced by its dotted-name symbol (in bulk)."""
+    def rename(self, exprs: list[cs.SX], where: str) -> cs.SX:
+        """``exprs`` stacked, every symbol replaced by its dotted-name symbol (in bulk)."""
         if not exprs:
-            return []
-        allx = cs.vertcat(*[cs.SX(e) for e in exprs])
-        old = [s for s in cs.symvar(allx) if s.name() != "time"]
+            return cs.SX(0, 1)
+        allx = cs.vertcat(*[e if isinstance(e, cs.SX) else cs.SX(e) for e in exprs])
+        old = cs.symvar(allx)  # "time" too: an unpickled component has its own copy of it
         if not old:
-            return cs.vertsplit(allx)
-        new = [self.new(s.name(), where) for s in old]
-        return cs.vertsplit(cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new)))
+            return allx
+        new = [time if s.name() == "time" else self.new(s.name(), where) for s in old]
+        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new))
 
 
 def flatten(system: System) -> FlatDAE:
@@ -253,27 +258,28 @@ def flatten(system: System) -> FlatDAE:
     declared = [q for comp in comps for q in comp._quantities.values() if q not in bound]
     starts = [q for q in declared if isinstance(q.start, cs.SX)]
     events = [ev for comp in comps for ev in comp._events]
-    exprs = [e.lhs for e in own] + [e.rhs for e in own] + [q.start for q in starts]
+    exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    renamed = iter(ren.rename(exprs, f"system {system.name}"))
-    lhs = [next(renamed) for _ in own]
-    rhs = [next(renamed) for _ in own]
+    stacked = ren.rename(exprs, f"system {system.name}")
+    renamed = iter(cs.vertsplit(stacked))
+    residuals = [next(renamed) for _ in own]
     start_of = {q: next(renamed) for q in starts}
     flat_events = []
     for ev in events:
         cross = tuple(next(renamed) for _ in ev.crossings)
-        ups = tuple((q.name, next(renamed)) for q, _ in ev.updates)
+        ups = tuple((ren.names[q], next(renamed)) for q, _ in ev.updates)
         flat_events.append(FlatEvent(ev.owner.full_name, cross, ups))
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
+    owners = {comp: comp.full_name for comp in comps}
     for q in declared:
-        name = q.name
+        name = ren.names[q]
         symbols[name] = Symbol(
             name,
             q.kind,
             ren.symbol(name),
-            q.owner.full_name,
+            owners[q.owner],
             _role(q) if q.kind == "variable" else None,
             start_of.get(q, q.start),
             q.fixed,
@@ -288,15 +294,15 @@ def flatten(system: System) -> FlatDAE:
                 raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
             owner = symbols[base].component
             symbols[name] = Symbol(name, "derivative", sym, owner, base=base, order=order)
-    equations = []
-    if own:
-        residuals = cs.vertsplit(cs.vertcat(*lhs) - cs.vertcat(*rhs))
-        equations = [
-            FlatEquation(r, ComponentEquation(e.owner.full_name, e.index, a, b))
-            for r, e, a, b in zip(residuals, own, lhs, rhs)
-        ]
+    declared_names = Table(ren.full)
+    equations = [
+        FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
+        for r, e in zip(residuals, own)
+    ]
     aliases = _exposed(comps, symbols)
-    unconnected, connection_eqs = _connection_equations(system, symbols)
+    unconnected, connection_eqs = _connection_equations(system, ren)
+    connection_residuals = [e.residual for e in connection_eqs]
+    stacked = cs.vertcat(stacked[: len(own)], *connection_residuals)
     return FlatDAE(
         system.name,
         time,
@@ -305,6 +311,7 @@ def flatten(system: System) -> FlatDAE:
         tuple(kinds["parameter"]),
         tuple(kinds["discrete"]),
         tuple(equations + connection_eqs),
+        stacked,
         aliases,
         unconnected,
         tuple(flat_events),
@@ -326,14 +333,14 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 
 
 def _connection_equations(
-    system: System, symbols: dict[str, Symbol]
+    system: System, ren: _Renamer
 ) -> tuple[tuple[str, ...], list[FlatEquation]]:
     """Unconnected connectors and the equations of every connection set, built in bulk (one
     CasADi call per kind, not per equation): potentials first - other; two-connector flows
     a + b; larger flow sums one by one."""
 
     def sym(c: Connector, var: str) -> cs.SX:
-        return symbols[c.quantities[var].name].sym
+        return ren.syms[ren.names[c.quantities[var]]]
 
     unconnected: list[str] = []
     equations: list[FlatEquation] = []

@@ -7,7 +7,6 @@ derivatives -> BLT (Tarjan) -> symbolic solution of linear blocks -> semi-explic
 from __future__ import annotations
 
 import gc
-import pickle
 import time as _time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 
 from .errors import EquationError, OptionError, unknown_name
 from .flatten import FlatDAE, flatten
+from .pickling import PicklesWithCasadi
 from .structure.alias import Reduced, Start, eliminate_aliases
 from .structure.blt import Block, sort_blt
 from .structure.causalize import SemiExplicit, causalize
@@ -31,7 +31,7 @@ from .table import Table
 
 
 @dataclass(frozen=True, eq=False)
-class Model:
+class Model(PicklesWithCasadi):
     """A compiled model: every stage's form, the semi-explicit DAE and its named outputs.
 
     A value: it holds the parameters' default values (copied from the components when
@@ -202,19 +202,11 @@ class Model:
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._index_of
 
-    def __reduce__(self) -> tuple:
-        """Pickle every form in one CasADi serialization context, so that the symbols the
-        forms share stay one symbol after unpickling."""
-        state = {f.name: getattr(self, f.name) for f in fields(self)}
-        with cs.global_pickle_context():
-            blob = pickle.dumps(state)
-        return (_unpickle_model, (blob,))
+    def __getstate__(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
-
-def _unpickle_model(blob: bytes) -> Model:
-    with cs.global_unpickle_context():
-        state = pickle.loads(blob)
-    return Model(**state)
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)  # rebuilds the derived lookups
 
 
 @contextmanager

@@ -63,7 +63,17 @@ class Quantity:
     named from the owner's token and the local name (see the module docstring).
     """
 
-    __slots__ = ("owner", "local", "kind", "sym", "start", "fixed", "value", "state_priority")
+    __slots__ = (
+        "owner",
+        "local",
+        "kind",
+        "key",
+        "sym",
+        "start",
+        "fixed",
+        "value",
+        "state_priority",
+    )
 
     def __init__(
         self,
@@ -79,7 +89,8 @@ class Quantity:
         self.owner = owner
         self.local = local
         self.kind = kind
-        self.sym = cs.SX.sym(f"@{KIND_LETTERS[kind]}{owner.token}:{local}")
+        self.key = f"@{KIND_LETTERS[kind]}{owner.token}:{local}"  # the symbol's name
+        self.sym = cs.SX.sym(self.key)
         self.start = start
         self.fixed = fixed
         self.value = value

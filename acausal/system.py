@@ -11,10 +11,11 @@ import networkx as nx
 from .component import Component, check_connection, check_name
 from .connectors import Connector
 from .errors import ConnectError, NameClashError
+from .pickling import PicklesWithCasadi
 
 
-class System:
-    """The top level of a model."""
+class System(PicklesWithCasadi):
+    """The top level of a model; it pickles and deep-copies (with its components)."""
 
     def __init__(self, name: str = "system") -> None:
         self.name = check_name("system", name)

@@ -138,7 +138,7 @@ class _Classes:
 def eliminate_aliases(flat: FlatDAE) -> Reduced:
     """Apply alias elimination to ``flat``; see the module docstring."""
     sources = [e.source for e in flat.equations]
-    residuals = cs.vertcat(*[e.residual for e in flat.equations]) if sources else cs.SX(0, 1)
+    residuals = flat.residuals if sources else cs.SX(0, 1)
     unknowns = list(flat.variables)
     classes = _Classes(flat)
     eliminated: dict[str, Alias] = {}
