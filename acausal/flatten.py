@@ -162,11 +162,20 @@ class FlatDAE:
         return {n: self.symbols[n].value for n in self.parameters}
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, values: bool = True) -> str:
+        """The dump; ``values=False`` leaves out the parameters' values (a Model prints its
+        own defaults)."""
         lines = [
             f"FlatDAE {self.name}: {len(self.variables)} variables, "
             f"{len(self.parameters)} parameters, {len(self.equations)} equations"
         ]
-        lines += [f"  {self.symbols[n]}" for n in (*self.parameters, *self.variables)]
+        if values:
+            lines += [f"  {self.symbols[n]}" for n in self.parameters]
+        else:
+            lines += [f"  parameter {n}" for n in self.parameters]
+        lines += [f"  {self.symbols[n]}" for n in self.variables]
         lines += [f"  {self.symbols[n]}" for n in self.discretes]
         lines += [f"  alias {a} = {n}" for a, n in self.aliases.items()]
         lines += [f"  {e.origin}" for e in self.equations]

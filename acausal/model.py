@@ -172,7 +172,7 @@ class Model(PicklesWithCasadi):
         """Every stage's form, as a compiler's dump: flat, aliases, index reduction, BLT,
         the semi-explicit DAE and the parameter defaults."""
         dae = self.dae
-        parts = [str(self.flat), str(self.reduced), str(self.ir), self.blt()]
+        parts = [self.flat.text(values=False), str(self.reduced), str(self.ir), self.blt()]
         parts.append(f"x = {dae.x}\nz = {dae.z}\nx' = {dae.ode}\n0 = {dae.alg}")
         parts.append(f"values = {dae.values}\nzero = {dae.zero}\nupdate = {dae.update}")
         parts.append(

@@ -1,0 +1,234 @@
+"""Forms are values: compiled models and fit results travel to another process, compiling is
+a pure function of the system, the user's objects stay as they were, every stage can be run
+and printed on its own, and misuse gets a clear error."""
+
+import copy
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import casadi as cs
+import numpy as np
+import pytest
+
+import acausal as ac
+import learning as ln
+from components import electrical as el
+from components import translational as tr
+from solvers import simulate
+from tests.test_fit import T, rc
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def rc_circuit(R=2.0):
+    """Step source, resistor, 1 F capacitor from 0 V: ``v = 1 - exp(-t / R)``."""
+    s = ac.System("rc")
+    V, Rs = el.StepVoltage("V", V=1.0, start_time=0.0), el.Resistor("R", R=R)
+    C, G = el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
+    s.connect(V.p, Rs.p)
+    s.connect(Rs.n, C.p)
+    s.connect(C.n, V.n, G.p)
+    return s
+
+
+def fingerprint(system):
+    """Everything a user could observe of their system: every component's attributes and
+    quantities (kind, value, start, fixed), equations and connections, as text."""
+    lines = [repr(system)]
+    for comp in system.all_components():
+        lines.append(f"{comp!r} {sorted(vars(comp))}")
+        for q in comp.quantities.values():
+            lines.append(f"  {q.name} {q.kind} {q.value!r} {q.start!s} {q.fixed} {q.key}")
+        lines += [f"  {e.text()}" for e in comp.declared_equations]
+    lines += [" -- ".join(c.name for c in conn) for conn in system.connections()]
+    return "\n".join(lines)
+
+
+# -- travel to another process --------------------------------------------------------------
+def test_model_and_fit_result_round_trip_through_pickle_into_a_fresh_process(tmp_path):
+    """A compiled model and a fit result are pickled here and simulated in a new Python
+    process: the trajectories are identical to the last bit."""
+    data = {"t": T, "C.v": simulate(rc(el.Resistor("R1", R=2.0)), grid=T, rtol=1e-10)["C.v"]}
+    Rx = ln.Unknown("Rx", ac.Pin, law=ln.Polynomial(order=1, constraint="dissipative"))
+    fit = ln.fit(rc(Rx), data, progress=False, rtol=1e-8, atol=1e-10)
+    model = ac.compile(rc_circuit())
+    here = {
+        "model": simulate(model, t_end=3.0, dt=0.01, params={"R.R": 3.0})["C.v"],
+        "fit": fit.simulate(grid=T, rtol=1e-8, atol=1e-10)["C.v"],
+        "fit_system": simulate(fit.system, grid=T, rtol=1e-8, atol=1e-10)["C.v"],
+    }
+    path = tmp_path / "objects.pkl"
+    path.write_bytes(pickle.dumps((model, fit)))
+    script = textwrap.dedent(
+        f"""
+        import pickle, sys
+        import numpy as np
+        from solvers import simulate
+        model, fit = pickle.loads(open({str(path)!r}, "rb").read())
+        T = np.linspace(0.0, 6.0, 61)
+        np.savez({str(tmp_path / "there.npz")!r},
+            model=simulate(model, t_end=3.0, dt=0.01, params={{"R.R": 3.0}})["C.v"],
+            fit=fit.simulate(grid=T, rtol=1e-8, atol=1e-10)["C.v"],
+            fit_system=simulate(fit.system, grid=T, rtol=1e-8, atol=1e-10)["C.v"],
+            loss=fit.loss)
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=120)
+    there = np.load(tmp_path / "there.npz")
+    for key, values in here.items():
+        assert np.array_equal(there[key], values), key
+    assert float(there["loss"]) == fit.loss
+    # and against the closed form, so the identical numbers are also right
+    t = np.arange(301) * 0.01
+    assert np.max(np.abs(here["model"] - (1 - np.exp(-t / 3.0)))) < 1e-5
+
+
+def test_a_copied_system_is_independent_and_compiles_to_an_equal_model():
+    s = rc_circuit()
+    twin = copy.deepcopy(s)
+    assert ac.compile(twin) == ac.compile(s)
+    twin.components[1].quantities["R"].value = 5.0  # only the copy changes
+    assert ac.compile(s).parameters["R.R"] == 2.0
+    assert ac.compile(twin).parameters["R.R"] == 5.0
+    assert ac.compile(twin) != ac.compile(s)
+    restored = pickle.loads(pickle.dumps(s))
+    assert ac.compile(restored) == ac.compile(s)
+
+
+# -- compiling is a pure function ---------------------------------------------------------
+def test_compiling_twice_or_two_builds_gives_equal_models():
+    a, b = ac.compile(rc_circuit()), ac.compile(rc_circuit())
+    s = rc_circuit()
+    assert a == b and ac.compile(s) == ac.compile(s)
+    assert a.dump() == b.dump() and str(a) == str(b)
+    assert ac.compile(rc_circuit(R=3.0)) != a  # a different parameter value is a different model
+    assert a.with_parameters({"R.R": 3.0}) == ac.compile(rc_circuit(R=3.0))
+
+
+def test_compile_simulate_and_fit_leave_the_users_objects_unchanged():
+    data = {"t": T, "C.v": simulate(rc(el.Resistor("R1", R=2.0)), grid=T, rtol=1e-10)["C.v"]}
+    Rx = ln.Unknown("Rx", ac.Pin, law=ln.Polynomial(order=1, constraint="dissipative"))
+    s = rc(Rx)
+    before = fingerprint(s)
+    model = ac.compile(s)
+    simulate(model, grid=T, params={"Rx.theta_x1": 0.3}, sensitivities=["Rx.theta_x1"])
+    first = ln.fit(s, data, progress=False)
+    assert fingerprint(s) == before
+    assert model.parameters == ac.compile(s).parameters  # overrides never stick
+    second = ln.fit(s, data, progress=False)  # from the same start: the same result
+    assert second.params == first.params and second.loss == first.loss
+    assert fingerprint(first.system) != before  # the fitted copy carries the fitted values
+    fitted = first.system.all_components()
+    theta = {
+        q.name: q.value for c in fitted for q in c.quantities.values() if q.kind == "parameter"
+    }
+    assert all(theta[k] == v for k, v in first.params.items())
+
+
+def test_compile_is_called_once_on_the_readme_path(monkeypatch):
+    calls = []
+    real = ac.compile
+
+    def counting(system):
+        calls.append(system)
+        return real(system)
+
+    monkeypatch.setattr(ac, "compile", counting)
+    circuit = rc_circuit()
+    model = ac.compile(circuit)
+    model.blt()
+    res = simulate(model, t_end=0.02, dt=1e-5, params={"R.R": 2e3})
+    res["C.v"]
+    assert len(calls) == 1
+
+
+# -- the stages one by one ------------------------------------------------------------------
+def test_the_stages_run_one_by_one_and_print_like_a_compiler_dump():
+    st = ac.structure
+    flat = st.flatten(rc_circuit())
+    red = st.eliminate_aliases(flat)
+    ir = st.reduce_index(red)
+    blocks = st.sort_blt(ir)
+    dae = st.causalize(ir, blocks)
+    # 20 variables, 16 of them aliases or constants; the capacitor voltage is the state
+    assert (len(flat.variables), len(red.eliminated), len(red.unknowns)) == (20, 16, 4)
+    assert [ir.name(c) for c in ir.states] == ["C.v"]
+    assert [b.kind for b in dae.blocks] == ["explicit"] * 4
+    assert "C: i == C*der(v)" in str(flat) and "alias R.n.v = C.v" in str(red)
+    assert "states: C.v" in str(ir)
+    # x' = (1 - v) / (R C) = 0.375 at v = 0.25, t = 0.5 (R = 2, C = 1), the same from
+    # the stage-by-stage form and from ac.compile
+    model = ac.compile(rc_circuit())
+    assert str(model.dae.ode) == str(dae.ode)
+    params = cs.vertcat(*[flat.sym(n) for n in flat.parameters])
+    rate = cs.Function("f", [dae.x, params, flat.t], [dae.ode])
+    values = list(flat.parameter_values.values())
+    assert float(rate(0.25, values, 0.5)) == pytest.approx(0.375, rel=1e-15)
+    assert flat.parameter_values == model.parameters
+    with pytest.raises(TypeError, match="read-only"):
+        flat.symbols["C.v"] = None
+
+
+# -- misuse --------------------------------------------------------------------------------
+def test_a_component_in_two_systems_is_refused():
+    s = rc_circuit()
+    other = ac.System("other")
+    with pytest.raises(ac.ConnectError, match="R already belongs to system rc"):
+        other.connect(s.components[1].p, el.Ground("G2").p)
+
+
+def test_assigning_a_parameter_after_construction_is_refused():
+    R = el.Resistor("R", R=1.0)
+    with pytest.raises(ac.ParameterError, match=r"params=\{'R.R': 5\}"):
+        R.R = 5
+
+
+def test_an_empty_system_is_refused():
+    with pytest.raises(ac.StructureError, match="system nothing is empty"):
+        ac.compile(ac.System("nothing"))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"t_end": 1.0, "params": [2.0]}, "params must be a mapping"),
+        ({"t_end": "10"}, "t_end = '10' must be a number"),
+        ({"t_end": 1.0, "dt": "0.1"}, "dt = '0.1' must be a number"),
+        ({"t_end": 1.0, "rtol": None}, "rtol = None must be a number"),
+    ],
+)
+def test_misused_simulate_arguments_get_an_option_error(kwargs, match):
+    model = ac.compile(rc_circuit())
+    with pytest.raises(ac.OptionError, match=match):
+        simulate(model, **kwargs)
+
+
+def test_a_result_is_indexed_by_name_not_by_position():
+    res = simulate(ac.compile(rc_circuit()), t_end=1.0)
+    with pytest.raises(ac.OptionError, match="looked up by name"):
+        res[0]
+    with pytest.raises(ac.UnknownNameError, match="Did you mean 'C.v'"):
+        res["C.vv"]
+
+
+def test_fit_data_with_text_or_no_finite_sample_is_refused():
+    Rx = ln.Unknown("Rx", ac.Pin, law=ln.Polynomial(order=1))
+    s = rc(Rx)
+    with pytest.raises(ac.OptionError, match=r"data\['C.v'\] of rc holds values that are not"):
+        ln.fit(s, {"t": T, "C.v": ["a"] * len(T)}, progress=False)
+    with pytest.raises(ac.OptionError, match=r"data\['C.v'\] of rc has no finite sample"):
+        ln.fit(s, {"t": T, "C.v": np.full(len(T), np.nan)}, progress=False)
+
+
+def test_negative_storage_parameters_warn_with_the_components_name():
+    with pytest.warns(UserWarning, match=r"C1.C = -1e-06: a negative capacitance"):
+        el.Capacitor("C1", C=-1e-6)
+    with pytest.warns(UserWarning, match=r"m.m = -2: a negative mass"):
+        tr.Mass("m", m=-2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        el.Inductor("L1", L=1e-3)  # positive: no warning
