@@ -344,17 +344,16 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 def _connection_equations(
     system: System, ren: _Renamer
 ) -> tuple[tuple[str, ...], list[FlatEquation]]:
-    """Unconnected connectors and the equations of every connection set, built in bulk (one
-    CasADi call per kind, not per equation): potentials first - other; two-connector flows
-    a + b; larger flow sums one by one."""
+    """Unconnected connectors and the equations of every connection set, built in bulk (a
+    few CasADi calls in all, not one per equation): potentials ``first - other``, flows
+    ``S f`` with ``S`` the 0/1 matrix of which flows each sum adds."""
 
     def sym(c: Connector, var: str) -> cs.SX:
         return ren.syms[ren.names[c.quantities[var]]]
 
     unconnected: list[str] = []
-    equations: list[FlatEquation] = []
     firsts, others, pot_src = [], [], []
-    pair_a, pair_b, pair_src = [], [], []
+    flows, rows, flow_src = [], [], []
     for cset in system.connection_sets():
         conns = tuple(cset)
         names = tuple(c.name for c in conns)
@@ -367,18 +366,15 @@ def _connection_equations(
                 others.append(sym(conns[k], var))
                 pot_src.append(ConnectionEquation(names, var, "potential", k))
         for var in ctype.flows:
-            src = ConnectionEquation(names, var, "flow")
-            if len(conns) == 2:
-                pair_a.append(sym(conns[0], var))
-                pair_b.append(sym(conns[1], var))
-                pair_src.append(src)
-            else:
-                total = cs.sum1(cs.vertcat(*[sym(c, var) for c in conns]))
-                equations.append(FlatEquation(total, src))
+            rows += [len(flow_src)] * len(conns)
+            flows += [sym(c, var) for c in conns]
+            flow_src.append(ConnectionEquation(names, var, "flow"))
+    equations: list[FlatEquation] = []
+    if flow_src:
+        S = cs.DM(cs.Sparsity.triplet(len(flow_src), len(flows), rows, list(range(len(flows)))), 1)
+        sums = cs.vertsplit(cs.mtimes(S, cs.vertcat(*flows)))
+        equations += [FlatEquation(r, src) for r, src in zip(sums, flow_src)]
     if firsts:
         diffs = cs.vertsplit(cs.vertcat(*firsts) - cs.vertcat(*others))
         equations += [FlatEquation(r, src) for r, src in zip(diffs, pot_src)]
-    if pair_a:
-        sums = cs.vertsplit(cs.vertcat(*pair_a) + cs.vertcat(*pair_b))
-        equations += [FlatEquation(r, src) for r, src in zip(sums, pair_src)]
     return tuple(unconnected), equations

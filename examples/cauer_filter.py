@@ -45,9 +45,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     system = build()
     model = ac.compile(system)
-    print(model)
-    print(model.blt())
-    res = simulate(system, t_end=60.0, dt=0.012, rtol=1e-8, atol=1e-10)
+    print(model)  # the summary and the BLT
+    res = simulate(model, t_end=60.0, dt=0.012, rtol=1e-8, atol=1e-10)
     signals = ["C1.v", "C3.v", "C5.v", "L1.i", "L2.i"]
     res.to_csv(out / "cauer.csv", signals)
     res.plot(*signals, path=out / "cauer.png")

@@ -129,23 +129,6 @@ def test_compile_simulate_and_fit_leave_the_users_objects_unchanged():
     assert all(theta[k] == v for k, v in first.params.items())
 
 
-def test_compile_is_called_once_on_the_readme_path(monkeypatch):
-    calls = []
-    real = ac.compile
-
-    def counting(system):
-        calls.append(system)
-        return real(system)
-
-    monkeypatch.setattr(ac, "compile", counting)
-    circuit = rc_circuit()
-    model = ac.compile(circuit)
-    model.blt()
-    res = simulate(model, t_end=0.02, dt=1e-5, params={"R.R": 2e3})
-    res["C.v"]
-    assert len(calls) == 1
-
-
 # -- the stages one by one ------------------------------------------------------------------
 def test_the_stages_run_one_by_one_and_print_like_a_compiler_dump():
     st = ac.structure

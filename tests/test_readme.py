@@ -5,14 +5,20 @@ from pathlib import Path
 
 import numpy as np
 
+import acausal as ac
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_readme_example(tmp_path, monkeypatch):
     code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
     monkeypatch.chdir(tmp_path)
+    calls = []
+    real = ac.compile
+    monkeypatch.setattr(ac, "compile", lambda system: calls.append(system) or real(system))
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)
+    assert len(calls) == 1  # compiled once on the README's path
     res = scope["res"]
     # R = 2 kOhm (from params), C = 1 uF: tau = 2 ms; a 1 V step at t = 1 ms
     t = res.t
