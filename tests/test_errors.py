@@ -326,3 +326,17 @@ def test_failure_at_the_start_gets_start_specific_advice():
     msg = str(info.value)
     assert "failed at t = 0" in msg and "loosen rtol/atol" in msg
     assert "Try a tighter" not in msg  # the wrong advice here
+
+
+def test_errors_carry_their_data():
+    """The failure time, the equations involved and the initialization residuals are
+    fields of the errors (the messages are built from them, never parsed back)."""
+    err = case_solver_failure()  # z = sqrt(1 - t) has no real solution after t = 1
+    assert err.time == pytest.approx(1.0, abs=1e-3)
+    assert any(e.startswith("S1:") for e in err.equations)
+    assert f"t = {err.time:.6g}" in str(err)
+    err = case_initialization_failure()  # z^2 = -1 - t: no real z at t = 0
+    (row, value), *_ = err.residuals
+    # |z^2 + 1| >= 1 for every real z; Newton ends on a NaN here (its step divides by 2 z)
+    assert "block 1" in row and (np.isnan(value) or abs(value) >= 1.0)
+    assert f"{value:.3g}" in str(err)
