@@ -15,6 +15,7 @@ for equal systems.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import casadi as cs
 
@@ -27,9 +28,9 @@ from .system import System
 from .table import Table
 
 
-@dataclass(frozen=True, eq=False)
-class Symbol:
-    """One entry of a form's symbol table.
+class Symbol(NamedTuple):
+    """One entry of a form's symbol table (a named tuple: one is made per quantity of
+    large models, and a frozen dataclass costs five times as much to make).
 
     ``kind``: ``"variable"``, ``"parameter"``, ``"discrete"`` or ``"derivative"`` (then
     ``base`` and ``order``); ``component``: the declaring component; ``role``:
@@ -201,13 +202,15 @@ def _bind_outers(comps: list[Component]) -> dict[Quantity, Quantity]:
     return {q: inners[name] for comp in comps for name, q in comp._outers.items() if name in inners}
 
 
-def _role(q: Quantity) -> str | None:
-    """``"potential"`` or ``"flow"`` for a connector variable, else None."""
-    conn, _, var = q.local.rpartition(".")
-    c = q.owner._connectors.get(conn) if conn else None
-    if c is None or c.owner is not q.owner:
-        return None
-    return "potential" if var in c.ctype.potentials else "flow" if var in c.ctype.flows else None
+def _roles(comp: Component) -> dict[str, str]:
+    """``"potential"`` or ``"flow"`` by local name (``p.v``) for the component's own
+    connectors' variables."""
+    out = {}
+    for local, c in comp._connectors.items():
+        if c.owner is comp:
+            out |= {f"{local}.{v}": "potential" for v in c.ctype.potentials}
+            out |= {f"{local}.{v}": "flow" for v in c.ctype.flows}
+    return out
 
 
 class _Renamer:
@@ -282,6 +285,7 @@ def flatten(system: System) -> FlatDAE:
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
     owners = {comp: comp.full_name for comp in comps}
+    roles = {comp: _roles(comp) for comp in comps}
     for q in declared:
         name = ren.names[q]
         symbols[name] = Symbol(
@@ -289,7 +293,7 @@ def flatten(system: System) -> FlatDAE:
             q.kind,
             ren.symbol(name),
             owners[q.owner],
-            _role(q) if q.kind == "variable" else None,
+            roles[q.owner].get(q.local) if q.kind == "variable" else None,
             start_of.get(q, q.start),
             q.fixed,
             q.value,
