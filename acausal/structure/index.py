@@ -13,27 +13,34 @@ those become dummy derivatives, and the step repeats one order lower on their
 predecessors. A derivative chain ``v, v', ..., v^(k)`` then has ``v^(j)`` as a state exactly
 when ``v^(j+1)`` exists and is not a dummy. Columns are chosen by least cost: a variable with
 a fixed start value or a positive state priority is expensive to demote.
+
+The graph work is in :mod:`.algorithms` (integers only); this module gives it the incidence
+of the residuals, differentiates them when asked, and names the new derivatives.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
+from functools import partial
 
 import casadi as cs
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from ..errors import StructureError
 from ..flatten import FlatEquation, Symbol
 from ..symbols import derivative_name
 from ..table import Table
+from .algorithms import (
+    Col,
+    StructuralFailure,
+    dummy_derivatives,
+    pantelides,
+    states_and_algebraic,
+)
 from .alias import Reduced
 from .diagnose import explain_singular
 from .graph import incidence, match
-
-Col = tuple[int, int]  # (unknown index, derivative order)
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +101,9 @@ def _chain(q: str, symbols: dict[str, Symbol]) -> list[str]:
 
 
 def reduce_index(red: Reduced) -> IndexReduced:
-    """Pantelides + dummy derivatives on the alias-reduced system."""
+    """Pantelides + dummy derivatives on the alias-reduced system: the integer algorithms of
+    :mod:`.algorithms`, with the differentiation of residuals and the naming of new
+    derivatives done here."""
     unknowns = red.unknowns
     symbols = dict(red.symbols)
     chains = [_chain(q, symbols) for q in unknowns]
@@ -108,70 +117,35 @@ def reduce_index(red: Reduced) -> IndexReduced:
     rows: list[set[Col]] = [
         {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]} for r in range(len(res))
     ]
-    hv = [0] * len(unknowns)
-    for row in rows:
-        for vi, o in row:
-            hv[vi] = max(hv[vi], o)
     _check_nonsingular(red, rows)
     eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
-    original_algebraic = any(h == 0 for h in hv)
-    child: dict[int, int] = {}
-    assign = _initial_assignment(rows, hv)
-    rec = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(rec, 4 * len(eqs) + 1000))
+
+    def differentiate(e: int) -> set[Col]:
+        r, row = _differentiate(eqs[e].residual, position, chains, symbols, red.flat.t)
+        eqs.append(AugEquation(r, eqs[e].source, eqs[e].order + 1))
+        return row
+
     try:
-        matched = set(assign.values())
-        for k in range(len(eqs)):
-            i = k
-            while i in child:  # differentiated while an earlier equation was augmented
-                i = child[i]
-            if i in matched:
-                continue
-            for _ in range(len(eqs) + 10):
-                colored_e: set[int] = set()
-                colored_v: set[int] = set()
-                if _augment(i, rows, hv, assign, colored_e, colored_v):
-                    break
-                for vi in colored_v:
-                    hv[vi] += 1
-                    while len(chains[vi]) <= hv[vi]:
-                        q = _new_derivative(chains[vi][-1], symbols)
-                        chains[vi].append(q)
-                        position[q] = (vi, len(chains[vi]) - 1)
-                for e in sorted(colored_e):
-                    child[e] = len(eqs)
-                    r, row = _differentiate(eqs[e].residual, position, symbols, red.flat.t)
-                    eqs.append(AugEquation(r, eqs[e].source, eqs[e].order + 1))
-                    rows.append(row)
-                for vi in colored_v:
-                    assign[vi] = child[assign[vi]]
-                i = child[i]
-            else:
-                raise StructureError(
-                    f"index reduction did not terminate at equation {eqs[k].origin}"
-                )
-            matched = set(assign.values())
-    finally:
-        sys.setrecursionlimit(rec)
-    dummies = _dummy_derivatives(red, eqs, rows, child, hv)
-    states = [
-        (vi, o) for vi in range(len(chains)) for o in range(hv[vi]) if (vi, o + 1) not in dummies
-    ]
-    state_set = set(states)
-    algebraic = [
-        (vi, o) for vi in range(len(chains)) for o in range(hv[vi] + 1) if (vi, o) not in state_set
-    ]
-    max_order = max((e.order for e in eqs), default=0)
-    index = max_order + (1 if original_algebraic else 0)
+        result = pantelides(rows, len(unknowns), differentiate)
+        dummies = dummy_derivatives(result.rows, result.child, result.hv, partial(_cost, red))
+    except StructuralFailure as exc:
+        names = "; ".join(eqs[r].origin for r in exc.equations[:12])
+        raise StructureError(
+            f"model {red.flat.name}: index reduction failed ({exc.reason}) at: {names}"
+        ) from None
+    for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
+        while len(chains[vi]) <= h:
+            _extend(vi, chains, position, symbols)
+    states, algebraic = states_and_algebraic(result.hv, dummies)
     return IndexReduced(
         red,
         Table(symbols),
         tuple(eqs),
-        tuple(tuple(ch[: hv[vi] + 1]) for vi, ch in enumerate(chains)),
+        tuple(tuple(ch[: result.hv[vi] + 1]) for vi, ch in enumerate(chains)),
         tuple(states),
         tuple(algebraic),
-        frozenset(dummies),
-        index,
+        dummies,
+        result.index,
     )
 
 
@@ -187,43 +161,12 @@ def _check_nonsingular(red: Reduced, rows: list[set[Col]]) -> None:
         raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
 
 
-def _initial_assignment(rows: list[set[Col]], hv: list[int]) -> dict[int, int]:
-    """Maximum matching of equations to highest derivatives, as ``{unknown: equation}``."""
-    data = [(r, vi) for r, row in enumerate(rows) for vi, o in row if o == hv[vi]]
-    if not data:
-        return {}
-    r_idx = np.array([d[0] for d in data], dtype=np.int64)
-    c_idx = np.array([d[1] for d in data], dtype=np.int64)
-    inc = sp.csr_matrix(
-        (np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(len(rows), len(hv))
-    )
-    inc.sum_duplicates()
-    _, col_to_row = match(inc)
-    return {int(c): int(r) for c, r in enumerate(col_to_row) if r >= 0}
-
-
-def _augment(
-    i: int,
-    rows: list[set[Col]],
-    hv: list[int],
-    assign: dict[int, int],
-    colored_e: set[int],
-    colored_v: set[int],
-) -> bool:
-    """Pantelides' augmenting path search from equation ``i`` over highest derivatives."""
-    colored_e.add(i)
-    active = [vi for vi, o in rows[i] if o == hv[vi]]
-    for vi in active:
-        if vi not in assign:
-            assign[vi] = i
-            return True
-    for vi in active:
-        if vi not in colored_v:
-            colored_v.add(vi)
-            if _augment(assign[vi], rows, hv, assign, colored_e, colored_v):
-                assign[vi] = i
-                return True
-    return False
+def _extend(vi: int, chains: list[list[str]], position: dict[str, Col], symbols: dict) -> str:
+    """Append the next derivative to unknown ``vi``'s chain; return its name."""
+    q = _new_derivative(chains[vi][-1], symbols)
+    chains[vi].append(q)
+    position[q] = (vi, len(chains[vi]) - 1)
+    return q
 
 
 def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
@@ -242,20 +185,34 @@ def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
 
 
 def _differentiate(
-    residual: cs.SX, position: dict[str, Col], symbols: dict[str, Symbol], t: cs.SX
+    residual: cs.SX,
+    position: dict[str, Col],
+    chains: list[list[str]],
+    symbols: dict[str, Symbol],
+    t: cs.SX,
 ) -> tuple[cs.SX, set[Col]]:
-    """``d/dt`` of a residual and its incidence."""
+    """``d/dt`` of a residual, ``sum_k (dF/dq_k) der(q_k) + dF/dt`` (a derivative symbol
+    made where the chain ends), and its incidence."""
     unk = [s for s in cs.symvar(residual) if s.name() in position]
     out = cs.jacobian(residual, t)
     if unk:
-        x = cs.vertcat(*unk)
-        dx = cs.vertcat(*[symbols[derivative_name(s.name())].sym for s in unk])
-        out = out + cs.jtimes(residual, x, dx)
+        rates = []
+        for s in unk:
+            vi, o = position[s.name()]
+            name = (
+                chains[vi][o + 1]
+                if o + 1 < len(chains[vi])
+                else _extend(vi, chains, position, symbols)
+            )
+            rates.append(symbols[name].sym)
+        out = out + cs.jtimes(residual, cs.vertcat(*unk), cs.vertcat(*rates))
     row = {position[s.name()] for s in cs.symvar(out) if s.name() in position}
     return out, row
 
 
-def _dummy_cost(red: Reduced, col: Col) -> float:
+def _cost(red: Reduced, col: Col) -> float:
+    """What demoting column ``col`` to a dummy derivative costs: a positive state priority
+    or a fixed start value on the unknown's first derivative make it dear."""
     vi, o = col
     q = red.unknowns[vi]
     start = red.starts.get(q)
@@ -263,53 +220,3 @@ def _dummy_cost(red: Reduced, col: Col) -> float:
     if o == 1 and start is not None and start.fixed:
         cost += 1000.0
     return max(cost, 1.0)
-
-
-def _dummy_derivatives(
-    red: Reduced,
-    eqs: list[AugEquation],
-    rows: list[set[Col]],
-    child: dict[int, int],
-    hv: list[int],
-) -> set[Col]:
-    """Mattsson-Soederlind selection, structural, with least-cost column choice."""
-    parent = {c: p for p, c in child.items()}
-    families = []
-    for k in range(len(eqs)):
-        if k in parent:
-            continue
-        fam = [k]
-        while fam[-1] in child:
-            fam.append(child[fam[-1]])
-        families.append(fam)
-    dummies: set[Col] = set()
-    level = 1
-    candidates = {(vi, hv[vi]) for vi in range(len(hv)) if hv[vi] >= 1}
-    while True:
-        g = [fam[len(fam) - level] for fam in families if len(fam) - 1 >= level]
-        if not g:
-            break
-        cand = sorted(c for c in candidates if any(c in rows[r] for r in g))
-        if len(cand) < len(g):
-            raise StructureError("dummy derivative selection found too few candidate derivatives")
-        index = {c: j for j, c in enumerate(cand)}
-        data = [
-            (i, index[c], _dummy_cost(red, c))
-            for i, r in enumerate(g)
-            for c in rows[r]
-            if c in index
-        ]
-        mat = sp.csr_matrix(
-            ([d[2] for d in data], ([d[0] for d in data], [d[1] for d in data])),
-            shape=(len(g), len(cand)),
-        )
-        try:
-            _, chosen = min_weight_full_bipartite_matching(mat)
-        except ValueError as exc:
-            names = ", ".join(eqs[r].origin for r in g)
-            raise StructureError(f"no dummy derivatives for the equations {names}") from exc
-        picked = [cand[j] for j in chosen]
-        dummies.update(picked)
-        candidates = {(vi, o - 1) for vi, o in picked if o - 1 >= 1}
-        level += 1
-    return dummies

@@ -1,0 +1,106 @@
+"""The package layers of ../shared/DESIGN.md, checked on the source: every import (lazy ones
+inside functions included; not those for type annotations only) follows acausal <-
+components, solvers <- learning, no module imports a cycle, and nothing changes the garbage
+collector or the recursion limit outside a ``with`` that restores it."""
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("acausal", "components", "solvers", "learning")
+ALLOWED = {  # package -> the packages of ours it may import
+    "acausal": set(),
+    "components": {"acausal"},
+    "solvers": {"acausal"},
+    "learning": {"acausal", "components", "solvers"},
+}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """Our modules that ``name`` imports anywhere in its source."""
+    is_package = path.name == "__init__.py"
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    found = set()
+    for node in _runtime_nodes(ast.parse(path.read_text())):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = base[: len(base) - node.level + 1]
+                mod = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod for a in node.names]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node except those under ``if TYPE_CHECKING:`` (annotations only, never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            typing_only = isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+            if not typing_only:
+                stack.append(child)
+
+
+def graph() -> nx.DiGraph:
+    known = modules()
+    g = nx.DiGraph()
+    for name, path in known.items():
+        g.add_node(name)
+        g.add_edges_from((name, target) for target in imports(name, path, known))
+    return g
+
+
+def test_packages_import_only_the_layers_below():
+    bad = [
+        (a, b)
+        for a, b in graph().edges
+        if a.split(".")[0] != b.split(".")[0] and b.split(".")[0] not in ALLOWED[a.split(".")[0]]
+    ]
+    assert bad == []
+
+
+def test_no_import_cycle_between_or_inside_packages():
+    g = graph()
+    assert g.number_of_edges() > 100  # the walk sees the imports (175 when written)
+    # a package's __init__ imports its modules; a module importing its own package's
+    # __init__ back is a cycle too, and is reported like any other
+    assert list(nx.simple_cycles(g)) == []
+
+
+def test_the_command_line_sits_on_top():
+    g = graph()
+    assert "learning.cli" in g and not list(g.predecessors("learning.cli"))
+    assert {"solvers", "learning.feasibility"} <= set(g.successors("learning.cli"))
+
+
+def test_gc_and_recursion_limit_are_only_changed_inside_a_restoring_with():
+    for path in modules().values():
+        text = path.read_text()
+        assert "setrecursionlimit" not in text, path
+        if "gc.disable()" in text:  # only in the context manager that restores it
+            assert path.name == "model.py" and "def paused_gc" in text, path
+            assert text.count("gc.disable()") == 1 and "gc.enable()" in text
