@@ -287,7 +287,7 @@ def _experiment(
     times[ends, -1] -= 1e-9 * h[ends]
     # the start guess: IDAS at the start parameters on the collocation times
     sim_grid = np.concatenate([[grid[0]], times.ravel()])
-    sim = simulator(model, sim_grid, rtol, atol, pvals)
+    sim = simulator(model, sim_grid, rtol, atol, pvals, e.simulators)
     with native_stderr([]):
         xs, zs = sim.run(pvals)
     xs, zs = xs.reshape(nx, sim_grid.size), zs.reshape(nz, sim_grid.size)

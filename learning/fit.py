@@ -180,6 +180,7 @@ class _Experiment:
     ) -> None:
         self.system = system
         self.model = model if model is not None else ac.compile(system)
+        self.simulators: dict = {}  # this experiment's, for the whole fit
         t_key = "t" if "t" in data else "time" if "time" in data else None
         if t_key is None:
             raise OptionError(f"fit: the data for {system.name} need the sample times as 't'")
@@ -234,7 +235,13 @@ class _Experiment:
         params = {names[k]: float(x[k]) for k in self.columns}
         sens = [names[k] for k in self.columns] if jac else ()
         res = simulate(
-            self.model, grid=self.grid, rtol=rtol, atol=atol, params=params, sensitivities=sens
+            self.model,
+            grid=self.grid,
+            simulators=self.simulators,
+            rtol=rtol,
+            atol=atol,
+            params=params,
+            sensitivities=sens,
         )
         r = [
             s * (res[n][self.offset :][m] - ym)

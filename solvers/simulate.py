@@ -40,20 +40,28 @@ def as_model(model: ac.System | ac.Model) -> ac.Model:
 
 
 def simulator(
-    model: ac.Model, grid: np.ndarray, rtol: float, atol: float, p: np.ndarray
+    model: ac.Model,
+    grid: np.ndarray,
+    rtol: float,
+    atol: float,
+    p: np.ndarray,
+    simulators: dict | None = None,
 ) -> Simulator:
     """The :class:`Simulator` of ``model`` for this grid, these tolerances and the
     breakpoints (times of known discontinuities, e.g. a step's start time) the parameters
-    ``p`` give: one of the recently used ones, or a new one."""
+    ``p`` give: from ``simulators`` (a dict of the caller's, kept as long as the caller
+    keeps it) or else from the shared cache of the :data:`KEPT_SIMULATORS` most recently
+    used ones; a new one when it is in neither."""
     breakpoints = model.breakpoint_times(p, float(grid[0]), float(grid[-1]))
     key = (id(model), grid.tobytes(), rtol, atol, breakpoints)
-    sim = _SIMULATORS.get(key)
+    cache = _SIMULATORS if simulators is None else simulators
+    sim = cache.get(key)
     if sim is None or sim.model is not model:
-        sim = Simulator(model, grid, rtol, atol, breakpoints=breakpoints)
-        _SIMULATORS[key] = sim
+        sim = cache[key] = Simulator(model, grid, rtol, atol, breakpoints=breakpoints)
+    if simulators is None:
+        _SIMULATORS.move_to_end(key)
         while len(_SIMULATORS) > KEPT_SIMULATORS:
             _SIMULATORS.popitem(last=False)
-    _SIMULATORS.move_to_end(key)
     return sim
 
 
@@ -114,13 +122,17 @@ def simulate(
     atol: float = 1e-8,
     params: Mapping[str, float] | None = None,
     sensitivities: Sequence[str] = (),
+    simulators: dict | None = None,
 ) -> Result:
     """Simulate ``model`` (compiled by ``ac.compile``; a System is compiled first) from
     ``t_start`` to ``t_end`` with outputs every ``dt``.
 
     ``params`` overrides the model's parameter values by name without recompiling;
     ``sensitivities`` names parameters whose forward sensitivities ``d y / d p`` the result
-    keeps for every variable ``y`` (``result.sensitivity("C1.v", "R1.R")``).
+    keeps for every variable ``y`` (``result.sensitivity("C1.v", "R1.R")``);
+    ``simulators``: a dict of yours that keeps the simulators (CasADi functions) this call
+    builds or reuses, for loops over many models (a fit's experiments); by default a shared
+    cache keeps the few most recently used.
     """
     model = as_model(model)
     if grid is None and t_end is None:
@@ -132,7 +144,7 @@ def simulate(
     if isinstance(sensitivities, str):
         sensitivities = (sensitivities,)
     p = np.asarray(model.parameter_vector(params), dtype=float)
-    sim = simulator(model, times, float(rtol), float(atol), p)
+    sim = simulator(model, times, float(rtol), float(atol), p, simulators)
     p = sim.settle(p)
     sens = {}
     if sensitivities:

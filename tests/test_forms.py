@@ -215,3 +215,20 @@ def test_negative_storage_parameters_warn_with_the_components_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         el.Inductor("L1", L=1e-3)  # positive: no warning
+
+
+def test_a_fit_keeps_one_simulator_per_experiment_whatever_their_number():
+    """More experiments than the shared cache holds: each keeps its own simulator, built
+    once and reused at every evaluation (no rebuilding of integrators in the loop)."""
+    from learning.fit import Objective
+    from solvers.simulate import KEPT_SIMULATORS
+
+    data = {"t": T, "C.v": simulate(rc(el.Resistor("R1", R=2.0)), grid=T, rtol=1e-10)["C.v"]}
+    exps = [(rc(el.Resistor("R1", R=2.0)), data) for _ in range(KEPT_SIMULATORS + 2)]
+    obj = Objective(exps, ["R1.R"])
+    assert obj.loss([2.0]) < 1e-10  # the truth: every experiment matches its data
+    first = [next(iter(e.simulators.values())) for e in obj.exps]
+    obj.loss([2.5])
+    obj.jacobian([2.5])
+    assert [len(e.simulators) for e in obj.exps] == [1] * len(exps)
+    assert all(next(iter(e.simulators.values())) is s for e, s in zip(obj.exps, first))
