@@ -236,8 +236,9 @@ class _Renamer:
 
     def new(self, raw: str, where: str) -> cs.SX:
         full = self.full.get(raw)
-        if full is not None:
-            return self.symbol(full)
+        if full is not None:  # a declared quantity: the common case, inlined
+            sym = self.syms.get(full)
+            return sym if sym is not None else self.symbol(full)
         base, order = split_derivative(raw)
         full = self.full.get(base)
         if full is None:
@@ -255,7 +256,7 @@ class _Renamer:
         old = cs.symvar(allx)  # "time" too: an unpickled component has its own copy of it
         if not old:
             return allx
-        new = [time if s.name() == "time" else self.new(s.name(), where) for s in old]
+        new = [time if n == "time" else self.new(n, where) for n in [s.name() for s in old]]
         return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new))
 
 

@@ -171,10 +171,8 @@ class Model(PicklesWithCasadi):
     def dump(self) -> str:
         """Every stage's form, as a compiler's dump: flat, aliases, index reduction, BLT,
         the semi-explicit DAE and the parameter defaults."""
-        dae = self.dae
         parts = [self.flat.text(values=False), str(self.reduced), str(self.ir), self.blt()]
-        parts.append(f"x = {dae.x}\nz = {dae.z}\nx' = {dae.ode}\n0 = {dae.alg}")
-        parts.append(f"values = {dae.values}\nzero = {dae.zero}\nupdate = {dae.update}")
+        parts.append(str(self.dae))
         parts.append(
             "\n".join(f"{n} = {o}" for n, o in zip(self.names, cs.vertsplit(self.outputs)))
         )

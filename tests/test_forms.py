@@ -143,6 +143,7 @@ def test_the_stages_run_one_by_one_and_print_like_a_compiler_dump():
     assert [b.kind for b in dae.blocks] == ["explicit"] * 4
     assert "C: i == C*der(v)" in str(flat) and "alias R.n.v = C.v" in str(red)
     assert "states: C.v" in str(ir)
+    assert "4 explicit, 0 linear, 0 newton" in str(dae)
     # x' = (1 - v) / (R C) = 0.375 at v = 0.25, t = 0.5 (R = 2, C = 1), the same from
     # the stage-by-stage form and from ac.compile
     model = ac.compile(rc_circuit())

@@ -39,6 +39,24 @@ class SemiExplicit:
     values: cs.SX  # one entry per IndexReduced.algebraic column, in terms of x, z, p, t
     alg_blocks: tuple[int, ...]  # for each entry of alg: index of its block
     blocks: tuple[Block, ...] = ()
+
+    def __str__(self) -> str:
+        kinds = [b.kind for b in self.blocks]
+        counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("explicit", "linear", "newton"))
+        return "\n".join(
+            [
+                f"SemiExplicit: {self.x.numel()} states ({self.modes} modes), "
+                f"{self.z.numel()} Newton unknowns; blocks: {counts}",
+                f"x = {self.x}",
+                f"z = {self.z}",
+                f"x' = {self.ode}",
+                f"0 = {self.alg}",
+                f"values = {self.values}",
+                f"zero = {self.zero}",
+                f"update = {self.update}",
+            ]
+        )
+
     modes: int = 0  # discrete modes: the last ``modes`` entries of x, with zero rate
     zero: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # crossing functions
     update: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # new modes, one iteration
