@@ -18,7 +18,6 @@ import numpy as np
 
 import acausal as ac
 import learning as ln
-from acausal import compile as compiled
 from bench.machine import machine
 from examples.learn_cauer import SAMPLES, cauer, laws
 from solvers.simulate import simulator
@@ -42,7 +41,7 @@ def main() -> None:
     print(machine())
     for name, law in laws(constrained=True).items():
         unknown = ln.Unknown("R1", ac.Pin, law=law)
-        model = compiled(cauer(unknown))
+        model = ac.compile(cauer(unknown))
         p = np.array(list(model.parameters.values()))
         sim = simulator(model, SAMPLES, 1e-8, 1e-10, p)
         which = [list(model.parameters).index(n) for n in unknown.parameter_names()]

@@ -8,7 +8,6 @@ import sympy as sp
 
 import acausal as ac
 import learning as ln
-from acausal import compile as compiled
 from components import electrical as el
 from components import rotational as rot
 from examples.cauer_filter import build
@@ -272,8 +271,8 @@ def test_small_capacitors_split_the_loop_and_keep_the_solution():
     # capacitor node already have known potentials
     added = [c.name for c in eps.all_components() if c.name.startswith("C_eps")]
     assert added == ["C_eps_R1_n"]
-    before = [len(b.equations) for b in compiled(s).blocks if b.kind == "newton"]
-    after = [len(b.equations) for b in compiled(eps).blocks if b.kind == "newton"]
+    before = [len(b.equations) for b in ac.compile(s).blocks if b.kind == "newton"]
+    after = [len(b.equations) for b in ac.compile(eps).blocks if b.kind == "newton"]
     assert before == [4] and after == [1, 1]  # the loop became two scalar blocks
     assert [c.name for c in s.all_components()].count("C_eps_R1_n") == 0  # original unchanged
     r0, r1 = simulate(s, t_end=5.0), simulate(eps, t_end=5.0)
