@@ -87,6 +87,28 @@ def test_model_and_fit_result_round_trip_through_pickle_into_a_fresh_process(tmp
     assert np.max(np.abs(here["model"] - (1 - np.exp(-t / 3.0)))) < 1e-5
 
 
+@pytest.mark.parametrize("which", ["diode_events", "friction_events", "cart_pendulum_index_3"])
+def test_models_with_events_and_index_reduction_round_trip_through_pickle(which):
+    """The forms of index reduction (new derivative symbols) and of events (modes, crossing
+    functions, updates) survive pickling: equal models, identical runs and event logs."""
+    from tests.test_events import friction_system, half_wave
+    from tests.test_planar import cart_pendulum
+
+    build, kw = {
+        "diode_events": (half_wave, dict(t_end=0.05, dt=1e-4)),
+        "friction_events": (friction_system, dict(t_end=2.0, dt=0.01)),
+        "cart_pendulum_index_3": (cart_pendulum, dict(t_end=1.0, dt=0.01, rtol=1e-8)),
+    }[which]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a free flange: zero force, on purpose
+        model = ac.compile(build())
+    restored = pickle.loads(pickle.dumps(model))
+    assert restored == model
+    a, b = simulate(model, **kw), simulate(restored, **kw)
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.z, b.z) and a.events == b.events
+    assert len(a.events) >= (1 if "events" in which else 0)
+
+
 def test_a_copied_system_is_independent_and_compiles_to_an_equal_model():
     s = rc_circuit()
     twin = copy.deepcopy(s)
