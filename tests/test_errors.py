@@ -340,3 +340,14 @@ def test_errors_carry_their_data():
     # |z^2 + 1| >= 1 for every real z; Newton ends on a NaN here (its step divides by 2 z)
     assert "block 1" in row and (np.isnan(value) or abs(value) >= 1.0)
     assert f"{value:.3g}" in str(err)
+
+
+def test_a_large_floating_model_lists_a_dozen_components_and_counts_the_rest():
+    s = ac.System("ring")
+    resistors = [el.Resistor(f"R{k}") for k in range(30)]
+    for a, b in zip(resistors, resistors[1:] + resistors[:1]):
+        s.connect(a.n, b.p)  # a closed ring with no reference potential
+    msg = str(raised(lambda: ac.compile(s), ac.StructureError))
+    listed = re.search(r"components involved: (.*) and (\d+) more\.", msg)
+    assert listed and len(listed.group(1).split(", ")) == 12 and int(listed.group(2)) == 18
+    assert "connect a reference" in msg

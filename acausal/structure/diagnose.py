@@ -39,6 +39,12 @@ def _components(red: Reduced, rows: list[int], cols: list[int]) -> list[str]:
     return sorted(set(names))
 
 
+def _names(items: list[str]) -> str:
+    """At most :data:`_MAX_LISTED` names, then how many more."""
+    more = len(items) - _MAX_LISTED
+    return ", ".join(items[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
 def _roles(red: Reduced, q: str) -> set[str | None]:
     return {red.symbols[m].role for m in [q, *red.members.get(q, ())]}
 
@@ -74,7 +80,7 @@ def explain_singular(
             + _listing([red.equations[r].origin for r in over])
             + "\n  unknowns:"
             + _listing([describe_unknown(red, red.unknowns[c]) for c in ocols])
-            + f"\n  components involved: {', '.join(_components(red, over, ocols))}."
+            + f"\n  components involved: {_names(_components(red, over, ocols))}."
             + "\n  Remove one of these equations (e.g. two ideal sources fixing the same"
             " potential or flow, or a duplicated relation)."
         )
@@ -112,7 +118,7 @@ def explain_singular(
                     if urows
                     else ""
                 )
-                + f"\n  components involved: {', '.join(_components(red, urows, rest))}."
+                + f"\n  components involved: {_names(_components(red, urows, rest))}."
                 + f"\n  {advice}"
             )
     return "".join(parts)
