@@ -314,9 +314,8 @@ def flatten(system: System) -> FlatDAE:
         for r, e in zip(residuals, own)
     ]
     aliases = _exposed(comps, symbols)
-    unconnected, connection_eqs = _connection_equations(system, ren)
-    connection_residuals = [e.residual for e in connection_eqs]
-    stacked = cs.vertcat(stacked[: len(own)], *connection_residuals)
+    unconnected, connection_eqs, connection_residuals = _connection_equations(system, ren)
+    stacked = cs.vertcat(stacked[: len(own)], connection_residuals)
     return FlatDAE(
         system.name,
         time,
@@ -348,10 +347,10 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 
 def _connection_equations(
     system: System, ren: _Renamer
-) -> tuple[tuple[str, ...], list[FlatEquation]]:
-    """Unconnected connectors and the equations of every connection set, built in bulk (a
-    few CasADi calls in all, not one per equation): potentials ``first - other``, flows
-    ``S f`` with ``S`` the 0/1 matrix of which flows each sum adds."""
+) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX]:
+    """Unconnected connectors, the equations of every connection set and their residuals
+    stacked, built in bulk (a few CasADi calls in all, not one per equation): flows ``S f``
+    with ``S`` the 0/1 matrix of which flows each sum adds, potentials ``first - other``."""
 
     def sym(c: Connector, var: str) -> cs.SX:
         return ren.syms[ren.names[c.quantities[var]]]
@@ -374,12 +373,13 @@ def _connection_equations(
             rows += [len(flow_src)] * len(conns)
             flows += [sym(c, var) for c in conns]
             flow_src.append(ConnectionEquation(names, var, "flow"))
-    equations: list[FlatEquation] = []
+    sums, diffs = cs.SX(0, 1), cs.SX(0, 1)
     if flow_src:
         S = cs.DM(cs.Sparsity.triplet(len(flow_src), len(flows), rows, list(range(len(flows)))), 1)
-        sums = cs.vertsplit(cs.mtimes(S, cs.vertcat(*flows)))
-        equations += [FlatEquation(r, src) for r, src in zip(sums, flow_src)]
+        sums = cs.mtimes(S, cs.vertcat(*flows))
     if firsts:
-        diffs = cs.vertsplit(cs.vertcat(*firsts) - cs.vertcat(*others))
-        equations += [FlatEquation(r, src) for r, src in zip(diffs, pot_src)]
-    return tuple(unconnected), equations
+        diffs = cs.vertcat(*firsts) - cs.vertcat(*others)
+    stacked = cs.vertcat(sums, diffs)
+    residuals = cs.vertsplit(stacked) if stacked.numel() else []
+    equations = [FlatEquation(r, src) for r, src in zip(residuals, flow_src + pot_src)]
+    return tuple(unconnected), equations, stacked
