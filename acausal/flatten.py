@@ -14,6 +14,7 @@ for equal systems.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -26,6 +27,32 @@ from .printing import infix
 from .symbols import Quantity, derivative_name, split_derivative, time
 from .system import System
 from .table import Table
+
+
+def display_name(name: str, keys: Mapping[str, str]) -> str:
+    """The dotted name of a form's symbol named ``name``: a component's own symbol
+    (``@v<token>:p.v``) through ``keys``, keeping ``der(...)`` around it."""
+    base, order = split_derivative(name)
+    return derivative_name(keys.get(base, base), order)
+
+
+def displayed(exprs: list[cs.SX], keys: Mapping[str, str]) -> list[cs.SX]:
+    """``exprs`` with every symbol replaced by one named as people read it (for dumps and
+    printing only: one substitution, one new symbol per symbol)."""
+    if not exprs:
+        return []
+    allx = cs.vertcat(*[cs.vec(cs.SX(e)) for e in exprs])
+    old = cs.symvar(allx)
+    if not old:
+        return list(exprs)
+    new = [cs.SX.sym(display_name(s.name(), keys)) for s in old]
+    out = cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new))
+    pieces, k = [], 0
+    for e in exprs:
+        e = cs.SX(e)
+        pieces.append(cs.reshape(out[k : k + e.numel()], e.size1(), e.size2()))
+        k += e.numel()
+    return pieces
 
 
 class Symbol(NamedTuple):
@@ -55,9 +82,13 @@ class Symbol(NamedTuple):
         return self.kind in ("parameter", "discrete")
 
     def __str__(self) -> str:
+        return self.describe(lambda e: infix(cs.SX(e)))
+
+    def describe(self, show: Callable[[cs.SX | float], str]) -> str:
+        """One line: kind, name, start (as ``show`` writes expressions), flags."""
         if self.kind == "parameter":
             return f"parameter {self.name} = {self.value:.17g}"
-        start = "" if self.start is None else f" start={infix(cs.SX(self.start))}"
+        start = "" if self.start is None else f" start={show(self.start)}"
         fixed = " fixed" if self.fixed else ""
         prio = f" state_priority={self.state_priority}" if self.state_priority else ""
         return f"{self.kind} {self.name}{start}{fixed}{prio}"
@@ -78,8 +109,7 @@ class ComponentEquation:
         prefix = self.component + "."
 
         def local(sym: cs.SX) -> str:
-            base, order = split_derivative(sym.name())
-            base = self.names.get(base, base)
+            base, order = split_derivative(display_name(sym.name(), self.names))
             return derivative_name(base[len(prefix) :] if base.startswith(prefix) else base, order)
 
         return f"{self.component}: {infix(self.expr, local)}"
@@ -152,11 +182,16 @@ class FlatDAE:
     equations: tuple[FlatEquation, ...]
     residuals: cs.SX  # the equations' residuals stacked
     aliases: Table
+    keys: Table  # a component symbol's own name (``@v<token>:p.v``) -> dotted name
     unconnected: tuple[str, ...] = ()
     events: tuple[FlatEvent, ...] = ()
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
+
+    def display(self, expr: cs.SX | float) -> str:
+        """An expression of this form's symbols as text, in dotted names."""
+        return infix(cs.SX(expr), lambda sym: display_name(sym.name(), self.keys))
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -173,16 +208,16 @@ class FlatDAE:
             f"{len(self.parameters)} parameters, {len(self.equations)} equations"
         ]
         if values:
-            lines += [f"  {self.symbols[n]}" for n in self.parameters]
+            lines += [f"  {self.symbols[n].describe(self.display)}" for n in self.parameters]
         else:
             lines += [f"  parameter {n}" for n in self.parameters]
-        lines += [f"  {self.symbols[n]}" for n in self.variables]
-        lines += [f"  {self.symbols[n]}" for n in self.discretes]
+        lines += [f"  {self.symbols[n].describe(self.display)}" for n in self.variables]
+        lines += [f"  {self.symbols[n].describe(self.display)}" for n in self.discretes]
         lines += [f"  alias {a} = {n}" for a, n in self.aliases.items()]
         lines += [f"  {e.origin}" for e in self.equations]
         for ev in self.events:
-            cross = ", ".join(infix(c) for c in ev.crossings)
-            ups = ", ".join(f"{n} := {infix(v)}" for n, v in ev.updates)
+            cross = ", ".join(self.display(c) for c in ev.crossings)
+            ups = ", ".join(f"{n} := {self.display(v)}" for n, v in ev.updates)
             lines.append(f"  event of {ev.owner}: when {cross} crosses 0: {ups}")
         lines += [f"  unconnected {c}" for c in self.unconnected]
         return "\n".join(lines)
@@ -213,32 +248,26 @@ def _roles(comp: Component) -> dict[str, str]:
     return out
 
 
-class _Renamer:
-    """Raw component symbols (``@v<token>:p.v``, ``der(...)``) -> dotted-name symbols."""
+class _Unifier:
+    """The components' own symbols (``@v<token>:p.v``, ``der(...)``) gathered by name: each
+    name is one quantity, with one symbol (the first met) and one dotted name."""
 
     def __init__(self, comps: list[Component], bound: dict[Quantity, Quantity]) -> None:
         self.names: dict[Quantity, str] = {}  # quantity -> dotted name (prefix computed once)
+        self.full: dict[str, str] = {}  # a symbol's own name -> dotted name
         for comp in comps:
             prefix = comp.full_name + "."
             for q in comp._quantities.values():
-                self.names[q] = prefix + q.local
-        self.full: dict[str, str] = {}  # raw base name -> dotted name
-        for q, name in self.names.items():
-            self.full[q.key] = self.names[bound[q]] if q in bound else name
-        self.syms: dict[str, cs.SX] = {"time": time}
+                self.names[q] = self.full[q.key] = prefix + q.local
+        for q, inner in bound.items():
+            self.full[q.key] = self.names[inner]
+        self.syms: dict[str, cs.SX] = {}  # dotted name -> its one symbol
+        self.derivatives: list[str] = []  # dotted names of the derivatives met
 
-    def symbol(self, name: str) -> cs.SX:
-        """The one symbol named ``name`` (a dotted name)."""
-        sym = self.syms.get(name)
-        if sym is None:
-            sym = self.syms[name] = cs.SX.sym(name)
-        return sym
-
-    def new(self, raw: str, where: str) -> cs.SX:
+    def dotted(self, raw: str, where: str) -> str:
         full = self.full.get(raw)
-        if full is not None:  # a declared quantity: the common case, inlined
-            sym = self.syms.get(full)
-            return sym if sym is not None else self.symbol(full)
+        if full is not None:
+            return full
         base, order = split_derivative(raw)
         full = self.full.get(base)
         if full is None:
@@ -246,18 +275,41 @@ class _Renamer:
                 f"{where} uses a symbol ({raw}) of a component that is not part of this "
                 "system; add that component, or use only this component's own variables"
             )
-        return self.symbol(derivative_name(full, order))
+        return derivative_name(full, order)
 
-    def rename(self, exprs: list[cs.SX], where: str) -> cs.SX:
-        """``exprs`` stacked, every symbol replaced by its dotted-name symbol (in bulk)."""
+    def unify(self, exprs: list[cs.SX], where: str) -> tuple[cs.SX, bool]:
+        """``exprs`` stacked, with one symbol per dotted name: the first one met; another
+        of that name (a second ``der()`` of one variable, an ``outer`` bound to its
+        ``inner``) is replaced by it, and an unpickled component's ``time`` by ``time``.
+        Usually nothing is replaced (then the flag is False): the forms keep the
+        components' symbols and name them for people through their tables
+        (``FlatDAE.keys``)."""
         if not exprs:
-            return cs.SX(0, 1)
+            return cs.SX(0, 1), False
         allx = cs.vertcat(*[e if isinstance(e, cs.SX) else cs.SX(e) for e in exprs])
-        old = cs.symvar(allx)  # "time" too: an unpickled component has its own copy of it
+        old, new = [], []
+        syms, full = self.syms, self.full
+        for s in cs.symvar(allx):  # each node once: a name met twice is two nodes
+            raw = s.name()
+            if raw == "time":
+                if s.element_hash() != time.element_hash():
+                    old.append(s)
+                    new.append(time)
+                continue
+            name = full.get(raw)
+            if name is None:  # a derivative
+                name = self.dotted(raw, where)
+                if name not in syms:
+                    self.derivatives.append(name)
+            canon = syms.get(name)
+            if canon is None:
+                syms[name] = s
+            else:
+                old.append(s)
+                new.append(canon)
         if not old:
-            return allx
-        new = [time if n == "time" else self.new(n, where) for n in [s.name() for s in old]]
-        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new))
+            return allx, False
+        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new)), True
 
 
 def flatten(system: System) -> FlatDAE:
@@ -266,7 +318,7 @@ def flatten(system: System) -> FlatDAE:
     if not comps:
         raise StructureError(f"system {system.name} is empty: add components and connect them")
     bound = _bind_outers(comps)
-    ren = _Renamer(comps, bound)
+    ren = _Unifier(comps, bound)
     own: list[Equation] = [e for comp in comps for e in comp._equations]
     declared = [q for comp in comps for q in comp._quantities.values() if q not in bound]
     starts = [q for q in declared if isinstance(q.start, cs.SX)]
@@ -274,25 +326,29 @@ def flatten(system: System) -> FlatDAE:
     exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    stacked = ren.rename(exprs, f"system {system.name}")
-    renamed = iter(cs.vertsplit(stacked))
-    residuals = [next(renamed) for _ in own]
-    start_of = {q: next(renamed) for q in starts}
+    stacked, changed = ren.unify(exprs, f"system {system.name}")
+    unified = iter(cs.vertsplit(stacked) if changed else exprs)
+    residuals = [next(unified) for _ in own]
+    start_of = {q: next(unified) for q in starts}
     flat_events = []
     for ev in events:
-        cross = tuple(next(renamed) for _ in ev.crossings)
-        ups = tuple((ren.names[q], next(renamed)) for q, _ in ev.updates)
+        cross = tuple(next(unified) for _ in ev.crossings)
+        ups = tuple((ren.names[q], next(unified)) for q, _ in ev.updates)
         flat_events.append(FlatEvent(ev.owner.full_name, cross, ups))
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
     owners = {comp: comp.full_name for comp in comps}
     roles = {comp: _roles(comp) for comp in comps}
+    syms, names = ren.syms, ren.names
     for q in declared:
-        name = ren.names[q]
+        name = names[q]
+        sym = syms.get(name)
+        if sym is None:  # in no equation
+            sym = syms[name] = q.sym
         symbols[name] = Symbol(
             name,
             q.kind,
-            ren.symbol(name),
+            sym,
             owners[q.owner],
             roles[q.owner].get(q.local) if q.kind == "variable" else None,
             start_of.get(q, q.start),
@@ -301,13 +357,12 @@ def flatten(system: System) -> FlatDAE:
             q.state_priority,
         )
         kinds[q.kind].append(name)
-    for name, sym in list(ren.syms.items()):
+    for name in ren.derivatives:
         base, order = split_derivative(name)
-        if order:
-            if symbols[base].is_constant:
-                raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
-            owner = symbols[base].component
-            symbols[name] = Symbol(name, "derivative", sym, owner, base=base, order=order)
+        if symbols[base].is_constant:
+            raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
+        owner = symbols[base].component
+        symbols[name] = Symbol(name, "derivative", syms[name], owner, base=base, order=order)
     declared_names = Table(ren.full)
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
@@ -326,6 +381,7 @@ def flatten(system: System) -> FlatDAE:
         tuple(equations + connection_eqs),
         stacked,
         aliases,
+        declared_names,
         unconnected,
         tuple(flat_events),
     )
@@ -346,7 +402,7 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 
 
 def _connection_equations(
-    system: System, ren: _Renamer
+    system: System, ren: _Unifier
 ) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX]:
     """Unconnected connectors, the equations of every connection set and their residuals
     stacked, built in bulk (a few CasADi calls in all, not one per equation): flows ``S f``

@@ -17,7 +17,7 @@ import casadi as cs
 import numpy as np
 
 from .errors import EquationError, OptionError, unknown_name
-from .flatten import FlatDAE, flatten
+from .flatten import FlatDAE, display_name, displayed, flatten
 from .pickling import PicklesWithCasadi
 from .structure.alias import Reduced, Start, eliminate_aliases
 from .structure.blt import Block, sort_blt
@@ -149,6 +149,14 @@ class Model(PicklesWithCasadi):
             lines += [f"    {self.ir.equations[r].origin}" for r in b.equations]
         return "\n".join(lines)
 
+    def display(self, expr: cs.SX | float) -> str:
+        """An expression of this model's symbols as text, in dotted names."""
+        return self.flat.display(expr)
+
+    def symbol_name(self, sym: cs.SX) -> str:
+        """The dotted name of one of this model's symbols (``C1.v``, ``der(C1.v)``)."""
+        return display_name(sym.name(), self.flat.keys)
+
     def describe(self, col: Col) -> str:
         """An unknown column by name, with the aliases merged into it."""
         name = self.ir.name(col)
@@ -173,10 +181,9 @@ class Model(PicklesWithCasadi):
         the semi-explicit DAE and the parameter defaults."""
         parts = [self.flat.text(values=False), str(self.reduced), str(self.ir), self.blt()]
         parts.append(str(self.dae))
-        parts.append(
-            "\n".join(f"{n} = {o}" for n, o in zip(self.names, cs.vertsplit(self.outputs)))
-        )
-        parts.append(f"breakpoints = {self.breakpoints}")
+        outputs, breakpoints = displayed([self.outputs, self.breakpoints], self.flat.keys)
+        parts.append("\n".join(f"{n} = {o}" for n, o in zip(self.names, cs.vertsplit(outputs))))
+        parts.append(f"breakpoints = {breakpoints}")
         parts.append("\n".join(f"default {n} = {v:.17g}" for n, v in self.defaults.items()))
         return "\n\n".join(parts)
 

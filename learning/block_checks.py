@@ -12,7 +12,7 @@ For each such block the Jacobian ``J = d residuals / d unknowns`` is
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import casadi as cs
@@ -47,11 +47,6 @@ class BlockReport:
     shares: dict[str, float] = field(default_factory=dict)  # component -> weight
     crossed: bool = False  # det J changes sign between output times
     finding: Finding | None = None
-
-
-def _name(sym: cs.SX) -> str:
-    """A compiled model's symbols carry their dotted names."""
-    return sym.name()
 
 
 def analysed_blocks(model: ac.Model) -> list[int]:
@@ -96,11 +91,11 @@ def check_blocks(
             sorted({o for o in owners if o != "connections"}),
         )
         jac_p = cs.substitute(jac, model.p, cs.DM(p))
-        symbolic = _symbolic(rep, jac_p, len(block.unknowns))
+        symbolic = _symbolic(rep, jac_p, len(block.unknowns), model.symbol_name)
         sampled = None
         small = len(block.unknowns) <= MAX_SYMBOLIC
         if small and symbolic is None:
-            sampled = _sampled(rep, jac_p, xs, ys, columns, samples)
+            sampled = _sampled(rep, jac_p, xs, ys, columns, samples, model.symbol_name)
         if columns is not None:
             _along(rep, jac, xs, ys, model, result, columns, owners)
         lawful = bool(set(rep.components) & set(laws))
@@ -109,13 +104,13 @@ def check_blocks(
     return reports
 
 
-def _symbolic(rep: BlockReport, jac: cs.SX, n: int) -> str | None:
+def _symbolic(rep: BlockReport, jac: cs.SX, n: int, name: Callable[[cs.SX], str]) -> str | None:
     """Determinant text and zeros; ``"never"``, ``"always"``, ``"can vanish"`` (real roots
     found), or None when sympy cannot tell."""
     if n > MAX_SYMBOLIC:
         return None
     try:
-        mat = sb.to_sympy(jac, lambda s: real_symbol(_name(s)))
+        mat = sb.to_sympy(jac, lambda s: real_symbol(name(s)))
     except sb.NotConvertible:
         return None
     if not isinstance(mat, sp.Matrix):
@@ -150,6 +145,7 @@ def _sampled(
     ys: cs.SX,
     columns: np.ndarray | None,
     samples: int,
+    name: Callable[[cs.SX], str],
 ) -> bool | None:
     """Does ``det J`` change sign on a box around the trajectory's values (or +-10)?"""
     free = cs.symvar(jac)
@@ -178,7 +174,7 @@ def _sampled(
     hit = bool(d.min() < 0 < d.max())
     if hit:
         j = int(np.argmin(np.abs(np.where(finite, dets, np.inf))))
-        names = [_name(s) for s in free]
+        names = [name(s) for s in free]
         rep.zeros = {"sampled": {nm: float(v) for nm, v in zip(names, pts[:, j])}}
     return hit
 

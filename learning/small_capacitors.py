@@ -102,7 +102,7 @@ class _Original:
         free = [s for s in cs.symvar(expr) if s.name() != "time"]
         if expr.is_symbolic() and expr.name() in states:
             return "already a state"
-        if all(s.name() in model.defaults for s in free):
+        if all(model.symbol_name(s) in model.defaults for s in free):
             return "fixed by a source"
         return None
 

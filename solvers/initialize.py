@@ -21,7 +21,6 @@ import casadi as cs
 import numpy as np
 
 from acausal import InitializationError, Model
-from acausal.printing import named
 from acausal.structure.graph import dulmage_mendelsohn, incidence, match
 
 from .functions import NEWTON_OPTIONS
@@ -34,18 +33,19 @@ class Initializer:
     fun: cs.Function
     residual: cs.Function  # (x, z, p) -> residuals of the rows below
     rows: list[str | tuple[str, str, cs.SX | float]]  # texts, or (kind, name, value) to format
+    model: Model
 
     def row_name(self, k: int) -> str:
         """Row ``k`` described for a person (formatted only when an error needs it)."""
-        return describe_row(self.rows[k])
+        return describe_row(self.model, self.rows[k])
 
 
-def describe_row(row: str | tuple[str, str, cs.SX | float]) -> str:
+def describe_row(model: Model, row: str | tuple[str, str, cs.SX | float]) -> str:
     """A row of the initialization problem as text: ``fixed start C1.v = C1.v0``."""
     if isinstance(row, str):
         return row
     kind, name, value = row
-    return f"{kind} {name} = {named(value)}"
+    return f"{kind} {name} = {model.display(value)}"
 
 
 def column_expressions(model: Model) -> dict[tuple[int, int], cs.SX]:
@@ -86,7 +86,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
     if (row_to_col < 0).any():
         (over_rows, _), _ = dulmage_mendelsohn(inc, row_to_col, col_to_row)
         picked = [r for r in over_rows if r >= nz] or over_rows
-        fixed = [describe_row(names[r]) for r in picked]
+        fixed = [describe_row(model, names[r]) for r in picked]
         raise InitializationError(
             f"{model.name}: conflicting fixed start values over-determine the initial state:\n    "
             + "\n    ".join(fixed)
@@ -106,7 +106,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
         names.append(f"start value of state {model.states[k]} (not fixed; taken as given)")
         adjacency.append([k])
         col_to_row[k] = len(rows) - 1
-    params = set(model.defaults)
+    params = {s.name() for s in cs.vertsplit(model.p)}  # the parameters' own symbol names
     direct = all(
         col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k], params) for k in range(nx)
     )
@@ -193,4 +193,4 @@ def _assemble(
         w = cs.rootfinder("init_w", "newton", g, NEWTON_OPTIONS)(w0, pm)
         x0, z0 = w[:nx], w[nx:]
     fun = cs.Function("init", [pm], [x0, z0], ["p"], ["x0", "z0"])
-    return Initializer(fun, residual, names)
+    return Initializer(fun, residual, names, model)

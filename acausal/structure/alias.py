@@ -68,7 +68,7 @@ class Reduced:
             lines.append(f"  alias {q} = {rhs}{' + ' if rhs and const else ''}{const}")
         for q, st in self.starts.items():
             fixed = " fixed" if st.fixed else ""
-            lines.append(f"  start {q} = {cs.SX(st.value)}{fixed} (from {st.source})")
+            lines.append(f"  start {q} = {self.flat.display(st.value)}{fixed} (from {st.source})")
         lines += [f"  {e.origin}" for e in self.equations]
         return "\n".join(lines)
 
@@ -129,9 +129,8 @@ class _Classes:
             return name, False
         name = self.deriv[q] = derivative_name(q)
         base = self.symbols[q]
-        self.symbols[name] = Symbol(
-            name, "derivative", cs.SX.sym(name), base.component, base=q, order=1
-        )
+        sym = cs.SX.sym(derivative_name(base.sym.name()))  # named as der() would name it
+        self.symbols[name] = Symbol(name, "derivative", sym, base.component, base=q, order=1)
         return name, True
 
 

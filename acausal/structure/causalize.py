@@ -19,6 +19,8 @@ import casadi as cs
 import numpy as np
 
 from ..errors import StructureError
+from ..flatten import displayed
+from ..table import Table
 from .blt import Block
 from .diagnose import describe_unknown, explain_block, is_singular
 from .graph import incidence
@@ -39,21 +41,24 @@ class SemiExplicit:
     values: cs.SX  # one entry per IndexReduced.algebraic column, in terms of x, z, p, t
     alg_blocks: tuple[int, ...]  # for each entry of alg: index of its block
     blocks: tuple[Block, ...] = ()
+    keys: Table = field(default_factory=Table)  # the symbols' own names -> dotted names
 
     def __str__(self) -> str:
         kinds = [b.kind for b in self.blocks]
         counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("explicit", "linear", "newton"))
+        parts = [self.x, self.z, self.ode, self.alg, self.values, self.zero, self.update]
+        x, z, ode, alg, values, zero, update = displayed(parts, self.keys)
         return "\n".join(
             [
                 f"SemiExplicit: {self.x.numel()} states ({self.modes} modes), "
                 f"{self.z.numel()} Newton unknowns; blocks: {counts}",
-                f"x = {self.x}",
-                f"z = {self.z}",
-                f"x' = {self.ode}",
-                f"0 = {self.alg}",
-                f"values = {self.values}",
-                f"zero = {self.zero}",
-                f"update = {self.update}",
+                f"x = {x}",
+                f"z = {z}",
+                f"x' = {ode}",
+                f"0 = {alg}",
+                f"values = {values}",
+                f"zero = {zero}",
+                f"update = {update}",
             ]
         )
 
@@ -138,17 +143,24 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
         _, exprs = cs.substitute_inplace(defs_sym, defs_val, exprs, False)
     kinded = tuple(replace(block, kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
-        cs.vertcat(*x), cs.vertcat(*z), exprs[0], exprs[1], exprs[2], tuple(alg_blocks), kinded
+        cs.vertcat(*x),
+        cs.vertcat(*z),
+        exprs[0],
+        exprs[1],
+        exprs[2],
+        tuple(alg_blocks),
+        kinded,
+        keys=ir.reduced.flat.keys,
     )
 
 
-def _probe(ir: IndexReduced, expr: cs.SX) -> np.ndarray:
+def _probe(table: dict, expr: cs.SX) -> np.ndarray:
     """``expr`` at the parameters' values and a fixed pseudo-random point in [0.5, 1.5] for
-    every other symbol (states, time, unknowns of earlier blocks)."""
+    every other symbol (states, time, unknowns of earlier blocks); ``table``: the form's
+    symbols by their own names."""
     syms = cs.symvar(expr)
     rng = np.random.default_rng(12345)
     values = []
-    table = ir.symbols
     for sym in syms:
         q = table.get(sym.name())
         values.append(q.value if q is not None and q.kind == "parameter" else rng.uniform(0.5, 1.5))
@@ -169,14 +181,15 @@ def _check_linear_blocks(
     An exactly singular matrix at the probe point of :func:`_probe` (no ground, a zero
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
+    table = {s.sym.name(): s for s in ir.symbols.values()}  # by the symbols' own names
     if scalar_blocks:
-        values = _probe(ir, coefs)
+        values = _probe(table, coefs)
         for b, a in zip(scalar_blocks, values):
             if a == 0 or not np.isfinite(a):
                 _raise_singular(ir, blocks, b, np.array([[a]]))
     for b, jac in loops:
         n = jac.size1()
-        mat = _probe(ir, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
+        mat = _probe(table, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
         if is_singular(mat):
             _raise_singular(ir, blocks, b, mat)
 

@@ -107,10 +107,10 @@ def reduce_index(red: Reduced) -> IndexReduced:
     unknowns = red.unknowns
     symbols = dict(red.symbols)
     chains = [_chain(q, symbols) for q in unknowns]
-    position: dict[str, Col] = {}
+    position: dict[str, Col] = {}  # by the symbols' own names
     for vi, ch in enumerate(chains):
         for o, q in enumerate(ch):
-            position[q] = (vi, o)
+            position[symbols[q].sym.name()] = (vi, o)
     res = [e.residual for e in red.equations]
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
     inc = incidence(res, [symbols[chains[vi][o]].sym for vi, o in cols])
@@ -165,7 +165,7 @@ def _extend(vi: int, chains: list[list[str]], position: dict[str, Col], symbols:
     """Append the next derivative to unknown ``vi``'s chain; return its name."""
     q = _new_derivative(chains[vi][-1], symbols)
     chains[vi].append(q)
-    position[q] = (vi, len(chains[vi]) - 1)
+    position[symbols[q].sym.name()] = (vi, len(chains[vi]) - 1)
     return q
 
 
@@ -176,7 +176,7 @@ def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
     symbols[new] = Symbol(
         new,
         "derivative",
-        cs.SX.sym(new),
+        cs.SX.sym(derivative_name(base.sym.name())),  # named as der() would name it
         base.component,
         base=base.base or name,
         order=base.order + 1,
