@@ -6,10 +6,14 @@ equation, or a connection set, whose equations are
 * potentials: ``x_1 = x_k`` for each further connector k of the set,
 * flows: ``sum_k f_k = 0`` (a lone, unconnected connector gets ``f = 0``).
 
-Flattening renames every symbol to its dotted name (``C1.v``, ``der(C1.v)``, ``R1.R``; an
-``outer`` parameter becomes its ``inner``), so the flat model depends on nothing of the
-user's objects: it is a value with its own symbol table, printable and picklable, equal
-for equal systems.
+Flattening gathers the components' symbols by name (one symbol per quantity; an ``outer``
+parameter becomes its ``inner``, a second ``der()`` of a variable the first) and gives each
+its dotted name in the symbol table (``C1.v``, ``der(C1.v)``, ``R1.R``) and in ``keys``
+(the symbol's own name -> dotted name). The expressions keep the components' symbols, so
+no renaming pass costs a symbol per quantity; every text made for people (origins, dumps,
+:func:`displayed`) writes the dotted names. The flat model depends on nothing of the user's
+objects: a value with its own symbol table, printable and picklable, equal for equal
+systems.
 """
 
 from __future__ import annotations

@@ -91,7 +91,3 @@ def _text(e: cs.SX, name: Callable[[cs.SX], str]) -> tuple[str, int]:
         return f"{_FUNCTIONS[op]}({', '.join(a for a, _ in args)})", 9
     return f"[{e}]", 9
 
-
-def named(expr: cs.SX | float) -> str:
-    """Text of an expression of a compiled form (whose symbols carry dotted names)."""
-    return infix(cs.SX(expr))

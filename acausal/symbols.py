@@ -5,8 +5,8 @@ or discrete mode is a CasADi ``SX`` symbol named ``@<kind><token>:<local>``, whe
 letter is ``v`` (variable), ``p`` (parameter) or ``m`` (discrete mode) and ``token`` is the
 owning component's random token; ``der(x)`` is the symbol named ``der(<name of x>)``.
 Two symbols with one name are one quantity: flattening (:mod:`acausal.flatten`) gathers
-them by name and renames every one to its dotted name (``C1.v``, ``der(C1.v)``), so a
-copied or unpickled component keeps its meaning, and nothing here keeps a registry.
+them by name and gives each its dotted name (``C1.v``, ``der(C1.v)``) in its symbol table,
+so a copied or unpickled component keeps its meaning, and nothing here keeps a registry.
 
 ``der(e)`` of an expression follows the chain rule,
 ``d/dt e(q, p, t) = sum_k (de/dq_k) der(q_k) + de/dt`` with parameters and modes constant.
