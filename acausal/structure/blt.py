@@ -10,7 +10,7 @@ work is :func:`.algorithms.blt`, on integers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import StructureError
 from .algorithms import StructuralFailure, blt
@@ -18,8 +18,7 @@ from .graph import incidence
 from .index import Col, IndexReduced
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """Equations solved together for some unknowns; ``kind`` is decided by causalization:
     ``"explicit"``, ``"linear"`` (solved symbolically) or ``"newton"``."""
 

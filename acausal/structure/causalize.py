@@ -13,7 +13,7 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import casadi as cs
 import numpy as np
@@ -141,7 +141,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     exprs = [cs.vertcat(*ode), cs.vertcat(*alg), cs.vertcat(*values)]
     if defs_sym:
         _, exprs = cs.substitute_inplace(defs_sym, defs_val, exprs, False)
-    kinded = tuple(replace(block, kind=kind) for block, kind in zip(blocks, kinds))
+    kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
         cs.vertcat(*x),
         cs.vertcat(*z),

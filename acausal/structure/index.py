@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import casadi as cs
 import numpy as np
@@ -43,8 +44,7 @@ from .diagnose import explain_singular
 from .graph import incidence, match
 
 
-@dataclass(frozen=True, eq=False)
-class AugEquation:
+class AugEquation(NamedTuple):
     """An equation of the index-reduced system: ``order`` times differentiated ``source``."""
 
     residual: cs.SX
