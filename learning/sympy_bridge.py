@@ -214,10 +214,17 @@ def solve_unique(eq: sp.Expr, var: sp.Symbol) -> sp.Expr | None:
     return sp.cancel(-expanded.coeff(var, 0) / coef)
 
 
+MAX_FACTOR_SYMBOLS = 2
+
+
 def text(expr: sp.Expr, digits: int = 4) -> str:
-    """Short text of an expression: factored when it is a polynomial, floats rounded."""
+    """Short text of an expression: factored when it is a polynomial in at most
+    :data:`MAX_FACTOR_SYMBOLS` symbols, floats rounded. (Multivariate factoring, Wang's
+    algorithm, can take minutes on a law with its weights, depending on the order sympy
+    gives the symbols, which changes with Python's string hashing from run to run.)"""
     expr = tidy(sp.sympify(expr))
-    if small(expr) and expr.free_symbols and expr.is_polynomial(*expr.free_symbols):
+    symbols = expr.free_symbols
+    if small(expr) and 0 < len(symbols) <= MAX_FACTOR_SYMBOLS and expr.is_polynomial(*symbols):
         try:
             expr = sp.factor(expr)
         except (sp.PolynomialError, ValueError):  # pragma: no cover - sympy corner cases
