@@ -52,11 +52,13 @@ class Equation:
 
 @dataclass
 class Event:
-    """Crossing functions of a component and the mode updates they trigger."""
+    """Crossing functions of a component and the mode updates they trigger; for a
+    relation (:meth:`Component.relation`), its one crossing and the 0/1 mode it drives."""
 
     owner: Component
     crossings: tuple[cs.SX, ...]
     updates: tuple[tuple[Quantity, cs.SX], ...]
+    relation: Quantity | None = None
 
 
 class Component:
@@ -246,6 +248,30 @@ class Component:
                 f"{self.full_name}.event(): give one or more scalar crossing expressions"
             )
         self._events.append(Event(self, crossing, tuple(rules.items())))
+
+    def relation(self, comparison: cs.SX, name: str, start: bool = False) -> cs.SX:
+        """A relation with memory, as Modelica defines them: the discrete mode ``name``
+        (1 or 0) holding ``a < b`` (or ``>``, ``<=``, ``>=``; strict and non-strict are the
+        same here), watched by the crossing function ``c = b - a`` (true while ``c > 0``).
+
+        Between events it is constant. At an event it takes the side its crossing went to
+        when that crossing fired, and otherwise flips only when ``c`` is beyond a noise
+        band (``1e-12`` of the largest ``|c|`` seen, at least ``1e-12``) on the other side:
+        a value re-computed as ``-2e-15`` right after the switch does not switch it back.
+        Mode updates (:meth:`event`) and equations read it like any mode. ``start`` is its
+        value before the event iteration at the start time, which decides ``c = 0``
+        exactly there (a diode that starts with zero voltage starts off, say).
+        """
+        cmp = cs.SX(comparison)
+        if not (cmp.is_scalar() and (cmp.is_op(cs.OP_LT) or cmp.is_op(cs.OP_LE))):
+            raise EquationError(
+                f"{self.full_name}.relation({name!r}): give one comparison such as "
+                "self.s < 0 or self.v >= self.v_max"
+            )
+        flag = self.discrete(name, float(bool(start)))
+        crossing = cmp.dep(1) - cmp.dep(0)
+        self._events.append(Event(self, (crossing,), (), self._quantities[name]))
+        return flag
 
     def initial(self, name: str, value: float | None) -> cs.SX | None:
         """A start value declared as parameter ``name``, so ``simulate(params=)`` can change

@@ -160,11 +160,13 @@ class FlatEquation(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class FlatEvent:
-    """Crossing functions of component ``owner`` and the updates (target name, new value)."""
+    """Crossing functions of component ``owner`` and the updates (target name, new value);
+    for a relation, the name of the 0/1 mode its one crossing drives."""
 
     owner: str
     crossings: tuple[cs.SX, ...]
     updates: tuple[tuple[str, cs.SX], ...]
+    relation: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,6 +221,9 @@ class FlatDAE:
         lines += [f"  {e.origin}" for e in self.equations]
         for ev in self.events:
             cross = ", ".join(self.display(c) for c in ev.crossings)
+            if ev.relation is not None:
+                lines.append(f"  relation {ev.relation} = ({cross} > 0), with memory")
+                continue
             ups = ", ".join(f"{n} := {self.display(v)}" for n, v in ev.updates)
             lines.append(f"  event of {ev.owner}: when {cross} crosses 0: {ups}")
         lines += [f"  unconnected {c}" for c in self.unconnected]
@@ -336,7 +341,8 @@ def flatten(system: System) -> FlatDAE:
     for ev in events:
         cross = tuple(next(unified) for _ in ev.crossings)
         ups = tuple((ren.names[q], next(unified)) for q, _ in ev.updates)
-        flat_events.append(FlatEvent(ev.owner.full_name, cross, ups))
+        rel = None if ev.relation is None else ren.names[ev.relation]
+        flat_events.append(FlatEvent(ev.owner.full_name, cross, ups, rel))
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
     owners = {comp: comp.full_name for comp in comps}

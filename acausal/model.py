@@ -279,7 +279,8 @@ def _with_events(
 ) -> SemiExplicit:
     """Append the discrete modes to the states (zero rate), with the crossing functions and
     one round of updates of the whole state (re-initialized states, new modes) in terms of
-    (x, z, p, t). A re-initialized variable is mapped through alias elimination onto its
+    (x, z, p, t); a relation's mode keeps its value in the updates (the solver sets it from
+    its crossing's side). A re-initialized variable is mapped through alias elimination onto its
     representative, which must be a state."""
     red = ir.reduced
     flat = red.flat
@@ -300,6 +301,8 @@ def _with_events(
                 f"re-initialize one of the states: {', '.join(states)}"
             )
     crossings = [c for ev in flat.events for c in ev.crossings]
+    mode_of = {q: k for k, q in enumerate(flat.discretes)}
+    relations = [mode_of.get(ev.relation, -1) for ev in flat.events for _ in ev.crossings]
     updates = [rules.get(q, ir.symbols[q].sym) for q in states + list(flat.discretes)]
     position = {n: k for k, n in enumerate(names)}
     known = list(flat.variables) + [q for ch in ir.chains for q in ch[1:]]
@@ -314,6 +317,7 @@ def _with_events(
         modes=modes.numel(),
         zero=zero,
         update=update,
+        relations=tuple(relations),
     )
 
 

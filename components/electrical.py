@@ -192,9 +192,9 @@ class Diode(OnePort):
 class IdealDiode(OnePort):
     """Ideal diode with on-resistance ``Ron``, off-conductance ``Goff`` and knee ``Vknee``.
 
-    A path parameter ``s`` (current when on, voltage when off) and the discrete mode ``off``
-    give ``v = s (off ? 1 : Ron) + Vknee``, ``i = s (off ? Goff : 1) + Goff Vknee``; the mode
-    switches, with event location, when ``s`` changes sign.
+    A path parameter ``s`` (current when on, voltage when off) and the relation
+    ``off = s < 0`` give ``v = s (off ? 1 : Ron) + Vknee``, ``i = s (off ? Goff : 1) + Goff
+    Vknee``; ``s`` is continuous across a switch, located as an event when it changes sign.
     """
 
     def __init__(
@@ -204,8 +204,7 @@ class IdealDiode(OnePort):
         Ron, Goff = self.parameter("Ron", Ron), self.parameter("Goff", Goff)
         Vknee = self.parameter("Vknee", Vknee)
         self.s = self.variable("s")
-        self.off = self.discrete("off", 1.0)
-        self.event([self.s], {self.off: ac.if_else(self.s < 0, 1.0, 0.0)})
+        self.off = self.relation(self.s < 0, "off")
         off = self.off > 0.5
         self.equations(
             self.v == self.s * ac.if_else(off, 1.0, Ron) + Vknee,
@@ -225,8 +224,7 @@ class IdealSwitch(OnePort):
         Ron, Goff = self.parameter("Ron", Ron), self.parameter("Goff", Goff)
         signal = ac.signal(control, f"{self.full_name}.control")
         self.s = self.variable("s")
-        self.off = self.discrete("off", 1.0)
-        self.event([signal - 0.5], {self.off: ac.if_else(signal > 0.5, 0.0, 1.0)})
+        self.off = self.relation(signal <= 0.5, "off", start=True)
         off = self.off > 0.5
         self.equations(
             self.v == self.s * ac.if_else(off, 1.0, Ron),

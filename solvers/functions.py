@@ -21,7 +21,6 @@ from acausal import Model
 # algebraic unknowns consistent to its own tolerances (a residual of 1e-10 made the
 # error test fail at rtol 1e-12 right after a breakpoint).
 NEWTON_OPTIONS = {"abstol": 1e-14, "max_iter": 50, "error_on_fail": False}
-MODE_ITERATIONS = 8
 
 
 def idas_options(grid: np.ndarray, rtol: float, atol: float, max_steps: int) -> dict:

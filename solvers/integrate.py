@@ -19,7 +19,7 @@ from acausal import InitializationError, Model, SimulationError
 from .capture import native_stderr
 from .diagnose import singular_block
 from .events import EventLoop
-from .functions import MODE_ITERATIONS, NEWTON_OPTIONS, DAEFunctions, idas_options
+from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
 from .initialize import Initializer, build_initializer
 
 # IDAS's own report (SUNDIALS prints "At t = ..."): the one place a time is read from text
@@ -48,7 +48,9 @@ class Simulator:
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
         if dae.modes:
-            self.events = EventLoop(self.functions, self.initial_values, rtol, atol, max_steps)
+            self.events = EventLoop(
+                self.functions, self.initial_values, rtol, atol, max_steps, self.breakpoints
+            )
             return
         pm = cs.MX.sym("p", p.numel())
         x0, z0 = self.init.fun(pm)
@@ -104,24 +106,12 @@ class Simulator:
 
     def settle(self, p: np.ndarray) -> np.ndarray:
         """Event iteration at the start: the start modes (parameters ``<mode>_start``)
-        updated until no mode changes; returns the parameters with the settled modes."""
-        modes = self.model.dae.modes
-        if not modes:
+        updated until nothing changes; returns the parameters with the settled modes."""
+        if self.events is None:
             return p
         names = list(self.model.parameters)
         starts = [names.index(f"{q}_start") for q in self.model.flat.discretes]
-        p = np.array(p, dtype=float)
-        update = self.functions.update
-        for _ in range(MODE_ITERATIONS):
-            x0, z0 = self.initial_values(p)
-            new = update(x0, z0, p, float(self.grid[0])).full().ravel()[self.nx - modes :]
-            if np.array_equal(new, x0[self.nx - modes :]):
-                return p
-            p[starts] = new
-        raise InitializationError(
-            f"{self.model.name}: the modes do not settle at the start (event iteration "
-            f"cycles among {', '.join(self.model.flat.discretes)})"
-        )
+        return self.events.settle(p, starts, float(self.grid[0]))
 
     def initial_values(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Consistent ``(x0, z0)``; an :class:`InitializationError` names what failed."""

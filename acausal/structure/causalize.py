@@ -65,6 +65,8 @@ class SemiExplicit:
     modes: int = 0  # discrete modes: the last ``modes`` entries of x, with zero rate
     zero: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # crossing functions
     update: cs.SX = field(default_factory=lambda: cs.SX(0, 1))  # new modes, one iteration
+    # per crossing function: the position (among the modes) of the relation it drives, or -1
+    relations: tuple[int, ...] = ()
 
 
 def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
