@@ -1,7 +1,9 @@
 """Events: step-and-locate on IDAS for models with discrete modes, with Modelica's semantics.
 
-Between events the modes are constant and the DAE is smooth. Each segment is integrated
-by IDAS over the output times it covers (and ends at a known time event, a breakpoint).
+Between events the modes are constant and the DAE is smooth. IDAS integrates over a few
+output times at a time (8 after an event, twice as many each time none fires), and stops
+at known time events (breakpoints, where the event iteration runs too); IDAS is given the
+rates just after an event as its first derivative.
 
 **Crossings and their sides.** Every crossing function ``c_i(x, z, p, t)`` has a
 remembered side ``sigma_i`` in ``{-1, +1}`` (0 while undecided: a plain crossing that is
@@ -38,124 +40,91 @@ from collections.abc import Callable
 import casadi as cs
 import numpy as np
 
-from acausal import InitializationError, Model, SimulationError
+from acausal import InitializationError, SimulationError
 
+from .crossings import Sides
+from .event_sensitivities import EventSensitivities
 from .functions import DAEFunctions, idas_options
 
 MAX_EVENTS = 10_000
-LOCATE_ITERATIONS = 100
-EVENT_ITERATIONS = 50  # rounds of event iteration at one instant (cycles are found earlier)
-BAND = 1e-11  # the noise band of a crossing, relative to the largest |c| seen
 
 
 class EventIterationWarning(UserWarning):
     """Modes alternated at one instant; the iteration was resolved by keeping one state."""
 
 
-class Sides:
-    """The remembered sides of the crossing functions, their noise bands, and the relation
-    modes they drive (``relations[i]``: position among the modes, or -1)."""
-
-    def __init__(self, relations: tuple[int, ...], atol: float) -> None:
-        self.relations = np.asarray(relations, dtype=int)
-        self.driven = np.nonzero(self.relations >= 0)[0]
-        self.scale = np.zeros(len(relations))
-        self.floor = 1e-3 * atol
-        self.sigma = np.zeros(len(relations))
-
-    def band(self) -> np.ndarray:
-        return np.maximum(BAND * self.scale, self.floor)
-
-    def seen(self, c: np.ndarray) -> None:
-        """Widen the bands with the crossing values ``c`` of one point."""
-        self.scale = np.maximum(self.scale, np.abs(c))
-
-    def start(self, c: np.ndarray, modes: np.ndarray) -> None:
-        """Sides at the start: the sign of ``c``; within the band, a relation's start value
-        (its ``pre``), a plain crossing undecided."""
-        self.seen(c)
-        sigma = np.sign(c) * (np.abs(c) > self.band())
-        rel = self.driven
-        sigma[rel] = np.where(sigma[rel] != 0, sigma[rel], 2.0 * modes[self.relations[rel]] - 1)
-        self.sigma = sigma
-
-    def fired(self, c: np.ndarray) -> np.ndarray:
-        """Which crossings are beyond their band on the other side of their side."""
-        band = self.band()
-        return np.where(self.sigma != 0, self.sigma * c < -band, np.abs(c) > band)
-
-    def target(self, c_after: np.ndarray) -> np.ndarray:
-        """The level each crossing fires at: ``-sigma band`` (undecided: the band on the
-        side it went to, by ``c_after``)."""
-        side = np.where(self.sigma != 0, -self.sigma, np.sign(c_after))
-        return side * self.band()
-
-    def flip(self, c: np.ndarray) -> bool:
-        """Hysteresis: the sides of the crossings that fired take the side they went to;
-        whether any side changed."""
-        fired = self.fired(c)
-        self.sigma = np.where(fired, np.sign(c), self.sigma)
-        return bool(fired.any())
-
-    def modes(self, modes: np.ndarray) -> np.ndarray:
-        """``modes`` with each relation's mode set from its crossing's side."""
-        out = modes.copy()
-        out[self.relations[self.driven]] = (self.sigma[self.driven] > 0).astype(float)
-        return out
+LOCATE_ITERATIONS = 100
+# output intervals integrated at once after an event, doubled while none fires: the work
+# past an event (integrated with the old modes, then thrown away) stays below the rest
+FIRST_CHUNK = 8
+EVENT_ITERATIONS = 50  # rounds of event iteration at one instant (cycles are found earlier)
 
 
 class EventLoop:
     """Simulation with events of a model whose ``dae.modes > 0``; ``initial_values(p)``
-    gives consistent ``(x0, z0)`` at ``grid[0]``."""
+    gives consistent ``(x0, z0)`` at ``grid[0]``, ``initial_sensitivities(p, x0, z0, E)``
+    their derivatives in the directions ``E``; ``tolerances``: IDAS's rtol, atol and
+    maximum number of steps."""
 
     def __init__(
         self,
         functions: DAEFunctions,
         initial_values: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-        rtol: float,
-        atol: float,
-        max_steps: int,
+        initial_sensitivities: Callable[..., tuple[np.ndarray, np.ndarray]],
+        tolerances: tuple[float, float, int],
         breakpoints: tuple[float, ...] = (),
     ) -> None:
         self.functions, self.initial_values = functions, initial_values
-        self.rtol, self.atol, self.max_steps = rtol, atol, max_steps
+        self.initial_sensitivities = initial_sensitivities
+        self.rtol, self.atol, self.max_steps = tolerances
         self.breakpoints = tuple(breakpoints)
-        model = functions.model
-        dae, p, time = model.dae, model.p, model.t
+        dae = functions.model.dae
         self.cross = functions.crossings
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.first = self.nx - dae.modes  # the modes are the last entries of x
-        start, length, tau = cs.SX.sym("t_start"), cs.SX.sym("length"), cs.SX.sym("tau")
-        now = start + tau * length
-        spec = {
-            "x": dae.x,
-            "z": dae.z,
-            "p": cs.vertcat(p, start, length),
-            "t": tau,
-            "ode": length * cs.substitute(dae.ode, time, now),
-            "alg": cs.substitute(dae.alg, time, now),
-        }
-        unit = np.array([0.0, 1.0])
-        self.step = cs.integrator(
-            "event_step", "idas", spec, 0.0, 1.0, idas_options(unit, rtol, atol, max_steps)
-        )
+        self.step = self._scaled_step(functions.spec())
         self.solve_z = functions.algebraic_solver("z_after_event") if self.nz else None
         self.log: list[tuple[float, dict[str, float]]] = []
+        self._sensitivities: dict[bytes, tuple[dict, cs.Function, EventSensitivities]] = {}
+
+    def _scaled_step(self, spec: dict[str, cs.SX]) -> cs.Function:
+        """IDAS over one interval ``[t0, t0 + h]`` on scaled time ``t = t0 + tau h``,
+        ``tau in [0, 1]`` (one integrator for every ``t0`` and ``h``); parameters
+        ``[p; t0; h]``."""
+        time = self.functions.model.t
+        start, length, tau = cs.SX.sym("t_start"), cs.SX.sym("length"), cs.SX.sym("tau")
+        now = start + tau * length
+        scaled = {
+            "x": spec["x"],
+            "z": spec["z"],
+            "p": cs.vertcat(spec["p"], start, length),
+            "t": tau,
+            "ode": length * cs.substitute(spec["ode"], time, now),
+            "alg": cs.substitute(spec["alg"], time, now),
+        }
+        opts = idas_options(np.array([0.0, 1.0]), self.rtol, self.atol, self.max_steps)
+        return cs.integrator("event_step", "idas", scaled, 0.0, 1.0, opts)
 
     def new_sides(self) -> Sides:
         return Sides(self.functions.model.dae.relations, self.atol)
 
     # -- pieces -------------------------------------------------------------------------
     def _state_at(
-        self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t0: float, h: float
+        self,
+        x: np.ndarray,
+        z: np.ndarray,
+        p: np.ndarray,
+        t0: float,
+        h: float,
+        step: cs.Function | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        out = self.step(x0=x, z0=z, p=np.concatenate([p, [t0, h]]))
+        out = (step or self.step)(x0=x, z0=z, p=np.concatenate([p, [t0, h]]))
         xf = out["xf"].full().ravel()
-        xf[self.first :] = x[self.first :]  # modes are constant between events: no drift
+        xf[self.first : self.nx] = x[self.first : self.nx]  # modes are constant: no drift
         return xf, out["zf"].full().ravel()
 
     def _crossings(self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
-        return self.cross(x, z, p, t).full().ravel()
+        return self.cross(x[: self.nx], z[: self.nz], p, t).full().ravel()
 
     def _resolve(self, z: np.ndarray, x: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
         return z if self.solve_z is None else self.solve_z(z, x, p, t).full().ravel()
@@ -195,23 +164,33 @@ class EventLoop:
         return hi
 
     def iterate(
-        self, x: np.ndarray, z: np.ndarray, p: np.ndarray, t: float, sides: Sides
+        self,
+        x: np.ndarray,
+        z: np.ndarray,
+        p: np.ndarray,
+        t: float,
+        sides: Sides,
+        rounds: list | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Event iteration at ``t`` (see the module docstring): ``(x, z)`` consistent with
-        the modes; ``sides`` are updated in place."""
+        the modes; ``sides`` are updated in place; ``rounds`` (if given) receives each
+        round as (the point the updates were applied at, the point they led to)."""
         first, update = self.first, self.functions.update
         visited: list[tuple[bytes, np.ndarray, np.ndarray]] = []
+        rounds = [] if rounds is None else rounds
         for _ in range(EVENT_ITERATIONS):
             x = np.concatenate([x[:first], sides.modes(x[first:])])
             new = update(x, z, p, t).full().ravel()
             new[first:] = sides.modes(new[first:])
-            z = self._resolve(z, new, p, t)
+            applied, z = (x, z, p, t), self._resolve(z, new, p, t)
+            rounds.append((applied, (new, z, p, t)))
             flipped = sides.flip(self._crossings(new, z, p, t))
             if not flipped and np.array_equal(new, x):
                 return new, z
             key = np.concatenate([new, sides.sigma]).tobytes()
             for k, (seen, xs, zs) in enumerate(visited):
                 if seen == key:
+                    del rounds[k + 1 :]
                     return self._keep(visited[k:], xs, zs, p, t, sides)
             visited.append((key, new, z))
             x = new
@@ -278,54 +257,81 @@ class EventLoop:
         )
 
     # -- the run --------------------------------------------------------------------------
-    def run(self, p: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """States (modes included) and Newton unknowns on the output ``grid``."""
-        model = self.functions.model
+    def _with_sensitivities(
+        self, seeds: np.ndarray
+    ) -> tuple[dict, cs.Function, EventSensitivities]:
+        """The augmented DAE (states and sensitivities in the directions ``seeds``), its
+        one-interval step, and the jump conditions (built once per set of seeds)."""
+        key = seeds.tobytes() + bytes(seeds.shape[1])
+        if key not in self._sensitivities:
+            spec = self.functions.sensitivity_spec(seeds)
+            jumps = EventSensitivities(self.functions, seeds)
+            self._sensitivities[key] = (spec, self._scaled_step(spec), jumps)
+        return self._sensitivities[key]
+
+    def run(
+        self, p: np.ndarray, grid: np.ndarray, seeds: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """States (modes included) and Newton unknowns on the output ``grid``; with
+        ``seeds`` (parameters x k), the states ``[x; vec(S)]`` and unknowns ``[z; vec(R)]``
+        with their forward sensitivities (jumps at events as in
+        :mod:`solvers.event_sensitivities`)."""
+        nx, nz, first = self.nx, self.nz, self.first
         x, z = self.initial_values(p)
+        spec, step, jumps = self.functions.spec(), self.step, None
+        if seeds is not None:
+            spec, step, jumps = self._with_sensitivities(seeds)
+            S, R = self.initial_sensitivities(p, x, z, seeds)
+            x, z = np.concatenate([x, S.ravel("F")]), np.concatenate([z, R.ravel("F")])
         t = float(grid[0])
+        rates = cs.Function("rates", [spec["x"], spec["z"], spec["p"], spec["t"]], [spec["ode"]])
         sides = self.new_sides()
-        sides.start(self._crossings(x, z, p, t), x[self.first :])
+        sides.start(self._crossings(x, z, p, t), x[first:nx])
         xs, zs = [x], [z]
         self.log = []
-        located = 0
         pending = [b for b in self.breakpoints if grid[0] < b < grid[-1]]
+        chunk, located = FIRST_CHUNK, 0
         while len(xs) < len(grid):
-            edge = pending[0] if pending else float(grid[-1])
+            breakpoint = pending[0] if pending else np.inf
             inside = grid[len(xs) :]
-            inside = inside[inside <= edge]
-            tout = np.concatenate(
-                [[t], inside, [] if inside.size and inside[-1] == edge else [edge]]
-            )
+            inside = inside[inside <= breakpoint][:chunk]
+            edge = min(breakpoint, float(grid[-1]))
+            if inside.size == chunk and inside[-1] < edge:
+                edge = float(inside[-1])
+            end = [] if inside.size and inside[-1] == edge else [edge]
+            tout = np.concatenate([[t], inside, end])
             opts = idas_options(tout, self.rtol, self.atol, self.max_steps)
-            integ = cs.integrator("segment", "idas", self.functions.spec(), t, tout, opts)
-            out = integ(x0=x, z0=z, p=p)
+            opts["init_xdot"] = rates(x, z, p, t).full().ravel()  # jumps at events
+            out = cs.integrator("segment", "idas", spec, t, tout, opts)(x0=x, z0=z, p=p)
             seg_x, seg_z = out["xf"].full(), out["zf"].full()
-            seg_x[self.first :] = x[self.first :, None]  # modes constant on a segment
+            seg_x[first:nx] = x[first:nx, None]  # modes are constant on a segment
             crossed = self._first_crossing(seg_x, seg_z, p, tout, sides)
             if crossed is None:
                 xs += list(seg_x[:, 1 : 1 + inside.size].T)
                 zs += list(seg_z[:, 1 : 1 + inside.size].T)
                 x, z, t = seg_x[:, -1], seg_z[:, -1], edge
-                if pending:  # a time event: inputs jump, modes may change
+                chunk *= 2
+                if edge == breakpoint:  # a time event: inputs jump, modes may change
                     pending.pop(0)
-                    x, z = self._event(x, self._resolve(z, x, p, t), p, t, sides, None)
+                    z = np.concatenate([self._resolve(z[:nz], x[:nx], p, t), z[nz:]])
+                    x, z = self._event(x, z, p, t, sides, None, jumps)
+                    chunk = FIRST_CHUNK
                 continue
-            j, h = crossed
+            j, h, i = crossed
             xs += list(seg_x[:, 1:j].T)
             zs += list(seg_z[:, 1:j].T)
-            ta = float(tout[j - 1])
-            x, z = self._state_at(seg_x[:, j - 1], seg_z[:, j - 1], p, ta, h)
-            t = ta + h
-            x, z = self._event(x, z, p, t, sides, self._crossings(x, z, p, t))
-            located += 1
+            t = float(tout[j - 1]) + h
+            x, z = self._state_at(seg_x[:, j - 1], seg_z[:, j - 1], p, float(tout[j - 1]), h, step)
+            x, z = self._event(x, z, p, t, sides, i, jumps)
+            chunk, located = FIRST_CHUNK, located + 1
             if located > MAX_EVENTS:
                 raise SimulationError(
-                    f"simulation of {model.name}: more than {MAX_EVENTS} events by t = "
-                    f"{t:.6g} (chattering between modes?)",
+                    f"simulation of {self.functions.model.name}: more than {MAX_EVENTS} "
+                    f"events by t = {t:.6g} (chattering between modes?)",
                     time=t,
                 )
         n = len(grid)
-        return np.array(xs).reshape(n, self.nx).T, np.array(zs).reshape(n, self.nz).T
+        return np.array(xs).reshape(n, -1).T, np.array(zs).reshape(n, -1).T
 
     def _event(
         self,
@@ -334,19 +340,30 @@ class EventLoop:
         p: np.ndarray,
         t: float,
         sides: Sides,
-        c: np.ndarray | None,
+        crossing: int | None,
+        jumps: EventSensitivities | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The event at ``t``: the crossings that fired (at values ``c``) take their new
-        sides, then event iteration; the modes that changed go into the log."""
-        before = x[self.first :].copy()
-        if c is not None:
-            sides.flip(c)
-        x, z = self.iterate(x, z, p, t, sides)
+        """The event at ``t``, located on ``crossing`` (None: a time event): the crossings
+        that fired take their new sides, then event iteration, and the sensitivities
+        (states past ``nx`` in ``x``, past ``nz`` in ``z``) jump; the modes that changed go
+        into the log."""
+        nx, nz = self.nx, self.nz
+        base_x, base_z = x[:nx], z[:nz]
+        before = base_x[self.first :].copy()
+        if crossing is not None:
+            sides.cross(crossing, self._crossings(base_x, base_z, p, t))
+        rounds: list = []
+        new_x, new_z = self.iterate(base_x, base_z, p, t, sides, rounds)
         names = self.functions.model.flat.discretes
-        changed = {n: float(v) for n, v, b in zip(names, x[self.first :], before) if v != b}
+        changed = {n: float(v) for n, v, b in zip(names, new_x[self.first :], before) if v != b}
         if changed:  # a crossing can also end where nothing changes (a touch)
             self.log.append((t, changed))
-        return x, z
+        if jumps is None:
+            return new_x, new_z
+        k = (len(x) - nx) // nx if nx else 0
+        S, R = x[nx:].reshape(nx, k, order="F"), z[nz:].reshape(nz, k, order="F")
+        S, R = jumps.jump(crossing, (base_x, base_z, p, t), rounds, S, R)
+        return np.concatenate([new_x, S.ravel("F")]), np.concatenate([new_z, R.ravel("F")])
 
     def _first_crossing(
         self,
@@ -355,9 +372,10 @@ class EventLoop:
         p: np.ndarray,
         tout: np.ndarray,
         sides: Sides,
-    ) -> tuple[int, float] | None:
-        """``(j, h)``: the first output interval ``(tout[j-1], tout[j]]`` where a crossing
-        fires, and the located event time ``tout[j-1] + h``; None if none fires."""
+    ) -> tuple[int, float, int] | None:
+        """``(j, h, i)``: the first output interval ``(tout[j-1], tout[j]]`` where a
+        crossing fires, the located event time ``tout[j-1] + h`` and the crossing ``i``
+        located first; None if none fires."""
         prev = None
         for j in range(len(tout)):
             c = self._crossings(seg_x[:, j], seg_z[:, j], p, float(tout[j]))
@@ -365,24 +383,18 @@ class EventLoop:
             if prev is not None and fired.size:
                 target = sides.target(c)
                 span, ta = tout[j] - tout[j - 1], float(tout[j - 1])
-                xa, za = seg_x[:, j - 1], seg_z[:, j - 1]
-                h = min(
-                    self._locate(
-                        i, xa, za, p, ta, prev[i] - target[i], c[i] - target[i], target[i], span
+                xa, za = seg_x[: self.nx, j - 1], seg_z[: self.nz, j - 1]
+                found = [
+                    (
+                        self._locate(
+                            i, xa, za, p, ta, prev[i] - target[i], c[i] - target[i], target[i], span
+                        ),
+                        i,
                     )
                     for i in fired
-                )
-                return j, h
+                ]
+                h, i = min(found)
+                return j, h, int(i)
             sides.seen(c)
             prev = c
         return None
-
-
-def check_no_events(model: Model) -> None:
-    """Forward sensitivities are not carried across events (yet): say so."""
-    if model.dae.modes:
-        raise InitializationError(
-            f"{model.name}: sensitivities of a model with events (discrete modes "
-            f"{', '.join(model.flat.discretes)}) are not supported; use a "
-            "smooth variant of the component (e.g. regularized friction) for learning"
-        )

@@ -65,6 +65,23 @@ class DAEFunctions:
         dae = m.dae
         return {"x": dae.x, "z": dae.z, "p": m.p, "t": m.t, "ode": dae.ode, "alg": dae.alg}
 
+    def sensitivity_spec(self, seeds: np.ndarray) -> dict[str, cs.SX]:
+        """The DAE with its forward sensitivities in the directions ``seeds`` (a
+        parameters x k array) as one DAE: states ``[x; vec(S)]``, algebraic unknowns
+        ``[z; vec(R)]``, ``S' = f_x S + f_z R + f_p E``, ``0 = g_x S + g_z R + g_p E``
+        (directional derivatives, formed symbolically; ``vec`` stacks columns)."""
+        m = self.model
+        dae = m.dae
+        k = seeds.shape[1]
+        S, R = cs.SX.sym("S", dae.x.numel(), k), cs.SX.sym("R", dae.z.numel(), k)
+        args, dirs = cs.vertcat(dae.x, dae.z, m.p), cs.vertcat(S, R, cs.DM(seeds))
+        return self.spec() | {
+            "x": cs.vertcat(dae.x, cs.vec(S)),
+            "z": cs.vertcat(dae.z, cs.vec(R)),
+            "ode": cs.vertcat(dae.ode, cs.vec(cs.jtimes(dae.ode, args, dirs))),
+            "alg": cs.vertcat(dae.alg, cs.vec(cs.jtimes(dae.alg, args, dirs))),
+        }
+
     @property
     def rates(self) -> cs.Function:
         return self._get("rates", lambda: self._of_point("rates", self.model.dae.ode))

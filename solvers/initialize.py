@@ -1,46 +1,73 @@
 """Consistent initial values of the semi-explicit DAE ``x' = f(x,z,p,t), 0 = g(x,z,p,t)``.
 
-The initialization problem at ``t0`` has unknowns ``w = (x, z)`` and equations
+The initialization problem at ``t0`` has unknowns ``w = (x, z)`` and rows
 
 * ``g(x, z, p, t0) = 0``,
-* ``y(x, z, p, t0) = y_start`` for every variable ``y`` with a fixed start value,
-* ``x_k = x_k,start`` (the start value as a guess, else 0) for states still free,
+* ``m_k = m_k,start`` for each discrete mode (the last entries of ``x``),
+* ``y(x, z, p, t0) = y_start`` for every variable ``y`` with a fixed start value, those on
+  states first, then those on algebraic variables (``y`` is then an expression of ``w`` and
+  ``p``; it may contain no unknown at all, e.g. a capacitor's voltage across a source),
+* ``x_k = x_k,start`` (the start value as a guess, else 0) for states still free.
 
-where the free states are added one by one while each still finds an augmenting path in
-the equation-unknown graph, until the system is square. More fixed values than the
-model has degrees of freedom is an error naming them. When every row on ``x`` is a
+A matching of rows to unknowns picks the square system that Newton solves: ``g`` is matched
+to ``z`` (it is regular in ``z``), then each row below it in turn by an augmenting path in the
+row-unknown graph (rows matched before stay matched). A fixed start without one is
+*redundant*: the rows before it already determine every unknown it contains. Free states
+are added while each still finds an augmenting path, until the system is square; an
+unknown left unmatched is an error naming it. Redundant fixed starts are left out of
+Newton and checked at its solution: a consistent one holds there (the model's value equals
+it), a conflicting one is an error naming both values and what determines the variable,
+with how many fixed values must go (:mod:`.consistency`). When every row on ``x`` is a
 state's own start value, ``x0`` is explicit and Newton runs on ``z`` alone.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import casadi as cs
-import numpy as np
 
 from acausal import InitializationError, Model
-from acausal.structure.graph import dulmage_mendelsohn, incidence, match
+from acausal.structure.graph import incidence, match
+from acausal.structure.index import Col
 
+from .consistency import RedundantStarts, over_determined, redundant_starts
 from .functions import NEWTON_OPTIONS
+
+RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value) to format
+
+
+class FixedRow(NamedTuple):
+    """The row ``y - y_start`` of a fixed start declared on the variable ``source`` (``col``:
+    the unknown column it lands on), or of a start mode (``col`` None)."""
+
+    source: str
+    col: Col | None
+    residual: cs.SX
+    name: RowName
 
 
 @dataclass
 class Initializer:
-    """``fun(p) -> (x0, z0)`` and the description of its rows for error messages."""
+    """``fun(p) -> (x0, z0)``, the residuals of the rows it solves and their description for
+    error messages, and the redundant fixed starts to check at its solution
+    (``redundant.check(x0, z0, p)``)."""
 
     fun: cs.Function
     residual: cs.Function  # (x, z, p) -> residuals of the rows below
-    rows: list[str | tuple[str, str, cs.SX | float]]  # texts, or (kind, name, value) to format
+    rows: list[RowName]
     model: Model
+    redundant: RedundantStarts
 
     def row_name(self, k: int) -> str:
         """Row ``k`` described for a person (formatted only when an error needs it)."""
         return describe_row(self.model, self.rows[k])
 
 
-def describe_row(model: Model, row: str | tuple[str, str, cs.SX | float]) -> str:
+def describe_row(model: Model, row: RowName) -> str:
     """A row of the initialization problem as text: ``fixed start C1.v = C1.v0``."""
     if isinstance(row, str):
         return row
@@ -58,94 +85,114 @@ def column_expressions(model: Model) -> dict[tuple[int, int], cs.SX]:
 
 def build_initializer(model: Model, t0: float) -> Initializer:
     """The initialization problem of ``model`` at time ``t0``; see the module docstring."""
-    dae, ir, red = model.dae, model.ir, model.reduced
-    x, z = dae.x, dae.z
+    dae = model.dae
+    x, z = cs.SX(dae.x), cs.SX(dae.z)  # an empty one comes as a DM
     nx, nz = x.numel(), z.numel()
-    cols = column_expressions(model)
-    vindex = {q: vi for vi, q in enumerate(red.unknowns)}
-    state_pos = {c: k for k, c in enumerate(ir.states)}
-    rows: list[cs.SX] = [dae.alg[k] for k in range(nz)]
-    names = [f"algebraic equation of block {b + 1}" for b in dae.alg_blocks]
-    fixed_states: set[int] = set()
-    for q, start in red.starts.items():
-        if not start.fixed or q not in vindex:
-            continue
-        col = (vindex[q], 0)
-        rows.append(cols[col] - start.value)
-        names.append(("fixed start", start.source, start.value))
-        if col in state_pos:
-            fixed_states.add(state_pos[col])
-    for k, q in enumerate(model.flat.discretes, start=nx - dae.modes):
-        start = model.flat.symbols[q].start
-        rows.append(x[k] - start)
-        names.append(("start mode", q, start))
-        fixed_states.add(k)
-    w = cs.vertcat(x, z)
-    inc = incidence(rows, w) if rows else None
-    row_to_col, col_to_row = match(inc) if rows else (np.array([], int), np.full(nx + nz, -1))
-    if (row_to_col < 0).any():
-        (over_rows, _), _ = dulmage_mendelsohn(inc, row_to_col, col_to_row)
-        picked = [r for r in over_rows if r >= nz] or over_rows
-        fixed = [describe_row(model, names[r]) for r in picked]
-        raise InitializationError(
-            f"{model.name}: conflicting fixed start values over-determine the initial state:\n    "
-            + "\n    ".join(fixed)
-            + "\n  The model has fewer degrees of freedom than fixed values here (e.g. a loop of"
-            " capacitors with every voltage fixed); remove one of them."
-        )
-    guesses = _guesses(model)
     xk = cs.vertsplit(x)
-    adjacency = [list(inc.indices[inc.indptr[r] : inc.indptr[r + 1]]) for r in range(len(rows))]
-    col_to_row = list(col_to_row)
+    fixed = _fixed_rows(model, xk)
+    rows = [dae.alg[k] for k in range(nz)] + [f.residual for f in fixed]
+    names: list[RowName] = [f"algebraic equation of block {b + 1}" for b in dae.alg_blocks]
+    names += [f.name for f in fixed]
+    adjacency, col_to_row = _match_equations(rows, x, z)
+    redundant = [r for r in range(nz, len(rows)) if not _match_row(r, adjacency, col_to_row)]
+    reaches, groups = over_determined(redundant, adjacency, col_to_row)
+    declared = {nz + k: (f.source, f.col) for k, f in enumerate(fixed)}
+    checks = redundant_starts(model, t0, declared, redundant, reaches, groups)
+    guesses = _guesses(model)
     for k in range(nx):
-        if k in fixed_states:
-            continue
-        if col_to_row[k] >= 0 and not _augment(k, adjacency, col_to_row):
-            continue  # this state is already determined by fixed values elsewhere
+        if _free_column([k], adjacency, col_to_row) < 0:
+            continue  # this state is already determined by the rows so far
         rows.append(xk[k] - guesses[k])
         names.append(f"start value of state {model.states[k]} (not fixed; taken as given)")
         adjacency.append([k])
         col_to_row[k] = len(rows) - 1
-    params = {s.name() for s in cs.vertsplit(model.p)}  # the parameters' own symbol names
-    direct = all(
-        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k], params) for k in range(nx)
-    )
     missing = [k for k, r in enumerate(col_to_row) if r < 0]
     if missing:
-        labels = [model.states[k] if k < nx else str(w[k]) for k in missing]
+        labels = [model.states[k] if k < nx else model.symbol_name(z[k - nx]) for k in missing]
         raise InitializationError(
             f"{model.name}: initial values are under-determined for {', '.join(labels)}; "
             "give start values (fixed=True) for them"
         )
-    return _assemble(model, t0, rows, names, direct, guesses)
+    params = {s.name() for s in cs.vertsplit(model.p)}  # the parameters' own symbol names
+    direct = all(
+        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k], params) for k in range(nx)
+    )
+    solved = sorted(col_to_row)
+    square = ([rows[r] for r in solved], [names[r] for r in solved])
+    return _assemble(model, t0, *square, direct, guesses, checks)
+
+
+def _fixed_rows(model: Model, xk: list[cs.SX]) -> list[FixedRow]:
+    """Rows of the start modes, then of the fixed starts on states, then of those on
+    algebraic variables (so that of fixed starts that over-determine the initial state, one
+    on a variable the model determines is the one left redundant)."""
+    flat, red = model.flat, model.reduced
+    modes = []
+    for k, q in enumerate(flat.discretes, start=len(xk) - model.dae.modes):
+        start = flat.symbols[q].start
+        modes.append(FixedRow(q, None, xk[k] - start, ("start mode", q, start)))
+    cols = column_expressions(model)
+    vindex = {q: vi for vi, q in enumerate(red.unknowns)}
+    starts = []
+    for q, start in red.starts.items():
+        if start.fixed and q in vindex:
+            col, shown = (vindex[q], 0), flat.symbols[start.source].start
+            row = cols[col] - start.value
+            starts.append(FixedRow(start.source, col, row, ("fixed start", start.source, shown)))
+    states = set(model.ir.states)
+    starts.sort(key=lambda f: f.col not in states)
+    return modes + starts
+
+
+def _match_equations(rows: list[cs.SX], x: cs.SX, z: cs.SX) -> tuple[list[list[int]], list[int]]:
+    """The unknowns (columns of ``w = (x, z)``) of each row, and ``col_to_row`` of a
+    matching of the first ``nz`` rows, ``g``, to ``z`` (-1 where a column is unmatched)."""
+    nx, nz = x.numel(), z.numel()
+    inc = incidence(rows, cs.vertcat(x, z))
+    adjacency = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]].tolist() for r in range(len(rows))]
+    col_to_row = [-1] * (nx + nz)
+    for c, r in enumerate(match(inc[:nz, nx:])[1]):
+        col_to_row[nx + c] = int(r)
+    return adjacency, col_to_row
+
+
+def _match_row(row: int, adjacency: list[list[int]], col_to_row: list[int]) -> bool:
+    """Match ``row`` to one of its columns by an augmenting path; False if it has none."""
+    c = _free_column(adjacency[row], adjacency, col_to_row)
+    if c >= 0:
+        col_to_row[c] = row
+    return c >= 0
+
+
+def _free_column(cols: Sequence[int], adjacency: list[list[int]], col_to_row: list[int]) -> int:
+    """One of ``cols`` made unmatched by an augmenting path, or -1 if there is none.
+
+    A breadth-first search over alternating paths (a column, the row matched to it, that
+    row's columns, ...) to an unmatched column; the rows along the path then shift one step
+    towards it. -1: every path ends in matched columns (the rows matched to ``cols``
+    determine them)."""
+    parent: dict[int, int] = {c: -1 for c in cols}
+    queue = deque(parent)
+    while queue:
+        c = queue.popleft()
+        r = col_to_row[c]
+        if r < 0:
+            while parent[c] >= 0:  # shift the rows along the path
+                col_to_row[c] = col_to_row[parent[c]]
+                c = parent[c]
+            col_to_row[c] = -1
+            return c
+        for c2 in adjacency[r]:
+            if c2 not in parent:
+                parent[c2] = c
+                queue.append(c2)
+    return -1
 
 
 def _is_own_start(row: cs.SX, xk: cs.SX, params: set[str]) -> bool:
     """Is ``row`` of the form ``x_k - c(p)`` (``params``: the parameters' names), a state's
     own start value?"""
     return all(s.name() in params for s in cs.symvar(row - xk))
-
-
-def _augment(col: int, adjacency: list[list[int]], col_to_row: list[int]) -> bool:
-    """Free column ``col`` by an alternating path to an unmatched column (BFS)."""
-    parent: dict[int, int] = {col: -1}
-    queue = deque([col])
-    while queue:
-        c = queue.popleft()
-        r = col_to_row[c]
-        for c2 in adjacency[r]:
-            if c2 in parent:
-                continue
-            parent[c2] = c
-            if col_to_row[c2] < 0:
-                while c2 != col:  # shift rows along the path
-                    prev = parent[c2]
-                    col_to_row[c2] = col_to_row[prev]
-                    c2 = prev
-                col_to_row[col] = -1
-                return True
-            queue.append(c2)
-    return False
 
 
 def _guesses(model: Model) -> list[cs.SX | float]:
@@ -167,16 +214,17 @@ def _assemble(
     model: Model,
     t0: float,
     rows: list[cs.SX],
-    names: list[str],
+    names: list[RowName],
     direct: bool,
     guesses: list[cs.SX],
+    redundant: RedundantStarts,
 ) -> Initializer:
     dae, p = model.dae, model.p
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()
     time = model.t
     res = cs.substitute(cs.vertcat(*rows), time, t0) if rows else cs.SX(0, 1)
-    residual = cs.Function("init_residual", [x, z, p], [res])
+    square = cs.Function("init_residual", [x, z, p], [res])
     guess = cs.Function("init_guess", [p], [cs.vertcat(*guesses)] if guesses else [cs.DM(0, 1)])
     pm = cs.MX.sym("p", p.numel())
     w0 = guess(pm)
@@ -193,4 +241,4 @@ def _assemble(
         w = cs.rootfinder("init_w", "newton", g, NEWTON_OPTIONS)(w0, pm)
         x0, z0 = w[:nx], w[nx:]
     fun = cs.Function("init", [pm], [x0, z0], ["p"], ["x0", "z0"])
-    return Initializer(fun, residual, names, model)
+    return Initializer(fun, square, names, model, redundant)

@@ -49,7 +49,11 @@ class Simulator:
         self.events = None
         if dae.modes:
             self.events = EventLoop(
-                self.functions, self.initial_values, rtol, atol, max_steps, self.breakpoints
+                self.functions,
+                self.initial_values,
+                self.initial_sensitivities,
+                (rtol, atol, max_steps),
+                self.breakpoints,
             )
             return
         pm = cs.MX.sym("p", p.numel())
@@ -139,6 +143,7 @@ class Simulator:
                 + "\n  Check conflicting fixed start values, or give better start values.",
                 residuals=rows,
             )
+        self.init.redundant.check(x0, z0, p)  # fixed starts on what the model determines
         if not np.all(np.isfinite(self.functions.rates(x0, z0, p, t0).full())):
             why = singular_block(self.functions, x0, z0, p, t0)
             why = why or "state derivatives are not finite"
@@ -186,31 +191,39 @@ class Simulator:
             xs, zs = self.run(p)
             return (xs, zs, *self._forward_sensitivities(p, which))
         key = tuple(which)
-        if key not in self._sensitivity_runs:
-            self._sensitivity_runs[key] = self._sensitivity_run(key)
-        self.initial_values(p)
-        xa, za = self._guarded(self._sensitivity_runs[key], p)
+        if self.events is not None:
+            E = self._seeds(key)
+            xa, za = self._guarded(lambda q: self.events.run(q, self.grid, E), p)
+        else:
+            if key not in self._sensitivity_runs:
+                self._sensitivity_runs[key] = self._sensitivity_run(key)
+            self.initial_values(p)
+            xa, za = self._guarded(self._sensitivity_runs[key], p)
         k, n = len(which), len(self.grid)
         dx = xa[self.nx :].reshape(k, self.nx, n).transpose(1, 2, 0)
         dz = za[self.nz :].reshape(k, self.nz, n).transpose(1, 2, 0)
         return xa[: self.nx], za[: self.nz], dx, dz
 
+    def _seeds(self, which: tuple[int, ...]) -> np.ndarray:
+        """``E``: the unit directions of the parameters at positions ``which``."""
+        E = np.zeros((self.model.p.numel(), len(which)))
+        E[list(which), range(len(which))] = 1.0
+        return E
+
+    def initial_sensitivities(
+        self, p: np.ndarray, x0: np.ndarray, z0: np.ndarray, seeds: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(dx0/dp E, dz0/dp E)``: the derivative of the consistent initialization."""
+        k = seeds.shape[1]
+        dx0, dz0 = self.init.fun.forward(k)(p, x0, z0, seeds)
+        return dx0.full().reshape(self.nx, k), dz0.full().reshape(self.nz, k)
+
     def _sensitivity_run(self, which: tuple[int, ...]) -> cs.Function:
         """``p -> ([X; S], [Z; R])`` on the grid, ``S``, ``R`` stacked column by column."""
-        dae, p = self.model.dae, self.model.p
+        E = self._seeds(which)
         k = len(which)
-        E = np.zeros((p.numel(), k))
-        E[list(which), range(k)] = 1.0
-        S, R = cs.SX.sym("S", self.nx, k), cs.SX.sym("R", self.nz, k)
-        args, seeds = cs.vertcat(dae.x, dae.z, p), cs.vertcat(S, R, cs.DM(E))
-        spec = self.functions.spec()
-        spec |= {
-            "x": cs.vertcat(dae.x, cs.vec(S)),
-            "z": cs.vertcat(dae.z, cs.vec(R)),
-            "ode": cs.vertcat(dae.ode, cs.vec(cs.jtimes(dae.ode, args, seeds))),
-            "alg": cs.vertcat(dae.alg, cs.vec(cs.jtimes(dae.alg, args, seeds))),
-        }
-        pm = cs.MX.sym("p", p.numel())
+        spec = self.functions.sensitivity_spec(E)
+        pm = cs.MX.sym("p", self.model.p.numel())
         x0, z0 = self.init.fun(pm)
         dx0, dz0 = self.init.fun.forward(k)(pm, x0, z0, cs.DM(E))
         z0, dz0 = cs.reshape(z0, self.nz, 1), cs.reshape(dz0, self.nz, k)  # may come 1 x 0

@@ -18,7 +18,6 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
-from .events import check_no_events
 from .functions import DAEFunctions
 from .initialize import build_initializer
 from .integrate import Simulator
@@ -69,9 +68,12 @@ def initial_values(
     model: ac.Model, t0: float = 0.0, params: Mapping[str, float] | None = None
 ) -> dict[str, float]:
     """Every named variable at consistent initial values at ``t0`` (Newton from the
-    model's start values; no check that it converged)."""
+    model's start values; fixed starts on variables the model determines are checked, but
+    not that Newton converged)."""
     p = np.asarray(model.parameter_vector(params), dtype=float)
-    x0, z0 = build_initializer(model, t0).fun(p)
+    init = build_initializer(model, t0)
+    x0, z0 = (v.full().ravel() for v in init.fun(p))
+    init.redundant.check(x0, z0, p)
     values = DAEFunctions(model).outputs(x0, z0, p, t0).full().ravel()
     return dict(zip(model.names, values.tolist()))
 
@@ -154,7 +156,6 @@ def simulate(
             if s not in model.parameters:
                 raise unknown_name("parameter", s, names)
             which.append(names.index(s))
-        check_no_events(model)
         x, z, dx, dz = sim.sensitivities(p, which)  # the states from the same run
         sens = {s: (dx[:, :, k], dz[:, :, k]) for k, s in enumerate(sensitivities)}
     else:

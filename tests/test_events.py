@@ -65,14 +65,34 @@ def test_half_wave_rectifier_matches_piecewise_closed_form():
     assert modes == [1.0 - k % 2 for k in range(len(expected))]  # off, on, off, ...
 
 
-def test_diode_mode_settles_at_start_and_sensitivities_refuse_events():
-    # the source forward-biases the diode at once: the start mode 'off' must flip to on
-    s = half_wave()
-    res = simulate(s, t_end=0.004, dt=1e-4, rtol=1e-10, atol=1e-12)
-    assert res["D.off"][0] == 0.0
-    assert np.max(np.abs(res["C.v"] - V0 * np.sin(W * res.t))) < 1e-5
-    with pytest.raises(ac.ModelError, match="events"):
-        simulate(s, t_end=0.004, dt=1e-4, sensitivities=["R.R"])
+def test_diode_mode_settles_at_start():
+    # started 'off' (a parameter) with the source forward-biasing it (phase 0.3): the start
+    # event iteration turns it on: at t = 0 it conducts (10 sin 0.3 - 0) / Ron
+    model = ac.compile(half_wave())
+    params = {"D.off_start": 1.0, "V.phase": 0.3}
+    res = simulate(model, t_end=0.004, dt=1e-4, rtol=1e-10, atol=1e-12, params=params)
+    assert res["D.off"][0] == 0.0 and res.events == []
+    assert res["D.i"][0] == pytest.approx(V0 * np.sin(0.3) / 1e-6, rel=1e-12)
+
+
+def central_difference(model, name, output, h, **run):
+    p0 = model.defaults[name]
+    up = simulate(model, params={name: p0 + h}, **run)[output]
+    down = simulate(model, params={name: p0 - h}, **run)[output]
+    return (up - down) / (2 * h)
+
+
+def test_sensitivities_through_diode_events_match_central_differences():
+    # six switchings in 0.05 s; each moves with R and C: the jump conditions
+    # S+ = S- + (f- - f+) tau_p carry the sensitivities across them
+    model = ac.compile(half_wave(Ron=1e-2, Goff=1e-6))
+    run = dict(t_end=0.05, dt=1e-4, rtol=1e-10, atol=1e-12)
+    res = simulate(model, sensitivities=["R.R", "C.C"], **run)
+    assert len(res.events) == 5
+    for name, h in (("R.R", 1e-4), ("C.C", 1e-10)):
+        fd = central_difference(model, name, "C.v", h, **run)
+        err = np.max(np.abs(res.sensitivity("C.v", name) - fd)) / np.max(np.abs(fd))
+        assert err < 1e-4, (name, err)
 
 
 def knee_loop(load, Ron=0.2, Goff=0.2, Vknee=5.0):
