@@ -256,7 +256,7 @@ class Component:
 
         Between events it is constant. At an event it takes the side its crossing went to
         when that crossing fired, and otherwise flips only when ``c`` is beyond a noise
-        band (``1e-12`` of the largest ``|c|`` seen, at least ``1e-12``) on the other side:
+        band (``1e-11`` of the largest ``|c|`` seen, at least ``atol / 1000``) on the other side:
         a value re-computed as ``-2e-15`` right after the switch does not switch it back.
         Mode updates (:meth:`event`) and equations read it like any mode. ``start`` is its
         value before the event iteration at the start time, which decides ``c = 0``
