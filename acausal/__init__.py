@@ -17,6 +17,7 @@ from .errors import (
     OptionError,
     ParameterError,
     SimulationError,
+    StateSelectionWarning,
     StructureError,
     UnknownNameError,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "OptionError",
     "ParameterError",
     "SimulationError",
+    "StateSelectionWarning",
     "StructureError",
     "UnknownNameError",
     "der",

@@ -65,6 +65,13 @@ class SimulationError(ModelError):
         self.equations = tuple(equations)
 
 
+class StateSelectionWarning(UserWarning):
+    """Index reduction chose the states with a doubt the user should hear about: among
+    equally good candidates, or away from the preferred ones because those are singular at
+    the start values, or with every choice singular there. The message names the
+    coordinates and what to change (a ``state_priority``, the start values)."""
+
+
 class UnknownNameError(ModelError, KeyError):
     """A name that no variable or parameter has."""
 

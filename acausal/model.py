@@ -88,6 +88,16 @@ class Model(PicklesWithCasadi):
         return sorted(self.ir.name(c) for c in self.ir.dummies)
 
     @property
+    def state_ties(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Where the state choice was a tie: (the kept coordinate, the equally good ones)."""
+        return self.ir.state_ties
+
+    @property
+    def state_notes(self) -> tuple[str, ...]:
+        """What the state selection said (a choice singular at the start values, say)."""
+        return self.ir.notes
+
+    @property
     def parameters(self) -> dict[str, float]:
         """Parameter names and their default values (a copy)."""
         return dict(self.defaults)

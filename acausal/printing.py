@@ -90,4 +90,3 @@ def _text(e: cs.SX, name: Callable[[cs.SX], str]) -> tuple[str, int]:
     if op in _FUNCTIONS:
         return f"{_FUNCTIONS[op]}({', '.join(a for a, _ in args)})", 9
     return f"[{e}]", 9
-

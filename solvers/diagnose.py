@@ -32,7 +32,5 @@ def singular_block(
         jac = cs.Function("block_jacobian", [xs, ys, model.p, model.t], [cs.jacobian(res, yb)])
         mat = jac(x, values, p, t).full()
         if is_singular(mat):
-            origins = [ir.equations[r].origin for r in block.equations]
-            names = [model.describe(c) for c in block.unknowns]
-            return explain_block(k, origins, names, mat, f"at t = {t:g}")
+            return explain_block(ir, k, block, mat, f"at t = {t:g}")
     return None

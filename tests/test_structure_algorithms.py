@@ -11,10 +11,10 @@ from acausal.structure.algorithms import (
     StructuralFailure,
     _augment,
     blt,
-    dummy_derivatives,
     pantelides,
     states_and_algebraic,
 )
+from acausal.structure.dummies import dummy_derivatives
 from acausal.structure.graph import dulmage_mendelsohn, match
 
 X, Y, U, V, LAM = range(5)

@@ -10,10 +10,7 @@ functions a five-equation graph and check the answer.
   is differentiated and each of its unknowns gains one order, until every equation is
   matched to a highest derivative (Pantelides 1988). The search is iterative (an explicit
   stack): a model's size never meets the interpreter's recursion limit.
-- :func:`dummy_derivatives`: Mattsson and Soederlind's selection, level by level from the
-  most differentiated equations down: a least-cost full matching of the level's equations
-  to candidate derivatives picks the dummies, and their predecessors are the next level's
-  candidates.
+- the dummy-derivative selection that follows Pantelides is :mod:`.dummies`.
 - :func:`blt`: a maximum matching, then Tarjan's strongly connected components of the
   equation dependency graph in topological order: the blocks.
 """
@@ -26,7 +23,6 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from .graph import match
 
@@ -172,52 +168,6 @@ def pantelides(
     index = max(orders, default=0) + int(original_algebraic)
     frozen = tuple(frozenset(r) for r in rows)
     return Pantelides(frozen, child, tuple(orders), tuple(hv), assign, index)
-
-
-def dummy_derivatives(
-    rows: Sequence[frozenset[Col]],
-    child: dict[int, int],
-    hv: Sequence[int],
-    cost: Callable[[Col], float],
-) -> frozenset[Col]:
-    """Mattsson-Soederlind selection: the dummy derivative columns (see the module
-    docstring). ``cost(col)`` is what demoting ``col`` to a dummy costs (a fixed start
-    value, a state priority make it dear); a :class:`StructuralFailure` names the
-    equations of a level that has no full matching."""
-    parent = {c: p for p, c in child.items()}
-    families = []
-    for k in range(len(rows)):
-        if k in parent:
-            continue
-        fam = [k]
-        while fam[-1] in child:
-            fam.append(child[fam[-1]])
-        families.append(fam)
-    dummies: set[Col] = set()
-    level = 1
-    candidates = {(v, hv[v]) for v in range(len(hv)) if hv[v] >= 1}
-    while True:
-        g = [fam[len(fam) - level] for fam in families if len(fam) - 1 >= level]
-        if not g:
-            break
-        cand = sorted(c for c in candidates if any(c in rows[r] for r in g))
-        if len(cand) < len(g):
-            raise StructuralFailure("too few candidate derivatives", g)
-        index = {c: j for j, c in enumerate(cand)}
-        data = [(i, index[c], cost(c)) for i, r in enumerate(g) for c in rows[r] if c in index]
-        mat = sp.csr_matrix(
-            ([d[2] for d in data], ([d[0] for d in data], [d[1] for d in data])),
-            shape=(len(g), len(cand)),
-        )
-        try:
-            _, chosen = min_weight_full_bipartite_matching(mat)
-        except ValueError:
-            raise StructuralFailure("no full matching of the level's equations", g) from None
-        picked = [cand[j] for j in chosen]
-        dummies.update(picked)
-        candidates = {(v, o - 1) for v, o in picked if o - 1 >= 1}
-        level += 1
-    return frozenset(dummies)
 
 
 def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[list[Col], list[Col]]:

@@ -22,7 +22,7 @@ from ..errors import StructureError
 from ..flatten import displayed
 from ..table import Table
 from .blt import Block
-from .diagnose import describe_unknown, explain_block, is_singular
+from .diagnose import explain_block, is_singular
 from .graph import incidence
 from .index import IndexReduced
 
@@ -197,13 +197,7 @@ def _check_linear_blocks(
 
 
 def _raise_singular(ir: IndexReduced, blocks: list[Block], b: int, mat: np.ndarray) -> None:
-    block, red = blocks[b], ir.reduced
-    origins = [ir.equations[r].origin for r in block.equations]
-    names = [
-        describe_unknown(red, ir.chains[vi][o]) if o == 0 else ir.chains[vi][o]
-        for vi, o in block.unknowns
-    ]
     raise StructureError(
-        f"model {red.flat.name}: "
-        + explain_block(b + 1, origins, names, mat, "at the model's parameter values")
+        f"model {ir.reduced.flat.name}: "
+        + explain_block(ir, b + 1, blocks[b], mat, "at the model's parameter values")
     )

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
 from .alias import Reduced
 from .graph import dulmage_mendelsohn
+from .selection import class_priority, joint_of
+
+if TYPE_CHECKING:
+    from .algorithms import Col
+    from .blt import Block
+    from .index import IndexReduced
 
 _MAX_LISTED = 12
 
@@ -124,25 +134,71 @@ def explain_singular(
     return "".join(parts)
 
 
-def explain_block(
-    k: int, origins: list[str], unknowns: list[str], jac: np.ndarray, where: str
-) -> str:
-    """Why BLT block ``k`` is numerically singular: its equations and the unknowns its
-    Jacobian ``jac`` leaves undetermined (the null vector's support)."""
+GENERIC_ADVICE = (
+    "For potentials, connect a reference (Ground, Fixed); otherwise check the parameters"
+    " (a zero resistance, mass or inductance) and the equations above."
+)
+
+
+def explain_block(ir: IndexReduced, k: int, block: Block, jac: np.ndarray, where: str) -> str:
+    """Why BLT block ``k`` of ``ir`` is numerically singular: its equations, the unknowns
+    its Jacobian ``jac`` leaves undetermined (the null vector's support), and what to do
+    (:func:`block_advice`)."""
+    red = ir.reduced
+    names = [describe_unknown(red, ir.name(c)) if c[1] == 0 else ir.name(c) for c in block.unknowns]
     finite = bool(np.all(np.isfinite(jac)))
     reason = "its Jacobian is singular" if finite else "its Jacobian is not finite"
     text = [f"block {k} is singular {where} ({reason}):"]
-    text += [f"    {o}" for o in origins]
-    if finite and jac.size:
-        null = np.linalg.svd(jac)[2][-1]
-        involved = np.nonzero(np.abs(null) > 1e-6 * np.abs(null).max())[0]
+    text += [f"    {ir.equations[r].origin}" for r in block.equations]
+    involved = undetermined(jac) if finite and jac.size else []
+    if involved:
         text.append("  these unknowns are not determined (only a combination of them is):")
-        text += [f"    {unknowns[j]}" for j in involved]
-    text.append(
-        "  For potentials, connect a reference (Ground, Fixed); otherwise check the parameters"
-        " (a zero resistance, mass or inductance) and the equations above."
-    )
+        text += [f"    {names[j]}" for j in involved]
+    text.append("  " + block_advice(ir, block, [block.unknowns[j] for j in involved]))
     return "\n".join(text)
+
+
+def undetermined(jac: np.ndarray) -> list[int]:
+    """Columns of a singular ``jac`` in its null vector (the last right singular vector)."""
+    null = np.linalg.svd(jac)[2][-1]
+    return np.nonzero(np.abs(null) > 1e-6 * np.abs(null).max())[0].tolist()
+
+
+def block_advice(ir: IndexReduced, block: Block, involved: Sequence[Col]) -> str:
+    """What to do about a singular block. A block that solves, from the chosen states,
+    coordinates that index reduction demoted (a column ``(v, o)`` with ``(v, o + 1)`` a
+    dummy derivative, or a dummy itself) through equations nonlinear in the unknowns is
+    singular where those states do not determine them (a dead point of a mechanism): the
+    advice names the states and their joints, and the joints whose coordinates are
+    ``involved`` (in the null vector: free to move while the states stand still), those
+    that asked for a state priority first, in declaration order. Otherwise
+    :data:`GENERIC_ADVICE`."""
+    demoted = [c for c in block.unknowns if c in ir.dummies or (c[0], c[1] + 1) in ir.dummies]
+    if not demoted or not _nonlinear(ir, block):
+        return GENERIC_ADVICE
+    red = ir.reduced
+    states = [ir.name(c) for c in ir.states]
+    coords = list(dict.fromkeys(ir.chains[v][0] for v, _ in demoted))
+    loose = sorted({c[0] for c in involved if c in demoted}) or sorted({v for v, _ in demoted})
+    asked = [v for v in loose if class_priority(red, red.unknowns[v]) > 0] or loose
+    joints = list(dict.fromkeys(joint_of(red, red.unknowns[v]) for v in asked))
+    owners = ", ".join(dict.fromkeys(joint_of(red, ir.chains[v][0]) for v, _ in ir.states))
+    return (
+        f"This block solves {_names(coords)} from the states {', '.join(states)} that index "
+        "reduction chose; it is singular where those states do not determine them (for a "
+        f"mechanism, a dead point of {owners}), or where the start values put the model. "
+        f"The coordinates of {', '.join(joints)} are free to move there: give {joints[0]} a "
+        "higher state_priority (e.g. state_priority=2) or the fixed start values, so that "
+        "its coordinate becomes a state, or start away from that position."
+    )
+
+
+def _nonlinear(ir: IndexReduced, block: Block) -> bool:
+    """Whether the block's Jacobian depends on unknowns (so it can lose rank along a run)."""
+    res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+    jac = cs.jacobian(res, cs.vertcat(*[ir.sym(c) for c in block.unknowns]))
+    unknowns = {ir.symbols[q].sym.name() for chain in ir.chains for q in chain}
+    return any(s.name() in unknowns for s in cs.symvar(jac))
 
 
 def is_singular(jac: np.ndarray, tol: float = 1e-12) -> bool:

@@ -11,8 +11,11 @@ from the highest differentiated equations g_1, with unknowns z_1 their highest
 derivatives, a matching picks |g_i| columns of dg_i/dz_i (structurally nonsingular);
 those become dummy derivatives, and the step repeats one order lower on their
 predecessors. A derivative chain ``v, v', ..., v^(k)`` then has ``v^(j)`` as a state exactly
-when ``v^(j+1)`` exists and is not a dummy. Columns are chosen by least cost: a variable with
-a fixed start value or a positive state priority is expensive to demote.
+when ``v^(j+1)`` exists and is not a dummy. Columns are chosen by least cost (a state
+priority anywhere in the alias class, then a fixed start value of the state a demotion
+takes away, make it dear) and checked numerically at the start values
+(:mod:`.selection`); the choices a tie decided, or that are singular at the start, are
+reported as :class:`~acausal.errors.StateSelectionWarning`.
 
 The graph work is in :mod:`.algorithms` (integers only); this module gives it the incidence
 of the residuals, differentiates them when asked, and names the new derivatives.
@@ -20,28 +23,24 @@ of the residuals, differentiates them when asked, and names the new derivatives.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
-from functools import partial
 from typing import NamedTuple
 
 import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import StructureError
+from ..errors import StateSelectionWarning, StructureError
 from ..flatten import FlatEquation, Symbol
 from ..symbols import derivative_name
 from ..table import Table
-from .algorithms import (
-    Col,
-    StructuralFailure,
-    dummy_derivatives,
-    pantelides,
-    states_and_algebraic,
-)
+from .algorithms import Col, StructuralFailure, pantelides, states_and_algebraic
 from .alias import Reduced
 from .diagnose import explain_singular
+from .dummies import Choice
 from .graph import incidence, match
+from .selection import select_states, tie_names
 
 
 class AugEquation(NamedTuple):
@@ -71,6 +70,14 @@ class IndexReduced:
     algebraic: tuple[Col, ...]
     dummies: frozenset[Col]
     index: int
+    choices: tuple[Choice, ...] = ()  # the dummy-derivative choice, block by block
+    notes: tuple[str, ...] = ()  # what state selection warned about
+
+    @property
+    def state_ties(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """States chosen among equally good candidates: ``(state, (others, ...))`` by
+        coordinate names, for each choice that a tie decided."""
+        return tie_names(self.choices, lambda v: self.chains[v][0])
 
     def sym(self, col: Col) -> cs.SX:
         return self.symbols[self.chains[col[0]][col[1]]].sym
@@ -89,6 +96,8 @@ class IndexReduced:
         lines.append(
             "  dummy derivatives: " + ", ".join(sorted(self.name(c) for c in self.dummies))
         )
+        lines += [f"  tie: {k} kept over {', '.join(v)}" for k, v in self.state_ties]
+        lines += [f"  note: {text}" for text in self.notes]
         lines += [f"  {e.origin}" for e in self.equations]
         return "\n".join(lines)
 
@@ -127,12 +136,17 @@ def reduce_index(red: Reduced) -> IndexReduced:
 
     try:
         result = pantelides(rows, len(unknowns), differentiate)
-        dummies = dummy_derivatives(result.rows, result.child, result.hv, partial(_cost, red))
+        choices, notes = select_states(
+            red, [e.residual for e in eqs], result, lambda c: symbols[chains[c[0]][c[1]]].sym
+        )
     except StructuralFailure as exc:
         names = "; ".join(eqs[r].origin for r in exc.equations[:12])
         raise StructureError(
             f"model {red.flat.name}: index reduction failed ({exc.reason}) at: {names}"
         ) from None
+    for text in notes:
+        warnings.warn(text, StateSelectionWarning, stacklevel=2)
+    dummies = frozenset(c for ch in choices for c in ch.dummies)
     for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
         while len(chains[vi]) <= h:
             _extend(vi, chains, position, symbols)
@@ -146,6 +160,8 @@ def reduce_index(red: Reduced) -> IndexReduced:
         tuple(algebraic),
         dummies,
         result.index,
+        choices,
+        notes,
     )
 
 
@@ -208,15 +224,3 @@ def _differentiate(
         out = out + cs.jtimes(residual, cs.vertcat(*unk), cs.vertcat(*rates))
     row = {position[s.name()] for s in cs.symvar(out) if s.name() in position}
     return out, row
-
-
-def _cost(red: Reduced, col: Col) -> float:
-    """What demoting column ``col`` to a dummy derivative costs: a positive state priority
-    or a fixed start value on the unknown's first derivative make it dear."""
-    vi, o = col
-    q = red.unknowns[vi]
-    start = red.starts.get(q)
-    cost = 10.0 + 100.0 * red.symbols[q].state_priority
-    if o == 1 and start is not None and start.fixed:
-        cost += 1000.0
-    return max(cost, 1.0)

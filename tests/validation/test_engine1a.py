@@ -16,44 +16,34 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 import acausal as ac
-from components import planar as pl
-from components import rotational as rot
 from solvers import simulate
 
+from ..mechanisms import (
+    I_ROD,
+    J_CRANK,
+    J_EXTRA,
+    L1,
+    L2,
+    M_CRANK,
+    M_PISTON,
+    M_ROD,
+    R_CRANK,
+    R_PISTON,
+    W0,
+    G,
+    Variant,
+)
 from .reference import load, max_error
 
 EXAMPLE = "Mechanics.MultiBody.Examples.Loops.Engine1a"
-G = 9.80665
-L1, L2 = 0.1, 0.2  # crank radius, connecting rod
-M_CRANK, R_CRANK, J_CRANK = 3.596172, 0.036547, 1.143067e-2  # J about the crank axis
-M_ROD, I_ROD = 1.848, 6.7144e-3  # I about the rod's centre
-M_PISTON, R_PISTON = 6.047566, 0.05  # piston centre 0.05 m beyond the pin along the line
-J_EXTRA, W0 = 1.0, 10.0
+ENGINE1A = Variant("slider_crank", place="inertia", drive="free", theta0=0.0)  # as in MSL
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")  # inertia.flange_a
 
 
 def build() -> ac.System:
-    s = ac.System("engine1a")
-    world = pl.World("world", g=G)
-    b1 = pl.Revolute("B1", use_axis=True)  # the crank shaft
-    crank = pl.Body("crank", m=M_CRANK, I=J_CRANK - M_CRANK * R_CRANK**2, r_cm=(0.0, R_CRANK))
-    crank_arm = pl.FixedTranslation("crank_arm", r=(0.0, L1))
-    b2 = pl.Revolute("B2")  # crank pin
-    rod = pl.Body("rod", m=M_ROD, I=I_ROD, r_cm=(0.0, L2 / 2))
-    rod_arm = pl.FixedTranslation("rod_arm", r=(0.0, L2))
-    pin = pl.Revolute("pin")  # piston pin
-    piston = pl.Body("piston", m=M_PISTON, I=0.0, r_cm=(0.0, R_PISTON))
-    cylinder = pl.Prismatic("cylinder", axis=(0.0, 1.0), s_start=L1 + L2)
-    inertia = rot.Inertia("inertia", J=J_EXTRA, phi0=0.0, w0=W0)
-    s.connect(world.frame_b, b1.frame_a, cylinder.frame_a)
-    s.connect(b1.frame_b, crank.frame_a, crank_arm.frame_a)
-    s.connect(crank_arm.frame_b, b2.frame_a)
-    s.connect(b2.frame_b, rod.frame_a, rod_arm.frame_a)
-    s.connect(rod_arm.frame_b, pin.frame_a)
-    s.connect(pin.frame_b, piston.frame_a, cylinder.frame_b)
-    s.connect(inertia.flange_b, b1.axis)
-    return s
+    """Engine1a (:mod:`tests.mechanisms`): start values on the crank shaft's inertia."""
+    return ENGINE1A.build()
 
 
 def reduced_ode():
