@@ -87,6 +87,11 @@ class Model(PicklesWithCasadi):
     def dummy_derivatives(self) -> list[str]:
         return sorted(self.ir.name(c) for c in self.ir.dummies)
 
+    def with_states(self, k: int) -> Model:
+        """This model with the ``k``-th alternative choice of states (``ir.alternatives``,
+        for dynamic state selection): the same equations and parameters, other states."""
+        return _finish(self.ir.with_choice(self.ir.alternatives[k]), self.defaults, {})
+
     @property
     def state_ties(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """Where the state choice was a tie: (the kept coordinate, the equally good ones)."""
@@ -270,18 +275,25 @@ def assemble(flat: FlatDAE, timings: dict[str, float] | None = None) -> Model:
     tic = _time.perf_counter()
     ir = reduce_index(red)
     timings["index"] = _time.perf_counter() - tic
+    return _finish(ir, Table(flat.parameter_values), timings)
+
+
+def _finish(ir: IndexReduced, defaults: Table, timings: dict[str, float]) -> Model:
+    """BLT, causalization and outputs of the index-reduced form ``ir``."""
+    red = ir.reduced
     tic = _time.perf_counter()
     blocks = sort_blt(ir)
     timings["blt"] = _time.perf_counter() - tic
     tic = _time.perf_counter()
     dae = causalize(ir, blocks)
     names, outputs = _outputs(ir, dae)
-    if flat.discretes:
+    if red.flat.discretes:
         dae = _with_events(ir, dae, names, outputs)
     timings["causalize"] = _time.perf_counter() - tic
     breakpoints = _breakpoints(red)
-    defaults = Table(flat.parameter_values)
-    return Model(flat, red, ir, dae, tuple(names), outputs, defaults, breakpoints, Table(timings))
+    return Model(
+        red.flat, red, ir, dae, tuple(names), outputs, defaults, breakpoints, Table(timings)
+    )
 
 
 def _with_events(

@@ -119,6 +119,22 @@ class DAEFunctions:
         return self._get("residuals", build)
 
     @property
+    def named_residuals(self) -> cs.Function:
+        """The alias-reduced equations' residuals from the named values ``y`` (in
+        ``model.names`` order): ``(y, p, t) -> residuals``, whatever the states."""
+
+        def build() -> cs.Function:
+            m = self.model
+            y = cs.SX.sym("y", len(m.names))
+            res = cs.vertcat(*[e.residual for e in m.reduced.equations])
+            chain = [q for ch in m.ir.chains for q in ch]
+            syms = cs.vertcat(*[m.ir.symbols[q].sym for q in chain])
+            picked = cs.vertcat(*[y[m.check_name(q)] for q in chain])
+            return cs.Function("named_residuals", [y, m.p, m.t], [cs.substitute(res, syms, picked)])
+
+        return self._get("named_residuals", build)
+
+    @property
     def output_directions(self) -> cs.Function:
         """``(x, z, p, t, dx, dz, dp) -> dy``: the outputs' directional derivative."""
 

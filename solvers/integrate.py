@@ -18,6 +18,7 @@ from acausal import InitializationError, Model, SimulationError
 
 from .capture import native_stderr
 from .diagnose import singular_block
+from .dynamic_states import DynamicRun
 from .events import EventLoop
 from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
 from .initialize import Initializer, build_initializer
@@ -47,6 +48,9 @@ class Simulator:
         self.functions = DAEFunctions(model)
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
+        self.dynamic = None
+        if model.ir.alternatives and not dae.modes:  # a loop that may need other states
+            self.dynamic = DynamicRun(model, self.grid, self.tolerances, self.initial_values)
         if dae.modes:
             self.events = EventLoop(
                 self.functions,
@@ -149,6 +153,11 @@ class Simulator:
             why = why or "state derivatives are not finite"
             raise InitializationError(f"{self.model.name}: at the start, {why}")
         return x0, z0
+
+    def run_switching(self, p: np.ndarray) -> np.ndarray:
+        """Every named variable on the grid (names x times), switching the state choice
+        where it gets singular (:mod:`solvers.dynamic_states`)."""
+        return self._guarded(lambda q: (self.dynamic.run(q), np.zeros(0)), p)[0]
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""

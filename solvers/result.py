@@ -15,25 +15,31 @@ from .functions import DAEFunctions
 
 
 class Result:
-    """Trajectories on the output grid; ``result["C1.v"]`` is a numpy array over ``t``."""
+    """Trajectories on the output grid; ``result["C1.v"]`` is a numpy array over ``t``.
+
+    From states ``x`` and Newton unknowns ``z`` (the named variables computed when first
+    asked for), or from the named ``values`` themselves (a run that switched state sets:
+    ``state_switches`` lists (time, the new states))."""
 
     def __init__(
         self,
         model: Model,
         t: np.ndarray,
-        x: np.ndarray,
-        z: np.ndarray,
+        x: np.ndarray | None,
+        z: np.ndarray | None,
         p: np.ndarray,
         sens: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
         events: list[tuple[float, dict[str, float]]] | None = None,
         functions: DAEFunctions | None = None,
+        values: np.ndarray | None = None,
     ) -> None:
         self.model = model
         self.functions = functions if functions is not None else DAEFunctions(model)
         self.t = t
         self.x, self.z, self.p = x, z, p
-        self._values: np.ndarray | None = None
+        self._values = values
         self._sens = sens or {}
+        self.state_switches: list[tuple[float, tuple[str, ...]]] = []
         #: located events: (time, {mode: new value}) for the modes that changed there
         self.events = events or []
 
@@ -69,9 +75,14 @@ class Result:
         the largest ``max_t |residual|`` on the output grid, worst first: e.g. how well a
         mechanism's loop closes over a long run."""
         model = self.model
-        values = self.functions.residuals.map(len(self.t))(
-            self.x, self.z, self.p, self.t[None, :]
-        ).full()
+        if self.x is None:  # from the named values
+            values = self.functions.named_residuals.map(len(self.t))(
+                self._all(), self.p, self.t[None, :]
+            ).full()
+        else:
+            values = self.functions.residuals.map(len(self.t))(
+                self.x, self.z, self.p, self.t[None, :]
+            ).full()
         worst = np.max(np.abs(values), axis=1) if values.size else np.zeros(0)
         order = np.argsort(-worst)[:top]
         return [(model.reduced.equations[k].origin, float(worst[k])) for k in order]

@@ -158,6 +158,11 @@ def simulate(
             which.append(names.index(s))
         x, z, dx, dz = sim.sensitivities(p, which)  # the states from the same run
         sens = {s: (dx[:, :, k], dz[:, :, k]) for k, s in enumerate(sensitivities)}
+    elif sim.dynamic is not None:
+        values = sim.run_switching(p)
+        result = Result(model, times, None, None, p, functions=sim.functions, values=values)
+        result.state_switches = list(sim.dynamic.switches)
+        return result
     else:
         x, z = sim.run(p)
     events = list(sim.events.log) if sim.events is not None else []

@@ -24,7 +24,7 @@ of the residuals, differentiates them when asked, and names the new derivatives.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import casadi as cs
@@ -72,6 +72,8 @@ class IndexReduced:
     index: int
     choices: tuple[Choice, ...] = ()  # the dummy-derivative choice, block by block
     notes: tuple[str, ...] = ()  # what state selection warned about
+    # other choices a run may switch to when this one gets singular (dynamic state selection)
+    alternatives: tuple[tuple[Choice, ...], ...] = ()
 
     @property
     def state_ties(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -81,6 +83,21 @@ class IndexReduced:
 
     def sym(self, col: Col) -> cs.SX:
         return self.symbols[self.chains[col[0]][col[1]]].sym
+
+    def with_choice(self, choices: tuple[Choice, ...]) -> IndexReduced:
+        """The same index reduction with another dummy-derivative choice (one of
+        :attr:`alternatives`): other states, the same equations."""
+        dummies = frozenset(c for ch in choices for c in ch.dummies)
+        states, algebraic = states_and_algebraic([len(ch) - 1 for ch in self.chains], dummies)
+        return replace(
+            self,
+            states=tuple(states),
+            algebraic=tuple(algebraic),
+            dummies=dummies,
+            choices=choices,
+            notes=(),
+            alternatives=(),
+        )
 
     def name(self, col: Col) -> str:
         return self.chains[col[0]][col[1]]
@@ -136,7 +153,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
 
     try:
         result = pantelides(rows, len(unknowns), differentiate)
-        choices, notes = select_states(
+        choices, notes, alternatives = select_states(
             red, [e.residual for e in eqs], result, lambda c: symbols[chains[c[0]][c[1]]].sym
         )
     except StructuralFailure as exc:
@@ -162,6 +179,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         result.index,
         choices,
         notes,
+        alternatives,
     )
 
 

@@ -244,12 +244,13 @@ def select_states(
     residuals: Sequence[cs.SX],
     result: Pantelides,
     sym: Callable[[Col], cs.SX],
-) -> tuple[tuple[Choice, ...], tuple[str, ...]]:
+) -> tuple[tuple[Choice, ...], tuple[str, ...], tuple[tuple[Choice, ...], ...]]:
     """The dummy-derivative choices after Pantelides (``residuals``: every equation, the
     derivatives included; ``sym``: a column's symbol), costed by :class:`Worth` and checked
-    at the :class:`StartPoint`, and what the user should hear about them."""
+    at the :class:`StartPoint`, what the user should hear about them, and the
+    :func:`alternative_choices` a run may switch to."""
     if not result.child:
-        return (), ()
+        return (), (), ()
     worth = Worth.of(red, result.rows[: len(red.equations)], result.hv)
     roots = [r for r in range(len(red.equations)) if r in result.child]
     free = {(v, 0) for r in roots for v, o in result.rows[r] if o == 0 and not worth.fixed[v]}
@@ -272,7 +273,39 @@ def select_states(
     notes = Notes(red, worth)
     for ch in choices:
         notes.add(ch, nonlinear)
-    return choices, tuple(notes.texts)
+    switchable = [ch for ch in choices if nonlinear(ch)]
+    alternatives = alternative_choices(result, worth, choices, switchable)
+    return choices, tuple(notes.texts), alternatives
+
+
+BOOST = 10**6  # what keeping a coordinate as a state is worth in an alternative choice
+
+
+def alternative_choices(
+    result: Pantelides,
+    worth: Worth,
+    choices: tuple[Choice, ...],
+    switchable: Sequence[Choice],
+) -> tuple[tuple[Choice, ...], ...]:
+    """The other state sets a run may switch to (dynamic state selection): for each
+    coordinate demoted in a block of nonlinear constraints (``switchable``: a mechanism's
+    loop, whose every choice is singular somewhere), the choice that keeps it a state
+    (its demotion made dear), without the start-point check; distinct sets only."""
+    seen = {frozenset(c for ch in choices for c in ch.dummies)}
+    out = []
+    for ch in switchable:
+        for col in ch.dummies:
+            keep = worth.root_of((col[0], col[1] - 1))
+
+            def cost(c: Col, keep: Col = keep) -> float:
+                return worth.cost(c) + BOOST * (worth.root_of((c[0], c[1] - 1)) == keep)
+
+            alt = select_dummies(result.rows, result.child, result.hv, cost, None, worth.rank)
+            key = frozenset(c for a in alt for c in a.dummies)
+            if key not in seen:
+                seen.add(key)
+                out.append(alt)
+    return tuple(out)
 
 
 class Notes:

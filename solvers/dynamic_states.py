@@ -1,0 +1,227 @@
+"""Dynamic state selection: a mechanism runs through the dead points of its state choice.
+
+A loop of nonlinear position constraints ``g(q) = 0`` (a slider-crank, a four-bar) has no
+state choice that is regular everywhere: the coordinates solved from ``g`` (the dummies'
+predecessors ``q_d``) are determined only while ``J = dg/dq_d`` is regular, and a crank's
+wrist or a rocker's extreme position makes it singular. The compiler keeps the other
+choices the same index reduction allows (``model.ir.alternatives``, one per coordinate of
+such a loop kept as a state); this runner integrates with one choice and measures, at
+every output time, each choice's regularity at the current point,
+
+    h = |det J| / prod_i |G_i|       (0: singular; 1: the chosen columns are the rows' all),
+
+where ``J = dg/dq_d`` and ``G = dg/dq`` (row ``G_i``: the gradient of constraint ``i``
+with respect to every coordinate), taken from the first-derivative level of the choice
+(``d/dt g = g_q q'``: the columns of the speeds ``q'`` are those of ``dg/dq``); a
+pendulum's ``x^2 + y^2 = L^2`` gives ``h = |x| / L`` for ``x`` solved, ``|y| / L`` for
+``y``. It switches (as Dymola and OpenModelica do, at an output time rather than a located
+root: the trajectory is the same in every set, only its coordinates change) when the
+current set's ratio has fallen below ``1/SWITCH`` of the best one's. The new set's states
+are read from the named values at that time, its Newton unknowns re-solved. If IDAS fails
+before a switch was seen, the run goes back to the last output time and switches there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import casadi as cs
+import numpy as np
+
+from acausal import Model, StructureError
+
+from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
+
+SWITCH = 3.0  # switch when another choice is this many times more regular
+FIRST_CHUNK = 8  # output intervals integrated at once after a switch (doubled after)
+# IDAS steps per output interval before a piece is given up (a dead point makes IDAS take
+# its maximum number of steps, 100,000 by default, before it fails: seconds); a piece of one
+# interval that fails with no better choice at hand is retried with the maximum
+QUICK = 5_000
+
+
+class StateSets:
+    """The model's state choices (its own first, then ``ir.alternatives``), their
+    regularity at points given by the named values, and each choice's model (built on
+    first use; one whose blocks are singular at the parameters is left out)."""
+
+    def __init__(self, model: Model) -> None:
+        ir = model.ir
+        self.model = model
+        self.sets = [ir.choices, *ir.alternatives]
+        chain_names = [q for ch in ir.chains for q in ch]
+        self.positions = [model.check_name(q) for q in chain_names]
+        args = [cs.vertcat(*[ir.symbols[q].sym for q in chain_names]), model.p, model.t]
+        self.jacobians: list[tuple[cs.Function, cs.Sparsity] | None] = []
+        hv = [len(ch) - 1 for ch in ir.chains]
+        speeds = cs.vertcat(*[ir.sym((v, 1)) for v in range(len(hv)) if hv[v] >= 1])
+        for choices in self.sets:
+            lowest = [ch for ch in choices if all(o == 1 for _, o in ch.candidates)]
+            eqs = [e for ch in lowest for e in ch.equations]
+            if not eqs:
+                self.jacobians.append(None)
+                continue
+            res = cs.vertcat(*[ir.equations[e].residual for e in eqs])
+            cols = cs.vertcat(*[ir.sym(c) for ch in lowest for c in ch.dummies])
+            jac = cs.jacobian(res, cols)
+            rows = cs.sqrt(cs.sum2(cs.jacobian(res, speeds) ** 2))
+            out = cs.vertcat(*jac.nonzeros(), rows)
+            self.jacobians.append((cs.Function("J", args, [out]), jac.sparsity()))
+        self.models: dict[int, Model | None] = {0: model}
+        self._maps: dict[tuple[int, int], cs.Function] = {}
+
+    def regularity(
+        self, values: np.ndarray, p: np.ndarray, t: np.ndarray, which: list[int]
+    ) -> np.ndarray:
+        """The Hadamard ratios (points x ``which``) of choices ``which`` at the points of
+        named ``values`` (names x points) at times ``t``; 0 for a choice that cannot be
+        built."""
+        n = values.shape[1]
+        out = np.ones((n, len(which)))
+        for col, k in enumerate(which):
+            if self.models.get(k, 0) is None:
+                out[:, col] = 0.0
+            elif self.jacobians[k] is not None:
+                out[:, col] = self._hadamard(k, values, p, t)
+        return out
+
+    def _hadamard(self, k: int, values: np.ndarray, p: np.ndarray, t: np.ndarray) -> np.ndarray:
+        fun, sparsity = self.jacobians[k]
+        n = values.shape[1]
+        if (k, n) not in self._maps:
+            self._maps[k, n] = fun.map(n)
+        out = np.asarray(self._maps[k, n](values[self.positions], p, np.atleast_1d(t)[None, :]))
+        rows, cols = sparsity.get_triplet()
+        size = sparsity.size1()
+        J = np.zeros((n, size, size))
+        J[:, rows, cols] = out[: len(rows)].T
+        norms = np.prod(out[len(rows) :], axis=0)
+        det = np.abs(np.linalg.det(J))
+        return np.where(norms > 0, det / np.where(norms > 0, norms, 1.0), 0.0)
+
+    def model_of(self, k: int) -> Model | None:
+        if k not in self.models:
+            try:
+                self.models[k] = self.model.with_states(k - 1)
+            except StructureError:
+                self.models[k] = None
+        return self.models[k]
+
+
+class DynamicRun:
+    """A plain run (no events, no sensitivities) of ``model`` on ``grid`` that switches
+    state sets; ``initial_values(p)`` gives ``model``'s consistent ``(x0, z0)``."""
+
+    def __init__(
+        self,
+        model: Model,
+        grid: np.ndarray,
+        tolerances: tuple[float, float, int],
+        initial_values: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    ) -> None:
+        self.model, self.grid = model, grid
+        self.tolerances, self.initial_values = tolerances, initial_values
+        self.sets = StateSets(model)
+        self.functions: dict[int, DAEFunctions] = {0: DAEFunctions(model)}
+        self.switches: list[tuple[float, tuple[str, ...]]] = []
+        self.h_checked = np.inf  # the current choice's ratio when the others were looked at
+
+    def _functions(self, k: int) -> DAEFunctions:
+        if k not in self.functions:
+            self.functions[k] = DAEFunctions(self.sets.model_of(k))
+        return self.functions[k]
+
+    def run(self, p: np.ndarray) -> np.ndarray:
+        """Every named variable on the grid (names x times)."""
+        grid, (rtol, atol, max_steps) = self.grid, self.tolerances
+        cur, (x, z) = 0, self.initial_values(p)
+        t, k = float(grid[0]), 0
+        values = [self._functions(0).outputs(x, z, p, t).full().ravel()]
+        chunk = FIRST_CHUNK
+        self.switches, self.h_checked = [], np.inf
+        patient = False  # a piece first gets QUICK steps per output interval
+        while k < len(grid) - 1:
+            fun = self._functions(cur)
+            tout = np.concatenate([[t], grid[k + 1 : k + 1 + chunk]])
+            opts = idas_options(tout, rtol, atol, max_steps if patient else QUICK)
+            opts["init_xdot"] = fun.rates(x, z, p, t).full().ravel()
+            try:
+                out = cs.integrator("piece", "idas", fun.spec(), t, tout, opts)(x0=x, z0=z, p=p)
+            except RuntimeError:
+                if chunk > 1:  # find the last output time before the failure
+                    chunk = 1
+                    continue
+                best = self._best(values[-1], p, t, cur)
+                if best is None and patient:
+                    raise
+                if best is None:  # no other choice is better: let IDAS work harder
+                    patient = True
+                    continue
+                cur, x, z = self._switch(best, values[-1], p, t)
+                continue
+            patient = False
+            xs, zs = out["xf"].full()[:, 1:], out["zf"].full()[:, 1:]  # past t
+            ys = fun.outputs.map(xs.shape[1])(xs, zs, p, tout[None, 1:]).full()
+            taken, best, falling = self._scan(ys, p, tout[1:], cur)
+            values += list(ys[:, :taken].T)
+            k += taken
+            t, x, z = float(grid[k]), xs[:, taken - 1], zs[:, taken - 1]
+            if best is not None:
+                cur, x, z = self._switch(best, values[-1], p, t)
+                chunk = FIRST_CHUNK
+            else:  # shorter pieces while nearing a dead point: seen before IDAS fails
+                chunk = max(1, chunk // 4) if falling else 2 * chunk
+        return np.array(values).T
+
+    def _scan(
+        self, ys: np.ndarray, p: np.ndarray, times: np.ndarray, cur: int
+    ) -> tuple[int, int | None, bool]:
+        """``(taken, best, falling)``: the output points of a piece kept (up to the first
+        where another choice is ``SWITCH`` times more regular than the current one
+        ``cur``), the choice to switch to there (None: keep ``cur``), and whether the
+        current one's ratio halved over the piece. The others are looked at where the
+        current one's ratio has halved since they were last looked at."""
+        h_cur = self.sets.regularity(ys, p, times, [cur])[:, 0]
+        falling = bool(h_cur[-1] < h_cur[0] / 2)
+        for j, h in enumerate(h_cur):
+            if h < self.h_checked / 2:
+                self.h_checked = h
+                best = self._best(ys[:, j], p, float(times[j]), cur, SWITCH)
+                if best is not None:
+                    return j + 1, best, falling
+        return ys.shape[1], None, falling
+
+    def _best(
+        self, values: np.ndarray, p: np.ndarray, t: float, cur: int, factor: float = 1.0
+    ) -> int | None:
+        """The most regular choice if it is more than ``factor`` times as regular as the
+        current one ``cur`` (and can be built), else None."""
+        every = list(range(len(self.sets.sets)))
+        h = self.sets.regularity(values[:, None], p, np.array([t]), every)[0]
+        best = int(np.argmax(h))
+        while best != cur and self.sets.model_of(best) is None:
+            h[best] = 0.0
+            best = int(np.argmax(h))
+        return best if best != cur and h[best] > factor * h[cur] else None
+
+    def _switch(
+        self, k: int, values: np.ndarray, p: np.ndarray, t: float
+    ) -> tuple[int, np.ndarray, np.ndarray]:
+        """Continue with choice ``k`` at the point of named ``values``: its states read
+        from them, its Newton unknowns re-solved from them as guesses."""
+        model = self.sets.model_of(k)
+        x = values[[model.check_name(q) for q in model.states]]
+        z = values[[model.check_name(q) for q in _z_names(model)]]
+        if z.size:
+            g = cs.Function("g", [model.dae.z, model.dae.x, model.p, model.t], [model.dae.alg])
+            z = cs.rootfinder("z_after_switch", "newton", g, NEWTON_OPTIONS)(z, x, p, t)
+            z = z.full().ravel()
+        self.switches.append((t, tuple(model.states)))
+        self.h_checked = np.inf
+        return k, x, z
+
+
+def _z_names(model: Model) -> list[str]:
+    """The names of the Newton unknowns ``dae.z``."""
+    by_symbol = {model.ir.sym(c).name(): model.ir.name(c) for c in model.ir.algebraic}
+    return [by_symbol[model.dae.z[i].name()] for i in range(model.dae.z.numel())]

@@ -1,0 +1,69 @@
+"""Dynamic state selection: mechanisms whose chosen states have dead points on the way run
+through them by switching to another choice (closure, energy and a closed form check)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import acausal as ac
+from solvers import simulate
+
+from . import mechanisms as mech
+from .test_state_selection import Pendulum
+
+# the start values on the piston pin (slider-crank at 0 deg) or on the rocker (four-bar at
+# 90 deg): the static choice keeps that coordinate, which has dead points on the way
+ROCKER_STARTS = [
+    mech.Variant(m, "rocker", drive, theta0)
+    for m, theta0 in (("slider_crank", 0.0), ("four_bar", np.pi / 2))
+    for drive in mech.DRIVES
+]
+
+
+@pytest.mark.parametrize("variant", ROCKER_STARTS, ids=lambda v: v.name)
+def test_rocker_starts_run_through_their_dead_points(variant):
+    model = ac.compile(variant.build())
+    first = "pin.phi" if variant.mechanism == "slider_crank" else "B4.phi"
+    assert model.states[0] == first and len(model.ir.alternatives) >= 1
+    res = simulate(model, t_end=6.5, dt=0.01, rtol=1e-9, atol=1e-11)
+    # without switching IDAS stopped at the first dead point (t = 0.155 to 0.71 s)
+    assert mech.revolutions(res, variant) >= 10  # 10.6 to 17.6 measured
+    assert mech.loop_closure(res, variant.mechanism) <= 1e-8  # measured up to 4e-10
+    assert mech.energy_balance(res, variant) <= 1e-6  # measured up to 5e-8
+    (t_switch, states), *more = res.state_switches
+    assert not more and 0 < t_switch < 0.75
+    assert first not in states
+
+
+def test_the_same_motion_as_with_the_crank_chosen_statically():
+    rocker = mech.Variant("slider_crank", "rocker", "torque", 0.0)
+    crank = mech.Variant("slider_crank", "crank", "torque", 0.0)
+    a = simulate(ac.compile(rocker.build()), t_end=3.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    b = simulate(ac.compile(crank.build()), t_end=3.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    assert a.state_switches and not b.state_switches
+    scale = np.max(np.abs(b["B1.phi"]))
+    assert np.max(np.abs(a["B1.phi"] - b["B1.phi"])) / scale < 1e-7
+    assert np.max(np.abs(a["B1.w"] - b["B1.w"])) / np.max(np.abs(b["B1.w"])) < 1e-6
+
+
+def test_a_pendulum_started_level_swings_through_the_bottom():
+    """Cartesian pendulum released level: y is the state at the start (x's choice is
+    singular there) and singular at the bottom; it swings for 3 s, switching between x and
+    y, with the rod length and the energy kept, and the period of the exact pendulum."""
+    s = ac.System("pendulum")
+    s.add(Pendulum("pend", x_start=1.0, y_start=0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ac.StateSelectionWarning)
+        model = ac.compile(s)
+    res = simulate(model, t_end=3.0, dt=1e-3, rtol=1e-10, atol=1e-12)
+    assert len(res.state_switches) >= 4
+    assert np.max(np.abs(res["pend.x"] ** 2 + res["pend.y"] ** 2 - 1)) <= 1e-9
+    energy = (res["pend.vx"] ** 2 + res["pend.vy"] ** 2) / 2 + 9.81 * res["pend.y"]
+    assert np.max(np.abs(energy)) <= 1e-6  # started at rest at height 0
+    # released at 90 degrees: period 4 K(sin 45 deg) sqrt(L / g) = 7.4163 sqrt(1 / 9.81)
+    from scipy.special import ellipk
+
+    period = 4 * ellipk(0.5) * np.sqrt(1 / 9.81)
+    back = res.t[np.argmax(np.where(res.t > period / 2, res["pend.x"], -np.inf))]
+    assert abs(back - period) < 2e-3  # the grid's resolution
