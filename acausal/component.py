@@ -217,6 +217,10 @@ class Component:
     def discrete(self, name: str, start: float) -> cs.SX:
         """A discrete mode: constant between events, changed only by :meth:`event` updates.
 
+        It is integrated as a state of zero rate, which IDAS may move by rounding (1e-27):
+        compare it with a margin in equations (``mode > 0.5``, ``abs(mode - 1) < 0.5``),
+        never with ``==``.
+
         ``start`` is its value before the event iteration at the start time; it is the
         parameter ``<name>_start``.
         """

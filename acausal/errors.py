@@ -54,15 +54,21 @@ class SimulationError(ModelError):
     """The integrator failed during a simulation.
 
     ``time``: when it failed (None if unknown); ``equations``: the equations of the
-    blocks involved (solved by Newton near that time), as text.
+    blocks involved (solved by Newton near that time), as text; ``result``: the trajectory
+    up to the last output time reached, where the solver keeps it (a ``solvers.Result``).
     """
 
     def __init__(
-        self, message: str, time: float | None = None, equations: tuple[str, ...] = ()
+        self,
+        message: str,
+        time: float | None = None,
+        equations: tuple[str, ...] = (),
+        result: object | None = None,
     ) -> None:
         super().__init__(message)
         self.time = time
         self.equations = tuple(equations)
+        self.result = result
 
 
 class StateSelectionWarning(UserWarning):

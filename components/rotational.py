@@ -7,6 +7,11 @@ and ``flange_b``; one-flange components (sources, :class:`Fixed`) have ``flange`
 Sources and the ideal gear act against a housing. With ``use_support=False`` (the default,
 as in Modelica) the housing is fixed at ``phi = 0``; with ``use_support=True`` it is the
 extra connector ``support``, which takes the reaction torque.
+
+The friction elements (:class:`CoulombFriction`, :class:`Clutch`, :class:`OneWayClutch`,
+:class:`BearingFriction`) are written in :mod:`components.rotational_friction` and imported
+here; their modes are :mod:`components.friction`'s. :class:`Brake` is a clutch against the
+housing.
 """
 
 from __future__ import annotations
@@ -16,6 +21,11 @@ import casadi as cs
 import acausal as ac
 
 from . import mechanics1d as mech
+from .rotational_friction import BearingFriction as BearingFriction
+from .rotational_friction import Clutch as Clutch
+from .rotational_friction import CoulombFriction as CoulombFriction
+from .rotational_friction import OneWayClutch as OneWayClutch
+from .rotational_friction import PartialFrictionBetweenFlanges as PartialFrictionBetweenFlanges
 from .storage import warn_if_negative
 
 
@@ -222,60 +232,23 @@ class ConstantSpeed(mech.ConstantSpeed):
         super().__init__(name, w_fixed, phi0, use_support)
 
 
-class CoulombFriction(mech.CoulombFriction):
-    """Dry friction between ``flange_a`` and ``flange_b`` (see
-    :class:`components.mechanics1d.CoulombFriction`): kinetic torque ``tau_coulomb``,
-    static limit ``tau_static``; ``smooth=True`` gives ``tau = tau_coulomb tanh(w_rel /
-    w_smooth)``."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        tau_coulomb: float = 1.0,
-        tau_static: float | None = None,
-        smooth: bool = False,
-        w_smooth: float = 1e-3,
-    ) -> None:
-        static = tau_coulomb if tau_static is None else tau_static
-        super().__init__(name, tau_coulomb, static, smooth, w_smooth)
-
-
-class Clutch(mech.CoulombFriction):
-    """Friction clutch: between its flanges, kinetic torque ``mu_k cgeo fn`` and static
-    limit ``mu_s cgeo fn`` with the normal force ``fn`` a signal (number, expression of
-    ``ac.time`` or samples); stick/slip as :class:`CoulombFriction`."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        fn: object = 0.0,
-        mu_k: float = 0.5,
-        mu_s: float | None = None,
-        cgeo: float = 1.0,
-    ) -> None:
-        mu_s = mu_k if mu_s is None else mu_s
-        super().__init__(name, mu_k * cgeo, mu_s * cgeo, False, 1e-3, normal=fn)
-
-
 class Brake(ac.Component):
-    """Brake: ``flange_a`` and ``flange_b`` are one shaft, braked against the fixed housing
-    by a :class:`Clutch` with normal force ``fn``; its friction state is ``friction.*``."""
+    """Brake: a :class:`Clutch` ``friction`` (its modes and torque are ``friction.*``)
+    between the housing and ``flange_a`` = ``flange_b``, one shaft, pressed by the normal
+    force ``fn``; the other keywords (``mu_k``, ``mu_s``, ``cgeo``) are the clutch's.
+    Sliding, ``tau = mu_k cgeo fn`` against the shaft's speed ``friction.w_rel``; stuck, up
+    to ``mu_s cgeo fn``; free while ``fn <= 0``. The housing is fixed, or the connector
+    ``support`` with ``use_support=True``."""
 
     def __init__(
-        self,
-        name: str,
-        fn: object = 0.0,
-        mu_k: float = 0.5,
-        mu_s: float | None = None,
-        cgeo: float = 1.0,
+        self, name: str, fn: object = 0.0, use_support: bool = False, **clutch: object
     ) -> None:
         super().__init__(name)
-        self.friction = Clutch("friction", fn=fn, mu_k=mu_k, mu_s=mu_s, cgeo=cgeo)
-        self.housing = Fixed("housing")
-        self.connect(self.housing.flange, self.friction.flange_a)
+        self.friction = Clutch("friction", fn=fn, **clutch)
+        if use_support:
+            self.support = self.expose("support", self.friction.flange_a)
+        else:
+            self.housing = Fixed("housing")
+            self.connect(self.housing.flange, self.friction.flange_a)
         self.flange_a = self.expose("flange_a", self.friction.flange_b)
         self.flange_b = self.expose("flange_b", self.friction.flange_b)

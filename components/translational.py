@@ -7,46 +7,25 @@ it acts on the component through the flange). Two-flange components have ``flang
 Sources act between ``flange`` and a housing. With ``use_support=False`` (the default, as
 in Modelica) the housing is fixed at ``s = 0``; with ``use_support=True`` it is the extra
 connector ``support``, which takes the reaction force.
+
+The masses (:class:`Mass`, :class:`MassWithStop`, :class:`MassWithStopAndFriction`) are
+written in :mod:`components.translational_masses`, the friction elements
+(:class:`CoulombFriction`, :class:`SupportFriction`, :class:`Brake`) in
+:mod:`components.translational_friction`; their modes are :mod:`components.friction`'s.
+All are imported here.
 """
 
 from __future__ import annotations
 
-import acausal as ac
-
 from . import mechanics1d as mech
-from .storage import warn_if_negative
-
-
-class Mass(ac.Component):
-    """Sliding mass of length ``L``: ``m der(v) = flange_a.f + flange_b.f``.
-
-    The flanges sit at ``s -/+ L/2``; ``s0`` and ``v0`` fix the initial centre position
-    and velocity.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        m: float = 1.0,
-        L: float = 0.0,
-        s0: float | None = None,
-        v0: float | None = None,
-    ) -> None:
-        super().__init__(name)
-        self.flange_a = self.connector("flange_a", ac.Flange)
-        self.flange_b = self.connector("flange_b", ac.Flange)
-        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
-        L = self.parameter("L", L)
-        self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
-        self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
-        self.a = self.variable("a")
-        self.equations(
-            self.flange_a.s == self.s - L / 2,
-            self.flange_b.s == self.s + L / 2,
-            self.v == ac.der(self.s),
-            self.a == ac.der(self.v),
-            m * self.a == self.flange_a.f + self.flange_b.f,
-        )
+from .translational_friction import Brake as Brake
+from .translational_friction import CoulombFriction as CoulombFriction
+from .translational_friction import PartialFrictionOnSupport as PartialFrictionOnSupport
+from .translational_friction import SupportFriction as SupportFriction
+from .translational_masses import Mass as Mass
+from .translational_masses import MassWithStop as MassWithStop
+from .translational_masses import MassWithStopAndFriction as MassWithStopAndFriction
+from .translational_masses import PartialRigid as PartialRigid
 
 
 class PartialCompliant(mech.Compliant):
@@ -197,77 +176,3 @@ class ConstantSpeed(mech.ConstantSpeed):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, v_fixed, s0, use_support)
-
-
-class CoulombFriction(mech.CoulombFriction):
-    """Dry friction between ``flange_a`` and ``flange_b`` (see
-    :class:`components.mechanics1d.CoulombFriction`): kinetic force ``f_coulomb``, static
-    limit ``f_static``; ``smooth=True`` gives ``f = f_coulomb tanh(v_rel / v_smooth)``."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        f_coulomb: float = 1.0,
-        f_static: float | None = None,
-        smooth: bool = False,
-        v_smooth: float = 1e-3,
-    ) -> None:
-        static = f_coulomb if f_static is None else f_static
-        super().__init__(name, f_coulomb, static, smooth, v_smooth)
-
-
-class MassWithStop(ac.Component):
-    """Sliding mass (as :class:`Mass`) between hard stops: its centre ``s`` stays within
-    ``[smin, smax]``.
-
-    The discrete ``mode`` is 0 while free, +1 / -1 while resting on the upper / lower stop.
-    A path parameter ``sa`` keeps one structure: free, ``a = sa`` and no stop force; at a
-    stop, ``a = 0`` and the stop's force ``f_stop = sa``. Reaching a stop is an inelastic
-    impact (``v`` re-initialized to 0); the mass leaves the stop when the stop would have
-    to pull it back.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        m: float = 1.0,
-        L: float = 0.0,
-        smin: float = -1.0,
-        smax: float = 1.0,
-        s0: float | None = None,
-        v0: float | None = None,
-    ) -> None:
-        super().__init__(name)
-        self.flange_a = self.connector("flange_a", ac.Flange)
-        self.flange_b = self.connector("flange_b", ac.Flange)
-        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
-        L = self.parameter("L", L)
-        lo, hi = self.parameter("smin", smin), self.parameter("smax", smax)
-        self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
-        self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
-        self.a, self.sa, self.f_stop = (self.variable(n) for n in ("a", "sa", "f_stop"))
-        self.mode = self.discrete("mode", 0.0)
-        free = ac.fabs(self.mode) < 0.5
-        self.equations(
-            self.flange_a.s == self.s - L / 2,
-            self.flange_b.s == self.s + L / 2,
-            self.v == ac.der(self.s),
-            self.a == ac.der(self.v),
-            self.a == ac.if_else(free, self.sa, 0.0),
-            self.f_stop == ac.if_else(free, 0.0, self.sa),
-            m * self.a == self.flange_a.f + self.flange_b.f + self.f_stop,
-        )
-        hit_max = (self.s >= hi) * (self.v > 0)
-        hit_min = (self.s <= lo) * (self.v < 0)
-        resting = ac.if_else(
-            self.mode > 0.5, ac.if_else(self.sa > 0, 0.0, 1.0), ac.if_else(self.sa < 0, 0.0, -1.0)
-        )
-        self.event(
-            [ac.if_else(free, ac.fmin(hi - self.s, self.s - lo), -self.mode * self.sa)],
-            {
-                self.mode: ac.if_else(free, hit_max - hit_min, resting),
-                self.v: ac.if_else(free * (hit_max + hit_min), 0.0, self.v),
-            },
-        )

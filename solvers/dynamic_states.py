@@ -38,6 +38,7 @@ FIRST_CHUNK = 8  # output intervals integrated at once after a switch (doubled a
 # its maximum number of steps, 100,000 by default, before it fails: seconds); a piece of one
 # interval that fails with no better choice at hand is retried with the maximum
 QUICK = 5_000
+LOCKED = 1e-3  # every choice this far below the run's best ratio: the loop is locked
 
 
 class StateSets:
@@ -125,6 +126,7 @@ class DynamicRun:
         self.functions: dict[int, DAEFunctions] = {0: DAEFunctions(model)}
         self.switches: list[tuple[float, tuple[str, ...]]] = []
         self.h_checked = np.inf  # the current choice's ratio when the others were looked at
+        self.h_max = 0.0  # the largest ratio of a current choice in this run
 
     def _functions(self, k: int) -> DAEFunctions:
         if k not in self.functions:
@@ -138,7 +140,8 @@ class DynamicRun:
         t, k = float(grid[0]), 0
         values = [self._functions(0).outputs(x, z, p, t).full().ravel()]
         chunk = FIRST_CHUNK
-        self.switches, self.h_checked = [], np.inf
+        self.switches, self.h_checked, self.h_max = [], np.inf, 0.0
+        self.reached = (self.grid[:1], values, cur)  # what a failure keeps
         patient = False  # a piece first gets QUICK steps per output interval
         while k < len(grid) - 1:
             fun = self._functions(cur)
@@ -158,6 +161,7 @@ class DynamicRun:
                     patient = True
                     continue
                 cur, x, z = self._switch(best, values[-1], p, t)
+                self.reached = (self.grid[: k + 1], values, cur)
                 continue
             patient = False
             xs, zs = out["xf"].full()[:, 1:], out["zf"].full()[:, 1:]  # past t
@@ -165,13 +169,39 @@ class DynamicRun:
             taken, best, falling = self._scan(ys, p, tout[1:], cur)
             values += list(ys[:, :taken].T)
             k += taken
+            self.reached = (self.grid[: k + 1], values, cur)
             t, x, z = float(grid[k]), xs[:, taken - 1], zs[:, taken - 1]
             if best is not None:
                 cur, x, z = self._switch(best, values[-1], p, t)
+                self.reached = (self.grid[: k + 1], values, cur)
                 chunk = FIRST_CHUNK
             else:  # shorter pieces while nearing a dead point: seen before IDAS fails
                 chunk = max(1, chunk // 4) if falling else 2 * chunk
         return np.array(values).T
+
+    def explain(self, p: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
+        """After a failure: what the state choices looked like at the last output time
+        reached, and the trajectory up to it ``(text, times, named values)``."""
+        times, values, cur = self.reached
+        every = list(range(len(self.sets.sets)))
+        h = self.sets.regularity(values[-1][:, None], p, times[-1:], every)[0]
+        others = np.delete(h, cur)
+        states = ", ".join(self.sets.model_of(cur).states)
+        best = f"{others.max():.2g}" if others.size else "none"
+        text = (
+            f"at t = {times[-1]:.6g}, the last output time reached, the states {states} have "
+            f"regularity {h[cur]:.2g} (|det| of the loop's Jacobian over its rows' norms; "
+            f"{self.h_max:.2g} at best in this run) and the best other choice {best}: "
+            + (
+                "no choice of the loop's coordinates determines the others there (a locked "
+                "or toggle position: check the geometry and the start values)"
+                if max(h[cur], others.max(initial=0.0)) < LOCKED * self.h_max
+                else "the failure is not a dead point of the states (check the model's "
+                "stiffness, its parameters and rtol/atol near that time)"
+            )
+            + "; the trajectory up to then is in the error's result"
+        )
+        return text, times, np.array(values).T
 
     def _scan(
         self, ys: np.ndarray, p: np.ndarray, times: np.ndarray, cur: int
@@ -182,6 +212,7 @@ class DynamicRun:
         current one's ratio halved over the piece. The others are looked at where the
         current one's ratio has halved since they were last looked at."""
         h_cur = self.sets.regularity(ys, p, times, [cur])[:, 0]
+        self.h_max = max(self.h_max, float(h_cur.max()))
         falling = bool(h_cur[-1] < h_cur[0] / 2)
         for j, h in enumerate(h_cur):
             if h < self.h_checked / 2:

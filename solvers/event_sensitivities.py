@@ -7,8 +7,9 @@ parameters:
 
     tau_p = -(c_x S + c_z R + c_p E) / (c_x f + c_z z' + c_t),   z' = -h_z^-1 (h_x f + h_t)
 
-(everything just before the event). Each round ``x <- u(x, z, p, t)`` of event iteration
-(mode changes, re-initializations) maps the total derivatives ``D = dx(tau)/dp``,
+(everything just before the event; a crossing that jumps there, such as a switch's
+stepped control, has ``tau_p = 0`` like a time event). Each round ``x <- u(x, z, p, t)``
+of event iteration (mode changes, re-initializations) maps the total derivatives ``D = dx(tau)/dp``,
 ``Dz = dz(tau)/dp`` (from ``D = S + f tau_p``, ``Dz = R + z' tau_p`` before the first round) to
 
     D <- u_x D + u_z Dz + u_p E + u_t tau_p,    Dz = -h_z^-1 (h_x D + h_p E + h_t tau_p)
@@ -86,8 +87,9 @@ class EventSensitivities:
         f, zdot, _ = self._rates(before)
         if crossing is not None:
             cx, cz, cp, ct = (a.full()[crossing : crossing + 1] for a in self.c(*before))
-            rate = cx @ f + cz @ zdot + ct
-            tau_p = -(cx @ S + cz @ R + cp @ self.seeds) / rate
+            rate = float((cx @ f + cz @ zdot + ct)[0, 0])
+            if np.isfinite(rate) and rate != 0:  # else the crossing jumps: a time event
+                tau_p = -(cx @ S + cz @ R + cp @ self.seeds) / rate
         D, Dz = S + f @ tau_p, R + zdot @ tau_p
         for applied, reached in rounds:
             ux, uz, up, ut = (a.full() for a in self.u(*applied))

@@ -22,7 +22,9 @@ from .dynamic_states import DynamicRun
 from .events import EventLoop
 from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
 from .initialize import Initializer, build_initializer
+from .result import Result
 
+SHOWN = 12  # equations listed in a failure's message (all are in SimulationError.equations)
 # IDAS's own report (SUNDIALS prints "At t = ..."): the one place a time is read from text
 _AT_TIME = re.compile(r"t = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
 
@@ -157,7 +159,14 @@ class Simulator:
     def run_switching(self, p: np.ndarray) -> np.ndarray:
         """Every named variable on the grid (names x times), switching the state choice
         where it gets singular (:mod:`solvers.dynamic_states`)."""
-        return self._guarded(lambda q: (self.dynamic.run(q), np.zeros(0)), p)[0]
+        try:
+            return self._guarded(lambda q: (self.dynamic.run(q), np.zeros(0)), p)[0]
+        except SimulationError as exc:
+            text, times, values = self.dynamic.explain(p)
+            partial = Result(self.model, times, None, None, p, values=values)
+            raise SimulationError(
+                f"{exc}\n  {text}", exc.time, exc.equations, result=partial
+            ) from None
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""
@@ -269,7 +278,9 @@ class Simulator:
             detail = (
                 "\n  Equations solved by Newton during the run (check them near that time):\n    "
             )
-            detail += "\n    ".join(equations)
+            detail += "\n    ".join(equations[:SHOWN])
+            if len(equations) > SHOWN:
+                detail += f"\n    ... and {len(equations) - SHOWN} more (error.equations)"
         at_start = t_fail is not None and t_fail == float(self.grid[0])
         advice = (
             "  At the start: IDAS begins with x'(0) = 0 and a very fast start can defeat its "

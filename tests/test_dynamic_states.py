@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import acausal as ac
+from components import rotational as rot
 from solvers import simulate
 
 from . import mechanisms as mech
@@ -67,3 +68,22 @@ def test_a_pendulum_started_level_swings_through_the_bottom():
     period = 4 * ellipk(0.5) * np.sqrt(1 / 9.81)
     back = res.t[np.argmax(np.where(res.t > period / 2, res["pend.x"], -np.inf))]
     assert abs(back - period) < 2e-3  # the grid's resolution
+
+
+def test_a_failure_keeps_the_trajectory_and_says_it_is_not_a_dead_point():
+    # a torque 1 / (0.3 - t) on the crank blows the motion up just before t = 0.3
+    variant = mech.Variant("four_bar", "crank", "torque", 0.0)
+    s = variant.build()
+    kick = rot.Torque("kick", tau=0.01 / (0.3 - ac.time))
+    inertia = next(c for c in s.components if c.name == "inertia")
+    s.connect(kick.flange, inertia.flange_a)
+    model = ac.compile(s)
+    with pytest.raises(ac.SimulationError) as info:
+        simulate(model, t_end=1.0, dt=0.01, rtol=1e-9, atol=1e-11)
+    err = info.value
+    assert "not a dead point of the states" in str(err)
+    partial = err.result
+    assert 0.25 <= partial.t[-1] < 0.3 and abs(err.time - 0.3) < 1e-3
+    before = simulate(model, t_end=0.25, dt=0.01, rtol=1e-9, atol=1e-11)
+    n = len(before.t)
+    assert np.max(np.abs(partial["B1.phi"][:n] - before["B1.phi"])) < 1e-7

@@ -295,3 +295,20 @@ def test_mass_hits_a_hard_stop_rests_and_leaves():
     assert np.max(np.abs(res["m.f_stop"][(t > 1.01) & (t < 1.99)] + 1.0)) < 1e-9
     times = [te for te, _ in res.events]
     assert len(times) == 2 and abs(times[0] - 1.0) < 1e-8 and abs(times[1] - 2.0) < 1e-8
+
+
+def test_sensitivities_through_a_switch_closed_at_a_time_event():
+    # the switch's stepped control closes it at t = 1 exactly (tau_p = 0): R.R's
+    # sensitivity of the charging capacitor vs the closed form v = 1 - exp(-(t-1)/(R C))
+    s = ac.System("switched")
+    src, gnd = el.ConstantVoltage("V", V=1.0), el.Ground("G")
+    sw = el.IdealSwitch("S", control=ac.step(1.0, 1.0), Ron=1e-9, Goff=1e-12)
+    r, c = el.Resistor("R", R=1.0), el.Capacitor("C", C=0.5, v0=0.0)
+    s.connect(src.p, sw.p)
+    s.connect(sw.n, r.p)
+    s.connect(r.n, c.p)
+    s.connect(src.n, c.n, gnd.p)
+    res = simulate(s, t_end=2.0, dt=0.01, sensitivities=["R.R"], rtol=1e-10, atol=1e-12)
+    u = np.clip(res.t - 1.0, 0.0, None)
+    exact = -np.exp(-u / 0.5) * u / 0.5  # d/dR of 1 - exp(-u / (R C)) at R = 1, C = 0.5
+    assert np.max(np.abs(res.sensitivity("C.v", "R.R") - exact)) < 1e-8

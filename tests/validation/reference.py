@@ -37,3 +37,12 @@ def max_error(t_ref: np.ndarray, y_ref: np.ndarray, t: np.ndarray, y: np.ndarray
     idx = np.searchsorted(t, t_ref)
     assert np.allclose(t[idx], t_ref, rtol=0, atol=1e-9), "simulation grid misses reference times"
     return float(np.max(np.abs(y[idx] - y_ref)))
+
+
+def event_times(example: str) -> np.ndarray:
+    """The times the reference repeats (its events: left and right limits), each once."""
+    files = list((ROOT / example).glob("*.csv"))
+    if not files:
+        pytest.skip(f"reference {example} not found under {ROOT}")
+    t = np.loadtxt(files[0], delimiter=",", skiprows=1, usecols=0)
+    return np.unique(t[1:][np.diff(t) == 0])
