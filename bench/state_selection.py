@@ -6,7 +6,8 @@ free with 10 rad/s or torque-driven from rest; crank at 0 or 90 degrees): the st
 compiler chose, its state-selection warnings, the compile time, and whether 6.5 s of
 simulation reach 10 crank revolutions, with the loop closure recomputed from the joint
 coordinates and the energy balance (energy gained minus the work of the drive and the
-damper, relative to the largest energy).
+damper, relative to the largest energy), and where the run switched states (dynamic state
+selection) and its time.
 
     python bench/state_selection.py                    # the table on stdout
     python bench/state_selection.py --json out.json --markdown out.md
@@ -45,20 +46,24 @@ def run(variant: mech.Variant) -> dict:
         str(w.message) for w in caught if issubclass(w.category, ac.StateSelectionWarning)
     ]
     try:
+        tic = time.perf_counter()
         res = simulate(model, t_end=T_END, dt=DT, rtol=RTOL, atol=ATOL)
+        row["run_s"] = time.perf_counter() - tic
     except ac.ModelError as exc:
         row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
         return row
     row["revolutions"] = mech.revolutions(res, variant)
     row["closure"] = mech.loop_closure(res, variant.mechanism)
     row["energy"] = mech.energy_balance(res, variant)
+    row["switches"] = [(t, list(states)) for t, states in res.state_switches]
     return row
 
 
 def markdown(rows: list[dict]) -> str:
     lines = [
-        "| variant | states | warned | 10 revolutions | closure (m, rad) | energy balance |",
-        "|---|---|---|---|---:|---:|",
+        "| variant | states | warned | 10 revolutions | closure (m, rad) | energy balance "
+        "| switches (t: new states) | run (s) |",
+        "|---|---|---|---|---:|---:|---|---:|",
     ]
     for r in rows:
         ok = "revolutions" in r and r["revolutions"] >= 10
@@ -66,9 +71,11 @@ def markdown(rows: list[dict]) -> str:
         closure = f"{r['closure']:.1e}" if "closure" in r else ""
         energy = f"{r['energy']:.1e}" if "energy" in r else ""
         warned = "; ".join(w.split(": ", 1)[1][:60] + "..." for w in r["warnings"])
+        switches = "; ".join(f"{t:.3g}: {states[0]}" for t, states in r.get("switches", []))
+        run_s = f"{r['run_s']:.2f}" if "run_s" in r else ""
         lines.append(
             f"| {r['variant']} | {', '.join(r['states'])} | {warned} | {outcome} | "
-            f"{closure} | {energy} |"
+            f"{closure} | {energy} | {switches} | {run_s} |"
         )
     return "\n".join(lines)
 
