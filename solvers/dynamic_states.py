@@ -31,6 +31,7 @@ import numpy as np
 from acausal import Model, StructureError
 
 from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
+from .initialize import z_names
 
 SWITCH = 3.0  # switch when another choice is this many times more regular
 FIRST_CHUNK = 8  # output intervals integrated at once after a switch (doubled after)
@@ -242,7 +243,7 @@ class DynamicRun:
         from them, its Newton unknowns re-solved from them as guesses."""
         model = self.sets.model_of(k)
         x = values[[model.check_name(q) for q in model.states]]
-        z = values[[model.check_name(q) for q in _z_names(model)]]
+        z = values[[model.check_name(q) for q in z_names(model)]]
         if z.size:
             g = cs.Function("g", [model.dae.z, model.dae.x, model.p, model.t], [model.dae.alg])
             z = cs.rootfinder("z_after_switch", "newton", g, NEWTON_OPTIONS)(z, x, p, t)
@@ -250,9 +251,3 @@ class DynamicRun:
         self.switches.append((t, tuple(model.states)))
         self.h_checked = np.inf
         return k, x, z
-
-
-def _z_names(model: Model) -> list[str]:
-    """The names of the Newton unknowns ``dae.z``."""
-    by_symbol = {model.ir.sym(c).name(): model.ir.name(c) for c in model.ir.algebraic}
-    return [by_symbol[model.dae.z[i].name()] for i in range(model.dae.z.numel())]

@@ -25,18 +25,22 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import casadi as cs
+import numpy as np
+from scipy.optimize import least_squares
 
 from acausal import InitializationError, Model
+from acausal.structure.diagnose import is_singular, undetermined
 from acausal.structure.graph import incidence, match
 from acausal.structure.index import Col
 
 from .consistency import RedundantStarts, over_determined, redundant_starts
 from .functions import NEWTON_OPTIONS
 
+UNSET_GUESS = 0.1  # where the damped fallback starts the unknowns that have no start value
 RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value) to format
 
 
@@ -61,6 +65,8 @@ class Initializer:
     rows: list[RowName]
     model: Model
     redundant: RedundantStarts
+    guess: cs.Function | None = None  # p -> the start values Newton begins from, (x, z)
+    unset: tuple[int, ...] = ()  # where the unknowns have no start value (guessed 0)
 
     def row_name(self, k: int) -> str:
         """Row ``k`` described for a person (formatted only when an error needs it)."""
@@ -98,7 +104,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
     reaches, groups = over_determined(redundant, adjacency, col_to_row)
     declared = {nz + k: (f.source, f.col) for k, f in enumerate(fixed)}
     checks = redundant_starts(model, t0, declared, redundant, reaches, groups)
-    guesses = _guesses(model)
+    guesses, unset = _guesses(model)
     for k in range(nx):
         if _free_column([k], adjacency, col_to_row) < 0:
             continue  # this state is already determined by the rows so far
@@ -119,7 +125,8 @@ def build_initializer(model: Model, t0: float) -> Initializer:
     )
     solved = sorted(col_to_row)
     square = ([rows[r] for r in solved], [names[r] for r in solved])
-    return _assemble(model, t0, *square, direct, guesses, checks)
+    init = _assemble(model, t0, *square, direct, guesses, checks)
+    return replace(init, unset=unset)
 
 
 def _fixed_rows(model: Model, xk: list[cs.SX]) -> list[FixedRow]:
@@ -195,19 +202,25 @@ def _is_own_start(row: cs.SX, xk: cs.SX, params: set[str]) -> bool:
     return all(s.name() in params for s in cs.symvar(row - xk))
 
 
-def _guesses(model: Model) -> list[cs.SX | float]:
-    """Start values (fixed or not) of states, then of Newton unknowns; 0 where none (numbers
-    stay numbers: wrapping each in an SX costs tens of microseconds)."""
+def _guesses(model: Model) -> tuple[list[cs.SX | float], tuple[int, ...]]:
+    """Start values (fixed or not) of states, then of Newton unknowns, 0 where none (numbers
+    stay numbers: wrapping each in an SX costs tens of microseconds); and the positions of
+    the unknowns that have none."""
     out: list[cs.SX | float] = []
+    unset: list[int] = []
+
+    def add(start: object) -> None:
+        if start is None:
+            unset.append(len(out))
+        out.append(start.value if start is not None else 0.0)
+
     for c in model.ir.states:
-        s = model.start(c)
-        out.append(s.value if s is not None else 0.0)
+        add(model.start(c))
     out += [model.flat.symbols[q].start for q in model.flat.discretes]
     zsyms = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
     for zk in cs.vertsplit(model.dae.z):
-        s = model.start(zsyms[zk.name()])
-        out.append(s.value if s is not None else 0.0)
-    return out
+        add(model.start(zsyms[zk.name()]))
+    return out, tuple(unset)
 
 
 def _assemble(
@@ -241,4 +254,61 @@ def _assemble(
         w = cs.rootfinder("init_w", "newton", g, NEWTON_OPTIONS)(w0, pm)
         x0, z0 = w[:nx], w[nx:]
     fun = cs.Function("init", [pm], [x0, z0], ["p"], ["x0", "z0"])
-    return Initializer(fun, square, names, model, redundant)
+    return Initializer(fun, square, names, model, redundant, guess)
+
+
+def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The square system solved by Levenberg-Marquardt (scipy's ``least_squares``) from the
+    start values, with the unknowns that have none moved off 0 to ``UNSET_GUESS``: a
+    fallback where Newton fails. A guess of 0 for every free angle can sit on a singular
+    point (a four-bar's links collinear), where an explicit block divides by zero; the
+    damped steps also reach solutions that Newton's full steps overshoot. None if the
+    residuals are not finite at that start or it does not solve the rows; an
+    :class:`InitializationError` if the system is singular where it ends (the start values
+    leave some unknowns free)."""
+    model = init.model
+    nx, nz = model.dae.x.numel(), model.dae.z.numel()
+    w, ps = cs.SX.sym("w", nx + nz), cs.SX.sym("p", model.p.numel())
+    r = init.residual(w[:nx], w[nx:], ps)
+    fun = cs.Function("init_lsq", [w, ps], [r, cs.densify(cs.jacobian(r, w))])
+    w0 = init.guess(p).full().ravel()
+    w0[list(init.unset)] += UNSET_GUESS
+    if not np.all(np.isfinite(fun(w0, p)[0].full())):
+        return None
+    sol = least_squares(
+        lambda q: fun(q, p)[0].full().ravel(),
+        w0,
+        jac=lambda q: fun(q, p)[1].full(),
+        method="lm",
+        xtol=1e-15,
+        ftol=1e-15,
+        gtol=1e-15,
+    )
+    x0, z0 = sol.x[:nx], sol.x[nx:]
+    if not solves(init, x0, z0, p):
+        return None
+    jac = fun(sol.x, p)[1].full()
+    if jac.size and is_singular(jac, tol=1e-10):  # residuals may vanish, the start is loose
+        names = model.states + z_names(model)
+        loose = ", ".join(names[k] for k in undetermined(jac)[:12])
+        raise InitializationError(
+            f"{model.name}: the start values do not determine the start: the initialization "
+            f"is singular in {loose} (they can move together without violating any "
+            "equation); fix the start value of one of them (for a mechanism: a joint's "
+            "angle and speed away from its dead point)"
+        )
+    return x0, z0
+
+
+def solves(init: Initializer, x0: np.ndarray, z0: np.ndarray, p: np.ndarray) -> bool:
+    """Whether ``(x0, z0)`` solves the initialization rows: finite residuals below
+    ``1e-6 (1 + max |w|)`` (and 1e-6)."""
+    res = init.residual(x0, z0, p).full().ravel()
+    scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
+    return bool(np.all(np.isfinite(res)) and np.abs(res).max(initial=0) <= max(scale, 1e-6))
+
+
+def z_names(model: Model) -> list[str]:
+    """The names of the Newton unknowns ``dae.z``."""
+    by_symbol = {model.ir.sym(c).name(): model.ir.name(c) for c in model.ir.algebraic}
+    return [by_symbol[zk.name()] for zk in cs.vertsplit(model.dae.z)]

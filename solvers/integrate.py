@@ -21,7 +21,7 @@ from .diagnose import singular_block
 from .dynamic_states import DynamicRun
 from .events import EventLoop
 from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
-from .initialize import Initializer, build_initializer
+from .initialize import Initializer, build_initializer, damped_start, solves
 from .result import Result
 
 SHOWN = 12  # equations listed in a failure's message (all are in SimulationError.equations)
@@ -130,13 +130,20 @@ class Simulator:
             try:
                 x0, z0 = (v.full().ravel() for v in self.init.fun(p))
             except RuntimeError as exc:
+                newton_failed: str | None = str(exc)
+            else:
+                newton_failed = None
+        if newton_failed is not None or not solves(self.init, x0, z0, p):
+            damped = damped_start(self.init, p)  # Levenberg-Marquardt, other guesses
+            if damped is not None:
+                x0, z0 = damped
+            elif newton_failed is not None:
                 raise InitializationError(
-                    f"{self.model.name}: initialization failed: {exc}"
-                ) from None
+                    f"{self.model.name}: initialization failed: {newton_failed}"
+                )
         t0 = float(self.grid[0])
         res = self.init.residual(x0, z0, p).full().ravel()
-        scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
-        if not np.all(np.isfinite(res)) or np.abs(res).max(initial=0) > max(scale, 1e-6):
+        if not solves(self.init, x0, z0, p):
             worst = np.argsort(-np.nan_to_num(np.abs(res), nan=np.inf))[:5]
             rows = tuple((self.init.row_name(k), float(res[k])) for k in worst)
             lines = [f"{row}: residual {value:.3g}" for row, value in rows]

@@ -87,3 +87,30 @@ def test_a_failure_keeps_the_trajectory_and_says_it_is_not_a_dead_point():
     before = simulate(model, t_end=0.25, dt=0.01, rtol=1e-9, atol=1e-11)
     n = len(before.t)
     assert np.max(np.abs(partial["B1.phi"][:n] - before["B1.phi"])) < 1e-7
+
+
+def test_a_rocker_start_that_newton_misses_is_found_by_the_damped_fallback():
+    # four-bar at rest with the rocker's angle fixed: Newton from 0 for the other joint
+    # angles meets collinear links (non-finite residuals); Levenberg-Marquardt from 0.1
+    # reaches the intended assembly, then the run switches off the rocker's dead points
+    variant = mech.Variant("four_bar", "rocker", "torque", 0.0)
+    res = simulate(ac.compile(variant.build()), t_end=6.5, dt=0.01, rtol=1e-9, atol=1e-11)
+    for joint, (phi, w) in variant.joints().items():
+        assert abs(res[f"{joint}.phi"][0] - phi) < 1e-9 and abs(res[f"{joint}.w"][0] - w) < 1e-9
+    assert mech.revolutions(res, variant) >= 10  # 14.3 measured
+    assert mech.loop_closure(res, variant.mechanism) <= 1e-8
+    assert mech.energy_balance(res, variant) <= 1e-6
+
+
+def test_start_values_that_leave_the_crank_free_are_an_error_naming_it():
+    # the piston pin fixed at its extreme (crank at 90 degrees) with speed 0: nothing fixes
+    # the crank's speed
+    variant = mech.Variant("slider_crank", "rocker", "torque", np.pi / 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ac.StateSelectionWarning)
+        model = ac.compile(variant.build())
+    with pytest.raises(ac.InitializationError) as info:
+        simulate(model, t_end=1.0, dt=0.01)
+    text = str(info.value)
+    assert "the start values do not determine the start" in text
+    assert "singular in der(B1.phi)" in text and "dead point" in text
