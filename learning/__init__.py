@@ -12,12 +12,16 @@ Proposition 4.4), :class:`Known` (any user-written relation). :class:`Unknown`
 (:mod:`learning.unknown`) places a law in a Type 1, 2 or 3 two-connector template.
 """
 
+from .evaluation import CrossValidation, cross_validate, free_run_rmse
 from .feasibility import FeasibilityReport, check_feasibility, with_small_capacitors
 from .fit import FitResult, fit
+from .identifiability import identifiability
 from .known import Known
 from .law import Law, softplus, softplus_inv
 from .neural import NeuralNet
 from .polynomial import Polynomial
+from .rollout import predict
+from .training import train
 from .unknown import Unknown
 
 __all__ = [
@@ -30,7 +34,13 @@ __all__ = [
     "softplus_inv",
     "fit",
     "FitResult",
+    "train",
+    "predict",
+    "cross_validate",
+    "CrossValidation",
+    "free_run_rmse",
     "check_feasibility",
     "FeasibilityReport",
     "with_small_capacitors",
+    "identifiability",
 ]

@@ -51,7 +51,7 @@ import copy
 import sys
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -127,6 +127,7 @@ class FitResult:
     models: tuple[ac.Model, ...] = ()
     systems: tuple[ac.System, ...] = ()
     last_failure: str = ""
+    validation_history: list[float] = field(default_factory=list)  # train(): per epoch
 
     @property
     def model(self) -> ac.Model:

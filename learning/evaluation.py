@@ -1,0 +1,87 @@
+"""Evaluating trained models on whole trajectories: free-run errors and cross-validation
+over trajectories (leave-one-out or k-fold), each fold trained by :func:`~learning.train`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import acausal as ac
+from acausal.errors import OptionError
+
+from .fit import FitResult
+from .rollout import predict
+from .training import train
+
+
+def free_run_rmse(
+    model: ac.Model,
+    trajectories: Sequence[Mapping[str, Any]],
+    state: str,
+    inputs: Mapping[str, str] | None = None,
+    params: Mapping[str, float] | None = None,
+    scheme: str = "rk4",
+) -> list[float]:
+    """The root-mean-square error of ``state`` in a free run (:func:`predict`) of each
+    trajectory from its first sample."""
+    out = []
+    for data in trajectories:
+        pred = predict(model, data, inputs, params, scheme)
+        out.append(float(np.sqrt(np.mean((pred[state] - np.asarray(data[state])) ** 2))))
+    return out
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Per fold: the held-out trajectories (indices), the fit on the others, and the
+    free-run RMSE of ``state`` on each held-out trajectory."""
+
+    state: str
+    held_out: tuple[tuple[int, ...], ...]
+    fits: tuple[FitResult, ...]
+    rmse: tuple[tuple[float, ...], ...]
+
+    @property
+    def mean_rmse(self) -> float:
+        """The mean over every held-out trajectory of every fold."""
+        return float(np.mean([e for fold in self.rmse for e in fold]))
+
+    def __str__(self) -> str:
+        lines = [f"cross-validation: free-run RMSE of {self.state}, mean {self.mean_rmse:.6g}"]
+        for k, (idx, err) in enumerate(zip(self.held_out, self.rmse)):
+            cells = ", ".join(f"#{i}: {e:.4g}" for i, e in zip(idx, err))
+            lines.append(f"  fold {k + 1}: {cells}")
+        return "\n".join(lines)
+
+
+def cross_validate(
+    system: ac.System | ac.Model,
+    trajectories: Sequence[Mapping[str, Any]],
+    state: str,
+    *,
+    folds: int | None = None,
+    seed: int = 0,
+    inputs: Mapping[str, str] | None = None,
+    scheme: str = "rk4",
+    **options: Any,
+) -> CrossValidation:
+    """Leave-one-out (``folds=None``) or ``folds``-fold cross-validation over trajectories:
+    :func:`train` on all but the held-out ones (``options`` are its keywords), then the
+    free-run RMSE of ``state`` on each held-out trajectory."""
+    n = len(trajectories)
+    k = n if folds is None else int(folds)
+    if not 2 <= k <= n:
+        raise OptionError(f"cross_validate: folds={folds} must be between 2 and {n}")
+    order = np.random.default_rng(seed).permutation(n) if folds is not None else np.arange(n)
+    groups = [tuple(sorted(int(i) for i in part)) for part in np.array_split(order, k)]
+    fits, errors = [], []
+    for held in groups:
+        rest = [d for i, d in enumerate(trajectories) if i not in held]
+        fit = train(system, rest, inputs=inputs, scheme=scheme, **options)
+        out = [trajectories[i] for i in held]
+        fits.append(fit)
+        errors.append(tuple(free_run_rmse(fit.model, out, state, inputs, None, scheme)))
+    return CrossValidation(state, tuple(groups), tuple(fits), tuple(errors))

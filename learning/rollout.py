@@ -1,0 +1,215 @@
+"""The compiled model as a discrete-time map at the data's sample time, and rollouts of it.
+
+A compiled :class:`~acausal.Model` is the semi-explicit DAE ``x' = f(x, z, p, t)``,
+``0 = g(x, z, p, t)`` whose algebraic unknowns ``z`` are the Newton blocks of its BLT plan
+(explicit and linear blocks are already solved symbolically inside ``f``). Its states'
+derivative as a function of the states alone is
+
+    F(x, p, t) = f(x, z(x, p, t), p, t),   g(x, z(x, p, t), p, t) = 0,
+
+with ``z`` from CasADi's Newton rootfinder, differentiated by the implicit function theorem
+(``dz/dx = -g_z^-1 g_x``). One step of length ``h`` from ``x_k`` is explicit Euler
+``x_{k+1} = x_k + h F(x_k, p_k, t_k)`` (the paper's; zero-order hold of the inputs) or the
+classical Runge-Kutta scheme (``"rk4"``, four evaluations of ``F``, the inputs held to first
+order: ``u_k``, ``(u_k + u_{k+1}) / 2``, ``u_{k+1}`` at its stages). ``p_k`` is the model's
+parameter vector with the measured inputs in the entries of the input parameters (a
+``ConstantTorque``'s ``tau_constant`` set to the sampled torque). A rollout of
+``N`` steps is the step's ``mapaccum``; windows and trajectories are its ``map``: one call
+evaluates a mini-batch, and CasADi's reverse mode gives the gradient of a loss over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import casadi as cs
+import numpy as np
+
+import acausal as ac
+from acausal.errors import OptionError, unknown_name
+from solvers import DAEFunctions
+
+SCHEMES = ("euler", "rk4")
+
+
+def check_smooth(model: ac.Model) -> None:
+    """Rollouts step smooth models: one with discrete modes (events) is refused."""
+    if model.dae.modes:
+        raise OptionError(
+            f"rollout: {model.name} has discrete modes ({', '.join(model.flat.discretes)}); "
+            "rollouts step smooth models only: use a smooth variant of the component (e.g. "
+            "regularized friction) or fit by simulation (method='least_squares')"
+        )
+
+
+def _z_guesses(model: ac.Model) -> cs.Function:
+    """``p -> `` the start values of the Newton unknowns (0 where none)."""
+    column = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
+    values = []
+    for zk in cs.vertsplit(model.dae.z):
+        start = model.start(column[zk.name()])
+        values.append(start.value if start is not None else 0.0)
+    return cs.Function("z_guesses", [model.p], [cs.vertcat(*values)])
+
+
+class StepMap:
+    """One step ``(x_{k+1}, z_k) = step((x_k, z_{k-1}), u_k, t_k, p)`` of ``model`` at sample
+    time ``h``: the accumulated state carries the Newton unknowns ``z`` as the next solve's
+    guess (a mechanism's angles must start near the branch it is on; the derivatives do
+    not depend on the guess).
+
+    ``inputs``: the model's parameters set from measured inputs at each step (their order
+    is the order of ``u``); ``p`` is the full parameter vector (the input entries of it are
+    overwritten by ``u``)."""
+
+    def __init__(
+        self, model: ac.Model, h: float, inputs: Sequence[str] = (), scheme: str = "rk4"
+    ) -> None:
+        if scheme not in SCHEMES:
+            raise OptionError(f"rollout: scheme={scheme!r} is not one of {SCHEMES}")
+        if not (np.isfinite(h) and h > 0):
+            raise OptionError(f"rollout: the sample time h = {h!r} must be positive")
+        check_smooth(model)
+        names = list(model.parameters)
+        for n in inputs:
+            if n not in model.parameters:
+                raise unknown_name("input parameter", n, names)
+        self.model, self.h, self.scheme = model, float(h), scheme
+        self.inputs = list(inputs)
+        self.positions = [names.index(n) for n in self.inputs]
+        self.nx, self.nz = model.dae.x.numel(), model.dae.z.numel()
+        self.functions = DAEFunctions(model)
+        xz = cs.MX.sym("xz", self.nx + self.nz)
+        nu = len(self.inputs)
+        u = cs.MX.sym("u", 2 * nu)  # the inputs at t_k and t_{k+1}
+        t = cs.MX.sym("t")
+        p = cs.MX.sym("p", model.p.numel())
+
+        def with_inputs(values: cs.MX) -> cs.MX:
+            out = cs.MX(p)
+            for j, k in enumerate(self.positions):
+                out[k] = values[j]
+            return out
+
+        held = [with_inputs(v) for v in (u[:nu], (u[:nu] + u[nu:]) / 2, u[nu:])]
+        self.step = cs.Function(
+            "step", [xz, u, t, p], [self._advance(xz, held, t)], ["xz", "u", "t", "p"], ["xz_next"]
+        )
+        self._rollouts: dict[int, cs.Function] = {}
+
+    def _advance(self, xz: cs.MX, held: list[cs.MX], t: cs.MX) -> cs.MX:
+        """``[x_{k+1}; z(x_k)]`` by the scheme, each stage's ``z`` solved from the guess;
+        ``held``: the parameters with the inputs at ``t_k``, ``t_k + h/2`` (their mean:
+        first-order hold) and ``t_{k+1}``."""
+        x, guess = xz[: self.nx], xz[self.nx :]
+        m = self.model
+        ode = cs.Function("ode", [m.dae.x, m.dae.z, m.p, m.t], [m.dae.ode])
+        solve = self.functions.algebraic_solver("z_of_x") if self.nz else None
+
+        def F(xs: cs.MX, ts: cs.MX, p: cs.MX) -> tuple[cs.MX, cs.MX]:
+            z = solve(guess, xs, p, ts) if solve is not None else cs.MX(0, 1)
+            return ode(xs, z, p, ts), z
+
+        h = self.h
+        k1, z = F(x, t, held[0])
+        if self.scheme == "euler":
+            return cs.vertcat(x + h * k1, z)
+        k2 = F(x + h / 2 * k1, t + h / 2, held[1])[0]
+        k3 = F(x + h / 2 * k2, t + h / 2, held[1])[0]
+        k4 = F(x + h * k3, t + h, held[2])[0]
+        return cs.vertcat(x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), z)
+
+    def rollout(self, steps: int) -> cs.Function:
+        """``(xz0, U, T, p) -> XZ``: ``steps`` steps from ``xz0 = [x0; z guess]`` with inputs
+        ``U`` (column ``k``: ``[u_k; u_{k+1}]``) at times ``T`` (1 x steps); ``XZ`` holds
+        ``[x_1; z_0] .. [x_steps; z_{steps-1}]`` as columns."""
+        if steps not in self._rollouts:
+            self._rollouts[steps] = self.step.mapaccum(steps)
+        return self._rollouts[steps]
+
+    def start(self, x: np.ndarray, u: np.ndarray, t: float, p: np.ndarray) -> np.ndarray:
+        """``[x; z guess]`` for a window starting at measured ``x``: ``z`` solved (outside
+        any gradient) from the model's start values as guesses."""
+        if not self.nz:
+            return np.asarray(x, dtype=float)
+        pk = np.array(p, dtype=float)
+        pk[self.positions] = u
+        guess = _z_guesses(self.model)(pk)
+        z = self.functions.algebraic_solver("z_of_x")(guess, x, pk, t).full().ravel()
+        return np.concatenate([x, z])
+
+
+class Trajectory:
+    """A measured trajectory: sample times ``t`` (uniform), the model's states (every one,
+    by name, one row each) and the measured inputs (one row per input parameter)."""
+
+    def __init__(
+        self,
+        model: ac.Model,
+        data: Mapping[str, object],
+        inputs: Mapping[str, str],
+    ) -> None:
+        check_smooth(model)
+        if "t" not in data:
+            raise OptionError("rollout: a trajectory's data need the sample times as 't'")
+        t = np.asarray(data["t"], dtype=float).ravel()
+        if t.size < 2 or np.any(np.diff(t) <= 0):
+            raise OptionError("rollout: data['t'] must be 2+ increasing times")
+        h = np.diff(t)
+        if np.max(np.abs(h - h[0])) > 1e-9 * max(1.0, abs(t[-1])):
+            raise OptionError("rollout: the samples must be uniform in time (one sample time)")
+        self.t, self.h = t, float(h[0])
+        chosen = list(model.states)
+        missing = [s for s in chosen if s not in data]
+        if missing:
+            raise OptionError(
+                f"rollout: the data measure no {', '.join(missing)}; a rollout starts each "
+                f"window from measured states, and the compiler chose {', '.join(chosen)} "
+                "as the states (give those, or set state_priority / fixed starts so that "
+                "the measured variables become the states)"
+            )
+        self.x = np.vstack([np.asarray(data[s], dtype=float).ravel() for s in chosen])
+        self.u = (
+            np.vstack([np.asarray(data[col], dtype=float).ravel() for col in inputs.values()])
+            if inputs
+            else np.zeros((0, t.size))
+        )
+        for name, rows in (("states", self.x), ("inputs", self.u)):
+            if rows.shape[1] != t.size or not np.all(np.isfinite(rows)):
+                raise OptionError(
+                    f"rollout: the {name} of a trajectory need {t.size} finite samples each"
+                )
+
+    def pairs(self, k: int, steps: int) -> np.ndarray:
+        """The inputs of steps ``k .. k+steps-1`` as the step map takes them: column ``i``
+        is ``[u_{k+i}; u_{k+i+1}]``."""
+        return np.vstack([self.u[:, k : k + steps], self.u[:, k + 1 : k + steps + 1]])
+
+    def windows(self, horizon: int, stride: int = 1) -> list[int]:
+        """Start indices of the windows ``k, k+1, .., k+horizon`` inside the trajectory."""
+        if horizon >= self.t.size:
+            raise OptionError(
+                f"rollout: windows of {horizon} steps need {horizon + 1} samples; a trajectory "
+                f"has {self.t.size}"
+            )
+        return list(range(0, self.t.size - horizon, stride))
+
+
+def predict(
+    model: ac.Model,
+    data: Mapping[str, object],
+    inputs: Mapping[str, str] | None = None,
+    params: Mapping[str, float] | None = None,
+    scheme: str = "rk4",
+) -> dict[str, np.ndarray]:
+    """Free-run prediction of a whole trajectory by the step map from its first measured
+    state: ``{"t": t, state: values, ...}`` (``params`` override the model's values)."""
+    inputs = dict(inputs or {})
+    traj = Trajectory(model, data, inputs)
+    step = StepMap(model, traj.h, list(inputs), scheme)
+    p = np.asarray(model.parameter_vector(params), dtype=float)
+    n = traj.t.size - 1
+    xz0 = step.start(traj.x[:, 0], traj.u[:, 0], float(traj.t[0]), p)
+    X = step.rollout(n)(xz0, traj.pairs(0, n), traj.t[None, :n], p).full()[: step.nx]
+    X = np.hstack([traj.x[:, :1], X])
+    return {"t": traj.t, **{s: X[k] for k, s in enumerate(model.states)}}

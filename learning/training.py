@@ -1,0 +1,333 @@
+"""``train(model, trajectories, ...)``: parameters (network weights and physical values)
+learned through rollouts of the compiled model, with Adam on mini-batches of windows.
+
+For trajectories ``j`` with measured states ``x_j(t_k)`` and inputs, every window start ``k``
+(every ``stride``-th sample) predicts ``N = horizon`` steps ahead from the measured state by
+the step map of :mod:`learning.rollout`, and the loss is the paper's Eq. 9,
+
+    L(p) = 1/(W N) sum_windows sum_{i=1..N} sum_s C_s (x^_s(t_{k+i}) - x_s(t_{k+i}))^2,
+
+with ``C_s = 1 / var(x_s)`` over the training data by default. ``N = 1`` is the feedforward
+(teacher-forced) model, ``N > 1`` the recurrent one (backpropagation through time). One
+CasADi call evaluates a mini-batch of windows (``map`` over windows of the step's
+``mapaccum``) with the gradient by reverse mode. Physical parameters are scaled to O(1)
+(the optimizer sees ``q = p / |p_0|``) and kept inside ``bounds``; network weights and raw
+law parameters are not scaled. Adam (Kingma and Ba) runs over shuffled mini-batches for
+``epochs`` (learning rate ``lr``, multiplied by ``decay`` after each epoch), keeping the
+parameters with the lowest validation loss (windows of held-out trajectories; without them,
+the training loss) and stopping after ``patience`` epochs without improvement; then,
+optionally, L-BFGS-B on the full batch (``polish=True``). The result is a
+:class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the training loss per
+epoch, ``validation_history``: the validation loss).
+"""
+
+from __future__ import annotations
+
+import sys
+import time as _time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import casadi as cs
+import numpy as np
+import scipy.optimize as so
+
+import acausal as ac
+from acausal.errors import OptionError, unknown_name
+
+from .fit import FitProgress, FitResult, unknowns, with_values
+from .rollout import StepMap, Trajectory
+
+
+class Windows:
+    """The windows of some trajectories, as the arrays one batch call takes."""
+
+    def __init__(
+        self, step: StepMap, trajs: Sequence[Trajectory], horizon: int, stride: int, p: np.ndarray
+    ) -> None:
+        starts, inputs, times, targets = [], [], [], []
+        for tr in trajs:
+            for k in tr.windows(horizon, stride):
+                starts.append(step.start(tr.x[:, k], tr.u[:, k], float(tr.t[k]), p))
+                inputs.append(tr.pairs(k, horizon))
+                times.append(tr.t[k : k + horizon])
+                targets.append(tr.x[:, k + 1 : k + 1 + horizon])
+        if not starts:
+            raise OptionError("train: no window fits in the trajectories")
+        self.xz0 = np.array(starts).T  # (nx + nz) x W
+        self.u = np.stack(inputs)  # W x nu x N
+        self.t = np.array(times)  # W x N
+        self.x = np.stack(targets)  # W x nx x N
+        self.count = len(starts)
+
+    def batch(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(XZ0, U, T, XM)`` of the windows ``index``, columns window after window."""
+        u = np.concatenate([self.u[i] for i in index], axis=1)
+        xm = np.concatenate([self.x[i] for i in index], axis=1)
+        return self.xz0[:, index], u, self.t[index].reshape(1, -1), xm
+
+
+class RolloutLoss:
+    """``L`` and ``dL/dq`` of a batch of ``B`` windows as one CasADi function of the scaled
+    trained parameters ``q`` (built once per batch size)."""
+
+    def __init__(
+        self,
+        step: StepMap,
+        horizon: int,
+        trained: Sequence[int],
+        scales: np.ndarray,
+        weights: np.ndarray,
+    ) -> None:
+        self.step, self.horizon = step, horizon
+        self.trained, self.scales, self.weights = list(trained), scales, weights
+        self._built: dict[int, cs.Function] = {}
+
+    def function(self, size: int) -> cs.Function:
+        if size not in self._built:
+            step, n = self.step, self.horizon
+            nxz, nx = step.nx + step.nz, step.nx
+            xz0 = cs.MX.sym("xz0", nxz, size)
+            u = cs.MX.sym("u", 2 * len(step.inputs), n * size)
+            t = cs.MX.sym("t", 1, n * size)
+            xm = cs.MX.sym("xm", nx, n * size)
+            q = cs.MX.sym("q", len(self.trained))
+            base = cs.MX.sym("p", step.model.p.numel())
+            p = cs.MX(base)
+            for j, k in enumerate(self.trained):
+                p[k] = q[j] * self.scales[j]
+            xhat = step.rollout(n).map(size)(xz0, u, t, p)[:nx, :]
+            err = xhat - xm
+            loss = cs.sum2(cs.sum1(cs.DM(self.weights) * err**2)) / (n * size)
+            self._built[size] = cs.Function(
+                "rollout_loss", [xz0, u, t, xm, q, base], [loss, cs.gradient(loss, q)]
+            )
+        return self._built[size]
+
+    def __call__(
+        self, windows: Windows, index: np.ndarray, q: np.ndarray, p: np.ndarray
+    ) -> tuple[float, np.ndarray]:
+        loss, grad = self.function(len(index))(*windows.batch(index), q, p)
+        return float(loss), grad.full().ravel()
+
+    def total(self, windows: Windows, q: np.ndarray, p: np.ndarray, batch: int) -> float:
+        """The loss over all of ``windows`` (in batches of ``batch``)."""
+        index = np.arange(windows.count)
+        parts = [index[i : i + batch] for i in range(0, windows.count, batch)]
+        return sum(self(windows, b, q, p)[0] * len(b) for b in parts) / windows.count
+
+
+class Adam:
+    """Adam's update ``q -= lr m^ / (sqrt(v^) + eps)`` with bias-corrected moments."""
+
+    def __init__(self, size: int, lr: float, beta1: float = 0.9, beta2: float = 0.999) -> None:
+        self.m, self.v = np.zeros(size), np.zeros(size)
+        self.lr, self.beta1, self.beta2, self.k = lr, beta1, beta2, 0
+
+    def step(self, q: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        self.k += 1
+        b1, b2 = self.beta1, self.beta2
+        self.m = b1 * self.m + (1 - b1) * grad
+        self.v = b2 * self.v + (1 - b2) * grad**2
+        m_hat, v_hat = self.m / (1 - b1**self.k), self.v / (1 - b2**self.k)
+        return q - self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+
+
+def _compiled(system: ac.System | ac.Model) -> tuple[ac.Model, ac.System | None]:
+    if isinstance(system, ac.Model):
+        return system, None
+    if isinstance(system, ac.System):
+        return ac.compile(system), system
+    raise OptionError(f"train: expected an ac.System or ac.Model, got {type(system).__name__}")
+
+
+def train(
+    system: ac.System | ac.Model,
+    trajectories: Sequence[Mapping[str, Any]],
+    *,
+    params: Sequence[str] | None = None,
+    physical: Sequence[str] = (),
+    inputs: Mapping[str, str] | None = None,
+    horizon: int = 1,
+    stride: int = 1,
+    scheme: str = "rk4",
+    state_weights: Mapping[str, float] | None = None,
+    epochs: int = 100,
+    batch: int = 64,
+    lr: float = 1e-3,
+    decay: float = 1.0,
+    seed: int = 0,
+    validation: Sequence[Mapping[str, Any]] = (),
+    patience: int | None = None,
+    polish: bool = False,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    x0: Mapping[str, float] | None = None,
+    progress: bool | Callable[[FitProgress], None] = True,
+) -> FitResult:
+    """Learn ``params`` (default: the raw parameters of every :class:`~learning.Unknown`)
+    and ``physical`` parameters from measured ``trajectories`` by rollouts (see the module
+    docstring).
+
+    Each trajectory is ``{"t": uniform times, <state>: values, <input column>: values}``
+    with every state of the compiled model (``model.states``) and the columns named in
+    ``inputs`` (``{input parameter: column}``, e.g. ``{"motor.tau_constant": "tau"}``:
+    that parameter takes the column's sample at each step, zero-order hold).
+    ``validation``: held-out trajectories for early stopping. ``bounds``: ``(low, high)``
+    by parameter name (physical parameters default to ``(0, inf)`` when they start
+    positive). ``x0``: start values by name (default the model's values).
+    """
+    tic = _time.perf_counter()
+    model, source = _compiled(system)
+    inputs = dict(inputs or {})
+    if params is None:
+        params = [n for u in unknowns([source]) for n in u.parameter_names()] if source else []
+    names = list(dict.fromkeys([*params, *physical]))
+    if not names:
+        raise OptionError("train: nothing to train: no ln.Unknown in the system, no physical=")
+    every = list(model.parameters)
+    for n in names:
+        if n not in model.parameters:
+            raise unknown_name("parameter", n, every)
+    if horizon < 1 or stride < 1:
+        raise OptionError(f"train: horizon={horizon} and stride={stride} must be >= 1")
+    trajs = [Trajectory(model, d, inputs) for d in trajectories]
+    checks = [Trajectory(model, d, inputs) for d in validation]
+    if not trajs:
+        raise OptionError("train: give one or more trajectories")
+    hs = {round(tr.h, 15) for tr in trajs + checks}
+    if len(hs) > 1:
+        raise OptionError(f"train: the trajectories have different sample times {sorted(hs)}")
+    p = np.asarray(model.parameter_vector(dict(x0 or {})), dtype=float)
+    trained = [every.index(n) for n in names]
+    scales = np.array(
+        [abs(p[k]) if n in physical and p[k] != 0 else 1.0 for n, k in zip(names, trained)]
+    )
+    lo, hi = _bounds(names, physical, p[trained], bounds or {}, scales)
+    step = StepMap(model, trajs[0].h, list(inputs), scheme)
+    x_all = np.hstack([tr.x for tr in trajs])
+    var = np.var(x_all, axis=1)
+    weights = 1.0 / np.where(var > 0, var, 1.0)
+    for s, w in (state_weights or {}).items():
+        if s not in model.states:
+            raise unknown_name("state", s, model.states)
+        weights[model.states.index(s)] = float(w)
+    objective = RolloutLoss(step, horizon, trained, scales, weights[:, None])
+    train_w = Windows(step, trajs, horizon, stride, p)
+    check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
+    q = p[trained] / scales
+    start = dict(zip(names, p[trained].tolist()))
+    rng = np.random.default_rng(seed)
+    opt = Adam(q.size, lr)
+    best_q, best = q.copy(), objective.total(check_w, q, p, batch)
+    history, checked, stale = [], [best], 0
+    report = _reporter(progress)
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(train_w.count)
+        total = 0.0
+        for i in range(0, train_w.count, batch):
+            index = order[i : i + batch]
+            loss, grad = objective(train_w, index, q, p)
+            total += loss * len(index)
+            q = np.clip(opt.step(q, grad), lo, hi)
+        opt.lr *= decay
+        history.append(total / train_w.count)
+        value = objective.total(check_w, q, p, batch) if checks else history[-1]
+        checked.append(value)
+        if value < best:
+            best, best_q, stale = value, q.copy(), 0
+        else:
+            stale += 1
+        report(FitProgress(epoch, epoch, history[-1], value, 0, _time.perf_counter() - tic))
+        if patience is not None and stale >= patience:
+            break
+    q, message = best_q, f"{len(history)} epochs of Adam"
+    if polish:
+        q, message = _polish(objective, train_w, q, p, batch, lo, hi, message)
+        best = objective.total(check_w, q, p, batch)
+    fitted = dict(zip(names, (q * scales).tolist()))
+    systems = (with_values(source, fitted),) if source is not None else ()
+    return FitResult(
+        params=fitted,
+        weights={u.full_name: u.weights(fitted) for u in unknowns([source])} if source else {},
+        loss=float(objective.total(train_w, q, p, batch)),
+        loss_history=history,
+        n_simulations=0,
+        n_failed=0,
+        wall_time=_time.perf_counter() - tic,
+        success=True,
+        message=message,
+        method="rollout",
+        start=start,
+        n_iterations=len(history),
+        models=(model.with_parameters({**_own(p, every), **fitted}),),
+        systems=systems,
+        validation_history=checked,
+    )
+
+
+def _own(p: np.ndarray, names: Sequence[str]) -> dict[str, float]:
+    return dict(zip(names, p.tolist()))
+
+
+def _bounds(
+    names: Sequence[str],
+    physical: Sequence[str],
+    values: np.ndarray,
+    given: Mapping[str, tuple[float, float]],
+    scales: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled lower and upper bounds: ``given`` ones, ``(0, inf)`` for a physical
+    parameter that starts positive, else none."""
+    lo, hi = np.full(len(names), -np.inf), np.full(len(names), np.inf)
+    for j, n in enumerate(names):
+        if n in given:
+            lo[j], hi[j] = given[n]
+        elif n in physical and values[j] > 0:
+            lo[j] = 0.0
+        if not lo[j] <= values[j] <= hi[j]:
+            raise OptionError(f"train: the start value {values[j]:g} of {n} is outside its bounds")
+    return lo / scales, hi / scales
+
+
+def _polish(
+    objective: RolloutLoss,
+    windows: Windows,
+    q: np.ndarray,
+    p: np.ndarray,
+    batch: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    message: str,
+) -> tuple[np.ndarray, str]:
+    """L-BFGS-B on the full batch from ``q``."""
+    index = np.arange(windows.count)
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        return objective(windows, index, x, p)
+
+    out = so.minimize(
+        fun,
+        q,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=list(zip(lo, hi)),
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500},
+    )
+    return out.x, f"{message}, then L-BFGS-B ({out.nit} iterations: {out.message})"
+
+
+def _reporter(progress: bool | Callable[[FitProgress], None]) -> Callable[[FitProgress], None]:
+    if callable(progress):
+        return progress
+    if not progress:
+        return lambda info: None
+
+    def show(info: FitProgress) -> None:
+        print(
+            f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  validation "
+            f"{info.best:.6g}  {info.elapsed:.1f} s",
+            file=sys.stdout,
+            flush=True,
+        )
+
+    return show

@@ -1,0 +1,180 @@
+"""Rollouts of compiled models and training through them (issue 11): the step map against
+IDAS, gradients against central differences, parameters recovered from trajectories."""
+
+import numpy as np
+import pytest
+
+import acausal as ac
+from components import electrical as el
+from components import translational as tr
+from learning.evaluation import cross_validate, free_run_rmse
+from learning.rollout import StepMap, Trajectory, predict
+from learning.training import RolloutLoss, Windows, train
+from solvers import simulate
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")
+C_TRUE, D_TRUE = 40.0, 0.5
+
+
+def oscillator(force=None, c=C_TRUE, d=D_TRUE, s0=0.1):
+    """A mass on a spring and a damper to a fixed point, pushed by a force: a sampled
+    signal (to make data) or the parameter ``F.f_constant`` (an input of the rollout)."""
+    s = ac.System("oscillator")
+    m = tr.Mass("m", m=1.0, s0=s0, v0=0.0)
+    k, damper, fixed = tr.Spring("k", c=c), tr.Damper("d", d=d), tr.Fixed("fx")
+    push = tr.ConstantForce("F", f_constant=0.0) if force is None else tr.Force("F", f=force)
+    s.connect(push.flange, m.flange_a)
+    s.connect(m.flange_b, k.flange_b, damper.flange_b)
+    s.connect(k.flange_a, damper.flange_a, fixed.flange)
+    return s
+
+
+def trajectories(freqs=(3.0, 5.0, 8.0), t_end=2.0, dt=2e-3):
+    """IDAS at 1e-12 with the force 2 sin(w t), sampled with its states."""
+    out = []
+    for j, w in enumerate(freqs):
+        res = simulate(
+            oscillator(2.0 * ac.sin(w * ac.time), s0=0.05 * j),
+            t_end=t_end,
+            dt=dt,
+            rtol=1e-12,
+            atol=1e-14,
+        )
+        out.append({"t": res.t, "m.s": res["m.s"], "m.v": res["m.v"], "F": 2 * np.sin(w * res.t)})
+    return out
+
+
+INPUTS = {"F.f_constant": "F"}
+
+
+def test_a_free_run_of_the_step_map_agrees_with_idas():
+    (data,) = trajectories(freqs=(5.0,), dt=1e-3)
+    model = ac.compile(oscillator())
+    half = {k: v[::2] for k, v in data.items()}  # h = 2e-3
+    errors = {}
+    for scheme in ("rk4", "euler"):
+        for name, d in (("h", data), ("2h", half)):
+            pred = predict(model, d, INPUTS, scheme=scheme)
+            errors[scheme, name] = np.max(np.abs(pred["m.s"] - d["m.s"]))
+    # RK4 with the input held to first order (linear between samples): O(h^2) from the
+    # input's interpolation (measured 3.7e-7 at h = 1e-3); explicit Euler: O(h)
+    assert errors["rk4", "h"] < 1e-6
+    assert 3.5 < errors["rk4", "2h"] / errors["rk4", "h"] < 4.5
+    assert 1.8 < errors["euler", "2h"] / errors["euler", "h"] < 2.2
+    assert errors["euler", "h"] > 100 * errors["rk4", "h"]
+    # with no input at all the step map is RK4 on the model: O(h^4)
+    free = simulate(oscillator(0.0), grid=data["t"], rtol=1e-12, atol=1e-14)
+    still = {"t": free.t, "m.s": free["m.s"], "m.v": free["m.v"], "F": 0 * free.t}
+    assert np.max(np.abs(predict(model, still, INPUTS)["m.s"] - free["m.s"])) < 1e-10
+
+
+def diode_circuit(R1=10.0, R2=5.0, Is=1e-6):
+    """V -> R1 -> node with C to ground and R2 + exponential diode to ground: R2 and the
+    diode are a nonlinear algebraic block (Newton) inside the rollout."""
+    s = ac.System("diode_rc")
+    v, g = el.ConstantVoltage("V", V=1.0), el.Ground("G")
+    r1, r2 = el.Resistor("R1", R=R1), el.Resistor("R2", R=R2)
+    c, d = el.Capacitor("C", C=0.01, v0=0.0), el.Diode("D", Is=Is)
+    s.connect(v.p, r1.p)
+    s.connect(r1.n, c.p, r2.p)
+    s.connect(r2.n, d.p)
+    s.connect(v.n, c.n, d.n, g.p)
+    return s
+
+
+def test_rollout_gradient_through_a_newton_block_matches_central_differences():
+    model = ac.compile(diode_circuit())
+    assert model.dae.z.numel() >= 1  # the diode's block is solved by Newton
+    t = np.arange(0, 0.2, 1e-3)
+    res = simulate(model, grid=t, rtol=1e-12, atol=1e-14, params={"V.V": 1.5})
+    data = {"t": t, "C.v": res["C.v"] * 1.01, "V": np.full(t.size, 1.5)}  # off the truth
+    step = StepMap(model, 1e-3, ["V.V"])
+    names = list(model.parameters)
+    trained = [names.index(n) for n in ("R1.R", "R2.R", "D.Is")]
+    p = np.asarray(model.parameter_vector(None), dtype=float)
+    scales = np.abs(p[trained])
+    loss = RolloutLoss(step, 20, trained, scales, np.ones((1, 1)))
+    windows = Windows(step, [Trajectory(model, data, {"V.V": "V"})], 20, 7, p)
+    index = np.arange(windows.count)
+    q = p[trained] / scales * np.array([1.1, 0.9, 1.2])
+    value, grad = loss(windows, index, q, p)
+    for j in range(q.size):
+        h = 1e-6
+        up, down = q.copy(), q.copy()
+        up[j] += h
+        down[j] -= h
+        fd = (loss(windows, index, up, p)[0] - loss(windows, index, down, p)[0]) / (2 * h)
+        assert abs(grad[j] - fd) <= 1e-6 * max(abs(fd), 1e-3 * value), (j, grad[j], fd)
+
+
+@pytest.mark.parametrize("horizon", [1, 20])
+def test_training_recovers_the_spring_and_the_damper(horizon):
+    data = trajectories()
+    model = ac.compile(oscillator(c=30.0, d=0.8))  # starts 25 % and 60 % off
+    fit = train(
+        model,
+        data[:2],
+        physical=["k.c", "d.d"],
+        inputs=INPUTS,
+        horizon=horizon,
+        stride=max(1, horizon // 2),
+        epochs=60,
+        batch=128,
+        lr=0.05,
+        validation=data[2:],
+        polish=True,
+        progress=False,
+    )
+    assert fit.method == "rollout" and len(fit.loss_history) == 60
+    assert abs(fit.params["k.c"] / C_TRUE - 1) < 1e-4  # measured 6e-7 (N = 1)
+    assert abs(fit.params["d.d"] / D_TRUE - 1) < 1e-3  # measured 4e-5 (N = 1)
+    # the fitted model's free run of the held-out trajectory, and IDAS on it, agree
+    rmse = free_run_rmse(fit.model, data[2:], "m.v", INPUTS)[0]
+    assert rmse < 1e-4 * np.ptp(data[2]["m.v"])
+
+
+def test_bad_data_get_clear_errors():
+    model = ac.compile(oscillator())
+    (data,) = trajectories(freqs=(3.0,), t_end=0.1)
+    with pytest.raises(ac.OptionError, match="compiler chose m.s, m.v"):
+        train(
+            model,
+            [{"t": data["t"], "m.s": data["m.s"], "F": data["F"]}],
+            physical=["k.c"],
+            inputs=INPUTS,
+            progress=False,
+        )
+    with pytest.raises(ac.OptionError, match="windows of 100 steps need 101 samples"):
+        train(model, [data], physical=["k.c"], inputs=INPUTS, horizon=100, progress=False)
+    with pytest.raises(ac.UnknownNameError):
+        train(model, [data], physical=["nope.x"], inputs=INPUTS, progress=False)
+    sticky = oscillator()
+    fixed = next(c for c in sticky.components if c.name == "fx")
+    mass = next(c for c in sticky.components if c.name == "m")
+    friction = tr.CoulombFriction("fr", f_coulomb=0.1, f_static=0.2)
+    sticky.connect(mass.flange_b, friction.flange_b)
+    sticky.connect(friction.flange_a, fixed.flange)
+    with pytest.raises(ac.OptionError, match="discrete modes"):
+        train(sticky, [data], physical=["k.c"], inputs=INPUTS, progress=False)
+
+
+def test_leave_one_out_cross_validation_over_trajectories():
+    data = trajectories()
+    model = ac.compile(oscillator(c=30.0, d=0.8))
+    cv = cross_validate(
+        model,
+        data,
+        "m.v",
+        inputs=INPUTS,
+        physical=["k.c", "d.d"],
+        epochs=40,
+        batch=128,
+        lr=0.05,
+        polish=True,
+        progress=False,
+    )
+    assert cv.held_out == ((0,), (1,), (2,))
+    for fit in cv.fits:  # each fold finds the truth from the other two trajectories
+        assert abs(fit.params["k.c"] / C_TRUE - 1) < 1e-4
+    assert max(e for fold in cv.rmse for e in fold) < 1e-4 * np.ptp(data[2]["m.v"])
+    assert "fold 3: #2:" in str(cv)
