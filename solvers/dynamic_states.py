@@ -39,6 +39,7 @@ FIRST_CHUNK = 8  # output intervals integrated at once after a switch (doubled a
 # its maximum number of steps, 100,000 by default, before it fails: seconds); a piece of one
 # interval that fails with no better choice at hand is retried with the maximum
 QUICK = 5_000
+RESCUE = 1.5  # after an IDAS failure: switch to a choice this much more regular, if any
 LOCKED = 1e-3  # every choice this far below the run's best ratio: the loop is locked
 
 
@@ -155,7 +156,7 @@ class DynamicRun:
                 if chunk > 1:  # find the last output time before the failure
                     chunk = 1
                     continue
-                best = self._best(values[-1], p, t, cur)
+                best = self._best(values[-1], p, t, cur, RESCUE)
                 if best is None and patient:
                     raise
                 if best is None:  # no other choice is better: let IDAS work harder
