@@ -8,8 +8,12 @@
 
 Laws (the base :mod:`learning.law`, then one module each): :class:`Polynomial` (separable
 odd polynomials, Propositions 4.1-4.3), :class:`NeuralNet` (tanh/sigmoid layers,
-Proposition 4.4), :class:`Known` (any user-written relation). :class:`Unknown`
-(:mod:`learning.unknown`) places a law in a Type 1, 2 or 3 two-connector template.
+Proposition 4.4), :class:`Known` (any user-written relation). Explicit laws
+``output = eta(inputs)`` (:mod:`learning.explicit`): :class:`MLP` (networks of any depth
+with relu/tanh/softplus/sigmoid units, seeded He/Glorot starts, standardized inputs, an
+option dissipative by construction) and :class:`Sum` (named parts on separate inputs, e.g.
+conservative + non-conservative). :class:`Unknown` (:mod:`learning.unknown`) places a law
+in a Type 1, 2 or 3 two-connector template.
 """
 
 from .evaluation import CrossValidation, cross_validate, free_run_rmse
@@ -18,9 +22,11 @@ from .fit import FitResult, fit
 from .identifiability import identifiability
 from .known import Known
 from .law import Law, softplus, softplus_inv
+from .mlp import MLP
 from .neural import NeuralNet
 from .polynomial import Polynomial
 from .rollout import predict
+from .sum_law import Sum
 from .training import train
 from .unknown import Unknown
 
@@ -29,6 +35,8 @@ __all__ = [
     "Polynomial",
     "NeuralNet",
     "Known",
+    "MLP",
+    "Sum",
     "Unknown",
     "softplus",
     "softplus_inv",

@@ -90,6 +90,9 @@ class Law:
 
     constraint: str | None = None
     transform: str = "softplus"
+    #: the input tokens an explicit law reads itself, its output first (``("f", "x")``);
+    #: None for an implicit law, which reads the tokens its Unknown is given
+    tokens: tuple[str, ...] | None = None
 
     def __init__(
         self,
@@ -234,16 +237,26 @@ class Law:
     def weights(self, theta: Sequence[float] | Mapping[str, float] | None = None) -> dict:
         """The weights as numbers for raw values ``theta``: a sequence in the order of
         :attr:`raw_names` or a mapping by raw name; default the start values."""
-        if theta is None:
-            vals = self.raw_init
-        elif isinstance(theta, Mapping):
-            vals = np.array([float(theta[n]) for n in self.raw_names])
-        else:
-            vals = np.asarray(theta, dtype=float).ravel()
         th = cs.SX.sym("theta", len(self.raw_names))
         w = self.weight_exprs([th[k] for k in range(th.numel())])
         fn = cs.Function("w", [th], [cs.vertcat(*w.values())])
-        return dict(zip(w, np.asarray(fn(vals), dtype=float).ravel().tolist()))
+        values = np.asarray(fn(self.raw_values(theta)), dtype=float).ravel()
+        return dict(zip(w, values.tolist()))
+
+    def raw_values(self, theta: Sequence[float] | Mapping[str, float] | None = None) -> np.ndarray:
+        """Raw values as an array in the order of :attr:`raw_names`, from a sequence in that
+        order or a mapping by raw name; default the start values."""
+        if theta is None:
+            return self.raw_init
+        if isinstance(theta, Mapping):
+            return np.array([float(theta[n]) for n in self.raw_names])
+        vals = np.asarray(theta, dtype=float).ravel()
+        if vals.size != len(self.raw_names):
+            raise OptionError(
+                f"{type(self).__name__} takes {len(self.raw_names)} raw parameters, "
+                f"got {vals.size} values"
+            )
+        return vals
 
     # -- the relation -------------------------------------------------------------------
     def relation(self, u: Sequence[cs.SX], theta: Sequence[cs.SX]) -> tuple[cs.SX, cs.SX]:

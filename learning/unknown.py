@@ -12,19 +12,27 @@ The paper's three templates for a component with connectors ``a`` and ``b`` (flo
 A law may read time derivatives of these quantities (components with memory), named as
 input tokens: ``inputs=("f", "der(x)")`` makes a Type 1 law a damper
 ``g(f_a, d(x_a - x_b)/dt) = 0`` on an ``ac.Flange`` or a capacitor on an ``ac.Pin``.
+An explicit law (:mod:`learning.explicit`) names its own tokens, output first:
+``ln.MLP(inputs=("x", "der(x)"))`` is the relation ``f == NN(x, der(x))``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import casadi as cs
+import numpy as np
 
 import acausal as ac
 from acausal.errors import OptionError
 
+from .explicit import Explicit
 from .law import Law, input_label
+
+if TYPE_CHECKING:
+    from solvers import Result
 
 _TOKEN = re.compile(r"((?:der\()*)([A-Za-z_][A-Za-z0-9_]*)(\)*)")
 
@@ -47,7 +55,9 @@ class Unknown(ac.Component):
     ``law`` is a :class:`~learning.law.Law` (templates 1, 2) or a pair ``(G1, G2)``
     (template 3); ``inputs`` the tokens each law reads (default ``("f", "x")``, for
     template 3 ``(("f_a", "f_b"), ("x_a", "x_b"))``), where ``der(...)`` takes time
-    derivatives and the domain's names are accepted too (``"i"``, ``"der(v)"`` on a pin).
+    derivatives and the domain's names are accepted too (``"i"``, ``"der(v)"`` on a pin);
+    an explicit law (``ln.MLP``, ``ln.Sum``) brings its own tokens, output first, and then
+    takes no ``inputs``.
 
     Templates 1 and 2 declare the variables named after the connector's flow and potential
     (``i``, ``v`` on a pin; ``f``, ``s`` on a flange), equal to the law's ``f`` and ``x``;
@@ -56,7 +66,8 @@ class Unknown(ac.Component):
     (``"Rx.theta_x1"``; template 3 prefixes ``g1_``/``g2_``), so ``simulate(params=...)``
     changes them without recompiling and ``sensitivities=`` differentiates with respect to
     them. :meth:`weights` reports the constrained weights; ``power`` is the expression
-    ``f_a x_a + f_b x_b`` and ``law_inputs`` the expressions each law reads.
+    ``f_a x_a + f_b x_b`` and ``law_inputs`` the expressions each law reads;
+    :meth:`part_expressions` and :meth:`part_values` give an explicit law's additive parts.
     """
 
     def __init__(
@@ -90,7 +101,7 @@ class Unknown(ac.Component):
         xa, xb = getattr(a, pot), getattr(b, pot)
 
         laws = self._laws(law)
-        tokens = self._tokens(inputs, len(laws))
+        tokens = self._tokens(inputs, laws)
         if template == 3:
             if f0 is not None or x0 is not None:
                 raise OptionError(f"Unknown {name}: f0/x0 apply to templates 1 and 2 only")
@@ -146,9 +157,13 @@ class Unknown(ac.Component):
             )
         return laws
 
-    def _tokens(self, inputs: object, n_laws: int) -> list[tuple[str, ...]]:
+    def _tokens(self, inputs: object, laws: list[Law]) -> list[tuple[str, ...]]:
+        """Each law's tokens: ``inputs``, else the law's own (explicit laws), else the
+        template's default."""
+        n_laws = len(laws)
+        defaults = list(DEFAULT_INPUTS[3]) if n_laws == 2 else [DEFAULT_INPUTS[self.template]]
         if inputs is None:
-            inputs = DEFAULT_INPUTS[self.template]
+            return [lw.tokens or d for lw, d in zip(laws, defaults)]
         groups = list(inputs) if n_laws == 2 else [inputs]  # type: ignore[call-overload]
         if len(groups) != n_laws or any(
             isinstance(g, str) or not all(isinstance(t, str) for t in g) for g in groups
@@ -158,6 +173,13 @@ class Unknown(ac.Component):
                 f"Unknown {self.full_name}: inputs={inputs!r} must be {shape}, "
                 f"e.g. {DEFAULT_INPUTS[self.template]!r}"
             )
+        for lw, g in zip(laws, groups):
+            if lw.tokens is not None and tuple(t.replace(" ", "") for t in g) != lw.tokens:
+                raise OptionError(
+                    f"Unknown {self.full_name}: {type(lw).__name__} reads {lw.tokens!r} "
+                    f"(output first) but inputs={inputs!r}; drop inputs= (an explicit law "
+                    "names its own output and inputs)"
+                )
         return [tuple(g) for g in groups]
 
     def _input(
@@ -176,6 +198,35 @@ class Unknown(ac.Component):
             expr = ac.der(expr)
         base = canon.get(m.group(2), m.group(2))
         return expr, "der(" * order + base + ")" * order
+
+    # -- explicit laws: their parts along trajectories -----------------------------------
+    def part_expressions(self, model: ac.Model | None = None) -> dict[str, cs.SX]:
+        """The additive parts of each explicit law's output (a :class:`~learning.Sum`'s by
+        name, another explicit law's as ``"law"``; template 3 prefixes ``g1_``/``g2_``) as
+        expressions of this component's variables and raw parameters, or with ``model``
+        (compiled from a system holding this component) of the model's states, algebraic
+        unknowns, parameters and time (``model.dae.x``, ``model.dae.z``, ``model.p``,
+        ``model.t``), e.g. for a penalty ``c mean(eta_nc^2)`` along trajectories."""
+        out: dict[str, cs.SX] = {}
+        for lw, prefix, exprs in zip(self.laws, self.prefixes, self.law_inputs):
+            if not isinstance(lw, Explicit):
+                raise OptionError(
+                    f"Unknown {self.full_name}: its {type(lw).__name__} law is implicit "
+                    "(g(...) = 0) and has no output expression; parts belong to explicit "
+                    "laws (ln.MLP, ln.Sum)"
+                )
+            theta = [self.theta[prefix + raw] for raw in lw.raw_names]
+            parts = lw.part_values(exprs[1:], theta)
+            out |= {prefix + name: expr for name, expr in parts.items()}
+        return out if model is None else dict(zip(out, in_model(list(out.values()), model)))
+
+    def part_values(self, result: Result) -> dict[str, np.ndarray]:
+        """The parts of :meth:`part_expressions` as numbers along a simulated ``result``."""
+        exprs = self.part_expressions()
+        syms = cs.symvar(cs.vertcat(*exprs.values()))
+        fn = cs.Function("parts", syms, [cs.vertcat(*exprs.values())])
+        rows = [result[result.model.symbol_name(s)][None, :] for s in syms]
+        return dict(zip(exprs, np.asarray(fn(*rows), dtype=float)))  # one column per time
 
     # -- parameters and weights ---------------------------------------------------------
     def parameter_names(self) -> list[str]:
@@ -200,3 +251,16 @@ class Unknown(ac.Component):
             theta = [values[f"{self.full_name}.{prefix}{raw}"] for raw in lw.raw_names]
             out |= {prefix + k: v for k, v in lw.weights(theta).items()}
         return out
+
+
+def in_model(exprs: list[cs.SX], model: ac.Model) -> list[cs.SX]:
+    """Expressions of a component's symbols as expressions of ``model``'s states, algebraic
+    unknowns, parameters and time: each variable or derivative is replaced, by its dotted
+    name, with the model's output expression for it; parameters by the model's symbols."""
+    syms = cs.symvar(cs.vertcat(*exprs))
+    subs = []
+    for sym in syms:
+        name = model.symbol_name(sym)
+        parameter = name in model.defaults
+        subs.append(model.flat.sym(name) if parameter else model.outputs[model.check_name(name)])
+    return cs.substitute(exprs, syms, subs)
