@@ -59,8 +59,8 @@ def network(data: list[dict], seed: int = 1) -> ln.MLP:
     return ln.MLP((32,), "relu", inputs=("x", "der(x)"), seed=seed).standardized(samples)
 
 
-def learner(data: list[dict]) -> ac.System:
-    """The mechanism to learn: the network as its load, the start values off the truth."""
+def start_values() -> dict[str, float]:
+    """The learner's physical values: the truth times :data:`START`."""
     truth = {
         "m_slider": nn.M_SLIDER,
         "J": nn.J1,
@@ -68,8 +68,14 @@ def learner(data: list[dict]) -> ac.System:
         "m_crank": nn.M_CRANK,
         "m_rod": nn.M_ROD,
     }
-    values = {k: truth[k] * START[k] for k in START}
-    return nn.mechanism(ln.Unknown("load", ac.Flange, network(data)), values=values)
+    return {k: truth[k] * START[k] for k in START}
+
+
+def learner(data: list[dict], torque: object = None, theta0: float = 0.0) -> ac.System:
+    """The mechanism to learn: the network as its load, the start values off the truth
+    (``torque``/``theta0`` as :func:`nnap_slider_crank.mechanism` takes them)."""
+    load = ln.Unknown("load", ac.Flange, network(data))
+    return nn.mechanism(load, torque, theta0, values=start_values())
 
 
 def identifiability(data: list[dict]) -> IdentifiabilityReport:
