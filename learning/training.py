@@ -7,7 +7,9 @@ the step map of :mod:`learning.rollout`, and the loss is the paper's Eq. 9,
 
     L(p) = 1/(W N) sum_windows sum_{i=1..N} sum_s C_s (x^_s(t_{k+i}) - x_s(t_{k+i}))^2,
 
-with ``C_s = 1 / var(x_s)`` over the training data by default. ``N = 1`` is the feedforward
+with ``C_s = 1 / var(x_s)`` over the training data by default, plus optional penalties
+``c mean_k eta(x_k)^2`` of expressions of the model at the windows' measured starts (the
+paper's L2 term on a network's non-conservative part). ``N = 1`` is the feedforward
 (teacher-forced) model, ``N > 1`` the recurrent one (backpropagation through time). One
 CasADi call evaluates a mini-batch of windows (``map`` over windows of the step's
 ``mapaccum``) with the gradient by reverse mode. Physical parameters are scaled to O(1)
@@ -78,9 +80,14 @@ class RolloutLoss:
         trained: Sequence[int],
         scales: np.ndarray,
         weights: np.ndarray,
+        penalties: Sequence[tuple[cs.SX, float]] = (),
     ) -> None:
         self.step, self.horizon = step, horizon
         self.trained, self.scales, self.weights = list(trained), scales, weights
+        m = step.model
+        exprs = cs.vertcat(*[e for e, _ in penalties]) if penalties else cs.SX(0, 1)
+        self.penalty = cs.Function("penalty", [m.dae.x, m.dae.z, m.p, m.t], [exprs])
+        self.factors = cs.DM([c for _, c in penalties])
         self._built: dict[int, cs.Function] = {}
 
     def function(self, size: int) -> cs.Function:
@@ -99,6 +106,10 @@ class RolloutLoss:
             xhat = step.rollout(n).map(size)(xz0, u, t, p)[:nx, :]
             err = xhat - xm
             loss = cs.sum2(cs.sum1(cs.DM(self.weights) * err**2)) / (n * size)
+            if self.factors.numel():  # c mean(eta^2) at the windows' measured starts
+                starts = t[:, ::n]
+                eta = self.penalty.map(size)(xz0[:nx, :], xz0[nx:, :], p, starts)
+                loss += cs.sum1(self.factors * cs.sum2(eta**2)) / size
             self._built[size] = cs.Function(
                 "rollout_loss", [xz0, u, t, xm, q, base], [loss, cs.gradient(loss, q)]
             )
@@ -162,6 +173,7 @@ def train(
     polish: bool = False,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     x0: Mapping[str, float] | None = None,
+    penalties: Sequence[tuple[cs.SX, float]] = (),
     progress: bool | Callable[[FitProgress], None] = True,
 ) -> FitResult:
     """Learn ``params`` (default: the raw parameters of every :class:`~learning.Unknown`)
@@ -174,7 +186,10 @@ def train(
     that parameter takes the column's sample at each step, zero-order hold).
     ``validation``: held-out trajectories for early stopping. ``bounds``: ``(low, high)``
     by parameter name (physical parameters default to ``(0, inf)`` when they start
-    positive). ``x0``: start values by name (default the model's values).
+    positive). ``x0``: start values by name (default the model's values). ``penalties``:
+    ``(expression, c)`` pairs adding ``c mean(expression^2)`` over the windows' measured
+    start states, the expression in the model's ``(x, z, p, t)`` (e.g. a non-conservative
+    part, ``unknown.part_expressions(model)["nc"]``, the paper's L2 regularization).
     """
     tic = _time.perf_counter()
     model, source = _compiled(system)
@@ -211,7 +226,7 @@ def train(
         if s not in model.states:
             raise unknown_name("state", s, model.states)
         weights[model.states.index(s)] = float(w)
-    objective = RolloutLoss(step, horizon, trained, scales, weights[:, None])
+    objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties)
     train_w = Windows(step, trajs, horizon, stride, p)
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
     q = p[trained] / scales

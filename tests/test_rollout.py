@@ -178,3 +178,48 @@ def test_leave_one_out_cross_validation_over_trajectories():
         assert abs(fit.params["k.c"] / C_TRUE - 1) < 1e-4
     assert max(e for fold in cv.rmse for e in fold) < 1e-4 * np.ptp(data[2]["m.v"])
     assert "fold 3: #2:" in str(cv)
+
+
+def test_an_l2_penalty_sends_the_spring_to_the_conservative_part():
+    """A spring and a damper learned as ``Sum(c=MLP(x), nc=MLP(x, v))``: the split is not
+    unique (nc can carry c x too); ``c mean(nc^2)`` leaves nc only what c cannot carry."""
+    import learning as ln
+
+    data = trajectories()
+    s = ac.System("split")
+    m = tr.Mass("m", m=1.0, s0=0.1, v0=0.0)
+    law = ln.Sum(
+        c=ln.MLP((8,), "tanh", inputs=("x",), seed=1),
+        nc=ln.MLP((8,), "tanh", inputs=("x", "der(x)"), seed=2),
+    )
+    u = ln.Unknown("U", ac.Flange, law)
+    push, fixed = tr.ConstantForce("F", f_constant=0.0), tr.Fixed("fx")
+    s.connect(push.flange, m.flange_a)
+    s.connect(m.flange_b, u.flange_a)
+    s.connect(u.flange_b, fixed.flange)
+    model = ac.compile(s)
+    x = np.concatenate([d["m.s"] for d in data[:2]])
+    v = np.concatenate([d["m.v"] for d in data[:2]])
+    weights = [n for n in model.parameters if n.startswith("U.")]
+    spring = {}
+    for c in (0.0, 1e-2):
+        nc = u.part_expressions(model)["nc"]
+        fit = ln.train(
+            model,
+            data[:2],
+            params=weights,
+            inputs=INPUTS,
+            epochs=40,
+            batch=256,
+            lr=0.02,
+            progress=False,
+            penalties=[(nc, c)] if c else (),
+        )
+        theta = [fit.params[n] for n in u.parameter_names()]
+        spring[c] = law.predict({"x": x, "der(x)": v}, theta=theta, part="c")
+    # the conservative part against the spring's C_TRUE x (relative RMS over the data)
+    err = {
+        c: np.sqrt(np.mean((f - C_TRUE * x) ** 2)) / np.ptp(C_TRUE * x) for c, f in spring.items()
+    }
+    # measured 0.0036 with the penalty, 0.12 without
+    assert err[1e-2] < 0.02 and err[1e-2] < err[0.0] / 10, err
