@@ -19,6 +19,7 @@ or all must agree.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from acausal import InitializationError, Model
 from acausal.structure.index import Col
 
 RTOL = 1e-9
+EXACT = 1e-12  # closer than this a redundant start holds exactly; between, a warning
 _MAX_EQUATIONS = 3  # of the block that determines a variable, quoted in a message
 _MAX_LISTED = 12  # fixed starts named in one sentence
 
@@ -62,6 +64,18 @@ class RedundantStarts:
         bad = [j for j, s in enumerate(self.redundant) if not _agree(y[j], c[s])]
         if bad:
             raise self._error(bad, y, c)
+        near = [j for j, s in enumerate(self.redundant) if not _agree(y[j], c[s], EXACT)]
+        if near:
+            lines = "; ".join(
+                f"{self._start(self.redundant[j], c)} differs by "
+                f"{y[j] - c[self.redundant[j]]:.3g} from the value the model determines"
+                for j in near
+            )
+            warnings.warn(
+                f"{self.model.name}: {lines} (within {RTOL:g} of it, so accepted: the "
+                "model's value is used; give the start to more digits to silence this)",
+                stacklevel=3,
+            )
 
     def _start(self, s: int, c: np.ndarray) -> str:
         """``C1.v = C1.v0 = 1`` (``C1.v = 1`` for a start given as a number)."""
@@ -119,9 +133,9 @@ def _listing(items: list[str]) -> str:
     return ", ".join(items[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
-def _agree(y: float, c: float) -> bool:
-    """``|y - c| <= RTOL max(1, |y|, |c|)`` (False for NaN)."""
-    return bool(abs(y - c) <= RTOL * max(1.0, abs(y), abs(c)))
+def _agree(y: float, c: float, tol: float = RTOL) -> bool:
+    """``|y - c| <= tol max(1, |y|, |c|)`` (False for NaN)."""
+    return bool(abs(y - c) <= tol * max(1.0, abs(y), abs(c)))
 
 
 def over_determined(
