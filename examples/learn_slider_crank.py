@@ -2,7 +2,7 @@
 learned by a 32-unit ReLU network together with the slider mass, the crank inertia and the
 motor friction, through rollouts of the compiled model.
 
-    python examples/learn_slider_crank.py            # the full experiment (some 15 min)
+    python examples/learn_slider_crank.py            # the full experiment (~40 min, 2 cores)
     python examples/learn_slider_crank.py --quick    # 4 trajectories, few epochs (~1 min)
 
 Steps (builders and data in ``examples/nnap_slider_crank.py``):
