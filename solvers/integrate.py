@@ -289,12 +289,22 @@ class Simulator:
             if len(equations) > SHOWN:
                 detail += f"\n    ... and {len(equations) - SHOWN} more (error.equations)"
         at_start = t_fail is not None and t_fail == float(self.grid[0])
-        advice = (
-            "  At the start: IDAS begins with x'(0) = 0 and a very fast start can defeat its "
-            "first steps at tight tolerances; loosen rtol/atol, or start from rest."
-            if at_start
-            else "  Try a tighter rtol/atol, a shorter interval, or check the model near that time."
-        )
+        if at_start:
+            advice = (
+                "  At the start: IDAS begins with x'(0) = 0 and a very fast start can defeat "
+                "its first steps at tight tolerances; loosen rtol/atol, or start from rest."
+            )
+        elif "mxstep" in said:
+            advice = (
+                "  IDAS took its maximum number of steps within one output interval: the "
+                "solution changes very fast or blows up there (check the model and its inputs "
+                "near that time), or rtol/atol ask for more than its scale allows (loosen "
+                "them), or the output interval is long (a smaller dt restarts the count)."
+            )
+        else:
+            advice = (
+                "  Try a tighter rtol/atol, a shorter interval, or check the model near that time."
+            )
         return SimulationError(
             f"simulation of {self.model.name} failed {when}: IDAS reported: {said}{detail}\n"
             + advice,
