@@ -27,7 +27,7 @@ import numpy as np
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
-from solvers import DAEFunctions
+from solvers import DAEFunctions, z_start_values
 
 SCHEMES = ("euler", "rk4")
 
@@ -40,16 +40,6 @@ def check_smooth(model: ac.Model) -> None:
             "rollouts step smooth models only: use a smooth variant of the component (e.g. "
             "regularized friction) or fit by simulation (method='least_squares')"
         )
-
-
-def _z_guesses(model: ac.Model) -> cs.Function:
-    """``p -> `` the start values of the Newton unknowns (0 where none)."""
-    column = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
-    values = []
-    for zk in cs.vertsplit(model.dae.z):
-        start = model.start(column[zk.name()])
-        values.append(start.value if start is not None else 0.0)
-    return cs.Function("z_guesses", [model.p], [cs.vertcat(*values)])
 
 
 class StepMap:
@@ -79,6 +69,7 @@ class StepMap:
         self.positions = [names.index(n) for n in self.inputs]
         self.nx, self.nz = model.dae.x.numel(), model.dae.z.numel()
         self.functions = DAEFunctions(model)
+        self.z_guesses = z_start_values(model)
         xz = cs.MX.sym("xz", self.nx + self.nz)
         nu = len(self.inputs)
         u = cs.MX.sym("u", 2 * nu)  # the inputs at t_k and t_{k+1}
@@ -134,7 +125,7 @@ class StepMap:
             return np.asarray(x, dtype=float)
         pk = np.array(p, dtype=float)
         pk[self.positions] = u
-        guess = _z_guesses(self.model)(pk)
+        guess = self.z_guesses(pk)
         z = self.functions.algebraic_solver("z_of_x")(guess, x, pk, t).full().ravel()
         return np.concatenate([x, z])
 

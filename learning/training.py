@@ -274,14 +274,10 @@ def train(
         method="rollout",
         start=start,
         n_iterations=len(history),
-        models=(model.with_parameters({**_own(p, every), **fitted}),),
+        models=(model.with_parameters({**dict(zip(every, p.tolist())), **fitted}),),
         systems=systems,
         validation_history=checked,
     )
-
-
-def _own(p: np.ndarray, names: Sequence[str]) -> dict[str, float]:
-    return dict(zip(names, p.tolist()))
 
 
 def _bounds(

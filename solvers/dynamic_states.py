@@ -30,7 +30,7 @@ import numpy as np
 
 from acausal import Model, StructureError
 
-from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
+from .functions import DAEFunctions, idas_options
 from .initialize import z_names
 
 SWITCH = 3.0  # switch when another choice is this many times more regular
@@ -246,9 +246,8 @@ class DynamicRun:
         x = values[[model.check_name(q) for q in model.states]]
         z = values[[model.check_name(q) for q in z_names(model)]]
         if z.size:
-            g = cs.Function("g", [model.dae.z, model.dae.x, model.p, model.t], [model.dae.alg])
-            z = cs.rootfinder("z_after_switch", "newton", g, NEWTON_OPTIONS)(z, x, p, t)
-            z = z.full().ravel()
+            solve = self._functions(k).algebraic_solver("z_after_switch")
+            z = solve(z, x, p, t).full().ravel()
         self.switches.append((t, tuple(model.states)))
         self.h_checked = np.inf
         return k, x, z

@@ -217,9 +217,8 @@ def _guesses(model: Model) -> tuple[list[cs.SX | float], tuple[int, ...]]:
     for c in model.ir.states:
         add(model.start(c))
     out += [model.flat.symbols[q].start for q in model.flat.discretes]
-    zsyms = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
-    for zk in cs.vertsplit(model.dae.z):
-        add(model.start(zsyms[zk.name()]))
+    for c in z_columns(model):
+        add(model.start(c))
     return out, tuple(unset)
 
 
@@ -285,9 +284,9 @@ def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarr
         gtol=1e-15,
     )
     x0, z0 = sol.x[:nx], sol.x[nx:]
-    if not solves(init, x0, z0, p):
+    res, jac = (v.full() for v in fun(sol.x, p))
+    if not converged(res.ravel(), x0, z0):
         return None
-    jac = fun(sol.x, p)[1].full()
     if jac.size and is_singular(jac, tol=1e-10):  # residuals may vanish, the start is loose
         names = model.states + z_names(model)
         loose = ", ".join(names[k] for k in undetermined(jac)[:12])
@@ -300,15 +299,27 @@ def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return x0, z0
 
 
-def solves(init: Initializer, x0: np.ndarray, z0: np.ndarray, p: np.ndarray) -> bool:
-    """Whether ``(x0, z0)`` solves the initialization rows: finite residuals below
-    ``1e-6 (1 + max |w|)`` (and 1e-6)."""
-    res = init.residual(x0, z0, p).full().ravel()
+def converged(res: np.ndarray, x0: np.ndarray, z0: np.ndarray) -> bool:
+    """Whether the initialization rows' residuals ``res`` at ``(x0, z0)`` say they are
+    solved: finite and below ``1e-6 (1 + max |w|)`` (and 1e-6)."""
     scale = 1e-6 * (1 + np.abs(np.concatenate([x0, z0])).max(initial=0))
     return bool(np.all(np.isfinite(res)) and np.abs(res).max(initial=0) <= max(scale, 1e-6))
 
 
+def z_columns(model: Model) -> list[Col]:
+    """The unknown column of each Newton unknown ``dae.z[k]``."""
+    by_symbol = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
+    return [by_symbol[zk.name()] for zk in cs.vertsplit(model.dae.z)]
+
+
 def z_names(model: Model) -> list[str]:
     """The names of the Newton unknowns ``dae.z``."""
-    by_symbol = {model.ir.sym(c).name(): model.ir.name(c) for c in model.ir.algebraic}
-    return [by_symbol[zk.name()] for zk in cs.vertsplit(model.dae.z)]
+    return [model.ir.name(c) for c in z_columns(model)]
+
+
+def z_start_values(model: Model) -> cs.Function:
+    """``p ->`` the start values of the Newton unknowns ``dae.z`` (0 where none): the
+    guesses Newton begins from."""
+    starts = [model.start(c) for c in z_columns(model)]
+    values = [s.value if s is not None else 0.0 for s in starts]
+    return cs.Function("z_start_values", [model.p], [cs.vertcat(*values)])

@@ -21,7 +21,7 @@ from .diagnose import singular_block
 from .dynamic_states import DynamicRun
 from .events import EventLoop
 from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
-from .initialize import Initializer, build_initializer, damped_start, solves
+from .initialize import Initializer, build_initializer, converged, damped_start
 from .result import Result
 
 SHOWN = 12  # equations listed in a failure's message (all are in SimulationError.equations)
@@ -133,17 +133,18 @@ class Simulator:
                 newton_failed: str | None = str(exc)
             else:
                 newton_failed = None
-        if newton_failed is not None or not solves(self.init, x0, z0, p):
+        res = None if newton_failed else self.init.residual(x0, z0, p).full().ravel()
+        if res is None or not converged(res, x0, z0):
             damped = damped_start(self.init, p)  # Levenberg-Marquardt, other guesses
             if damped is not None:
                 x0, z0 = damped
+                res = self.init.residual(x0, z0, p).full().ravel()
             elif newton_failed is not None:
                 raise InitializationError(
                     f"{self.model.name}: initialization failed: {newton_failed}"
                 )
         t0 = float(self.grid[0])
-        res = self.init.residual(x0, z0, p).full().ravel()
-        if not solves(self.init, x0, z0, p):
+        if not converged(res, x0, z0):
             worst = np.argsort(-np.nan_to_num(np.abs(res), nan=np.inf))[:5]
             rows = tuple((self.init.row_name(k), float(res[k])) for k in worst)
             lines = [f"{row}: residual {value:.3g}" for row, value in rows]
