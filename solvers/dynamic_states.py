@@ -24,6 +24,7 @@ before a switch was seen, the run goes back to the last output time and switches
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 
 import casadi as cs
 import numpy as np
@@ -112,23 +113,27 @@ class StateSets:
 
 
 class DynamicRun:
-    """A plain run (no events, no sensitivities) of ``model`` on ``grid`` that switches
-    state sets; ``initial_values(p)`` gives ``model``'s consistent ``(x0, z0)``."""
+    """A plain run (no events, no sensitivities) of ``functions.model`` on ``grid`` that
+    switches state sets; ``initial_values(p)`` gives the model's consistent ``(x0, z0)``."""
 
     def __init__(
         self,
-        model: Model,
+        functions: DAEFunctions,
         grid: np.ndarray,
         tolerances: tuple[float, float, int],
         initial_values: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     ) -> None:
-        self.model, self.grid = model, grid
+        self.model, self.grid = functions.model, grid
         self.tolerances, self.initial_values = tolerances, initial_values
-        self.sets = StateSets(model)
-        self.functions: dict[int, DAEFunctions] = {0: DAEFunctions(model)}
+        self.functions: dict[int, DAEFunctions] = {0: functions}
         self.switches: list[tuple[float, tuple[str, ...]]] = []
         self.h_checked = np.inf  # the current choice's ratio when the others were looked at
         self.h_max = 0.0  # the largest ratio of a current choice in this run
+
+    @cached_property
+    def sets(self) -> StateSets:
+        """The state choices, built on the first run (not with the simulator)."""
+        return StateSets(self.model)
 
     def _functions(self, k: int) -> DAEFunctions:
         if k not in self.functions:

@@ -52,7 +52,9 @@ class Simulator:
         self.events = None
         self.dynamic = None
         if model.ir.alternatives and not dae.modes:  # a loop that may need other states
-            self.dynamic = DynamicRun(model, self.grid, self.tolerances, self.initial_values)
+            self.dynamic = DynamicRun(
+                self.functions, self.grid, self.tolerances, self.initial_values
+            )
         if dae.modes:
             self.events = EventLoop(
                 self.functions,
