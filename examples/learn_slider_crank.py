@@ -224,7 +224,8 @@ def main() -> None:
         ff_cv, rnn_cv = np.mean(cv["feedforward"]), np.mean(cv["recurrent"])
         print(
             f"\n4-fold cross-validated free-run RMSE of omega: feedforward {ff_cv:.4g}, "
-            f"recurrent {rnn_cv:.4g} rad/s ({rnn_cv / ff_cv - 1:+.1%})"
+            f"recurrent {rnn_cv:.4g} rad/s ({rnn_cv / ff_cv - 1:+.1%}; the paper, leave-one-out "
+            "on measured data: -33.4 % at N = 300)"
         )
     print(
         f"\nwrote out/nnap_params.csv, out/nnap_force.png, out/nnap_speed.png "
