@@ -24,8 +24,10 @@ from .known import Known
 from .law import Law, softplus, softplus_inv
 from .mlp import MLP
 from .neural import NeuralNet
+from .objective import Failure
 from .polynomial import Polynomial
 from .rollout import predict
+from .signals import Reconstruction, reconstruct, relative_mae
 from .sum_law import Sum
 from .training import train
 from .unknown import Unknown
@@ -42,6 +44,7 @@ __all__ = [
     "softplus_inv",
     "fit",
     "FitResult",
+    "Failure",
     "train",
     "predict",
     "cross_validate",
@@ -51,4 +54,7 @@ __all__ = [
     "FeasibilityReport",
     "with_small_capacitors",
     "identifiability",
+    "reconstruct",
+    "Reconstruction",
+    "relative_mae",
 ]

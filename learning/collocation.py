@@ -33,11 +33,13 @@ is built in 0.3 s instead of 3.2 s for the exact Hessian of the inlined SX graph
 The start guess is the parameters' start values and the trajectory simulated (IDAS) at
 them on the collocation times. ``options``: ``max_iter`` (default 500), ``subintervals``
 (default 1), ``degree`` (default 3), ``dissipative`` (default False), ``ipopt``: further
-IPOPT options (default quiet: ``print_level`` 0).
+IPOPT options (default quiet: ``print_level`` 0; ``obj_scaling_factor`` and
+``max_wall_time`` as :func:`collocate` says).
 """
 
 from __future__ import annotations
 
+import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +58,7 @@ KNOWN_OPTIONS = {"max_iter", "subintervals", "degree", "dissipative", "ipopt"}
 ADVICE = {
     "Maximum_Iterations_Exceeded": "give IPOPT more iterations: options={'max_iter': ...}",
     "Maximum_CpuTime_Exceeded": "give IPOPT more time: options={'ipopt': {'max_cpu_time': ...}}",
+    "Maximum_WallTime_Exceeded": "the fit's max_time ran out: give more (max_time=...)",
     "Restoration_Failed": "the collocated equations could not be satisfied near the start "
     "guess: refine the mesh (options={'subintervals': 2}), start closer (x0=...), or use "
     "method='least_squares'",
@@ -247,7 +250,7 @@ def _experiment(
     rtol: float,
     atol: float,
 ) -> None:
-    """Add one experiment ``e`` (a :class:`learning.fit._Experiment`): its unknowns to
+    """Add one experiment ``e`` (a :class:`learning.objective.Experiment`): its unknowns to
     ``layout``, its constraints to ``g`` and ``ineq``, its weighted residuals to ``res``."""
     model = e.model
     if model.dae.modes:
@@ -259,7 +262,7 @@ def _experiment(
     dae, nx, nz, nth = model.dae, model.dae.x.numel(), model.dae.z.numel(), len(names)
     pnames = list(model.parameters)
     pvals = np.array(list(model.parameters.values()), dtype=float)
-    cols = [pnames.index(names[k]) for k in e.columns]
+    cols = [pnames.index(n) for n in e.pnames]
     pvals[cols] = start[e.columns]
     if cols and cs.depends_on(model.breakpoints, model.p[cols]):
         raise OptionError(
@@ -445,12 +448,21 @@ def build(
 
 
 class IterationCallback(cs.Callback):
-    """IPOPT's iteration callback: ``report(k, f)`` after iteration ``k`` with the
-    objective ``f`` there (for progress lines during a long solve)."""
+    """IPOPT's iteration callback: ``report(k, f, feasible)`` after iteration ``k`` with the
+    objective ``f`` there and whether the iterate satisfies the constraints (bounds
+    ``lbg``, ``ubg``) to ``tol`` (for progress lines during a long solve)."""
 
-    def __init__(self, nx: int, ng: int, report: Callable[[int, float], None]) -> None:
+    def __init__(
+        self,
+        lbg: np.ndarray,
+        ubg: np.ndarray,
+        nx: int,
+        tol: float,
+        report: Callable[[int, float, bool], None],
+    ) -> None:
         cs.Callback.__init__(self)
-        self.nx, self.ng, self.report, self.k = nx, ng, report, 0
+        self.lbg, self.ubg, self.nx, self.tol = lbg, ubg, nx, tol
+        self.report, self.k = report, 0
         self.construct("iterations", {})
 
     def get_n_in(self) -> int:
@@ -466,11 +478,14 @@ class IterationCallback(cs.Callback):
         return "ret"
 
     def get_sparsity_in(self, i: int) -> cs.Sparsity:
-        size = {"f": 1, "x": self.nx, "lam_x": self.nx, "g": self.ng, "lam_g": self.ng}
+        ng = self.lbg.size
+        size = {"f": 1, "x": self.nx, "lam_x": self.nx, "g": ng, "lam_g": ng}
         return cs.Sparsity.dense(size.get(cs.nlpsol_out(i), 0), 1)
 
     def eval(self, arg: list) -> list:
-        self.report(self.k, float(arg[cs.nlpsol_out().index("f")]))
+        g = np.asarray(arg[cs.nlpsol_out().index("g")], dtype=float).ravel()
+        violation = np.max(np.maximum(self.lbg - g, g - self.ubg), initial=0.0)
+        self.report(self.k, float(arg[cs.nlpsol_out().index("f")]), bool(violation <= self.tol))
         self.k += 1
         return [0]
 
@@ -482,19 +497,31 @@ def collocate(
     rtol: float,
     atol: float,
     options: Mapping[str, Any] | None = None,
-    on_iteration: Callable[[int, float], None] | None = None,
+    on_iteration: Callable[[int, float, bool], None] | None = None,
+    scale: float = 1.0,
+    deadline: float = np.inf,
 ) -> CollocationResult:
     """IPOPT on the collocated fit of ``experiments`` (see the module docstring);
-    ``on_iteration(k, f)`` is called after each IPOPT iteration."""
+    ``on_iteration(k, f, feasible)`` is called after each IPOPT iteration (``feasible``:
+    the equations hold to IPOPT's ``constr_viol_tol``). IPOPT stops at ``deadline`` (a
+    ``time.perf_counter()`` value; ``max_wall_time``) and minimizes ``f / scale`` when
+    ``scale < 1`` (``obj_scaling_factor``; :func:`learning.fit` passes ``L_ref``): its
+    gradient-based scaling shrinks a large objective but never enlarges a small one (a fit
+    in SI units of micrometre-sized outputs), whose gradient would meet IPOPT's tolerances
+    at the start. ``options["ipopt"]`` overrides both."""
     opts = dict(options or {})
     prob = build(experiments, names, start, rtol, atol, opts)
     ipopt = {"print_level": 0, "sb": "yes", "max_iter": int(opts.get("max_iter", 500))}
+    ipopt["obj_scaling_factor"] = max(1.0, 1.0 / scale)  # IPOPT scales large ones down
+    if np.isfinite(deadline):  # what is left after building the NLP
+        ipopt["max_wall_time"] = max(deadline - _time.perf_counter(), 1e-3)
     ipopt |= dict(opts.get("ipopt", {}))
     settings = {"ipopt": ipopt, "print_time": False}
     settings |= {"jac_g": prob.jac_g, "hess_lag": prob.hess_lag}
     if on_iteration is not None:
-        nx, ng = prob.w0.size, prob.lbg.size
-        settings["iteration_callback"] = IterationCallback(nx, ng, on_iteration)
+        tol = float(ipopt.get("constr_viol_tol", 1e-4))  # IPOPT's default
+        callback = IterationCallback(prob.lbg, prob.ubg, prob.w0.size, tol, on_iteration)
+        settings["iteration_callback"] = callback
     solver = cs.nlpsol("collocation", "ipopt", prob.nlp, settings)
     with native_stderr([]):
         sol = solver(x0=prob.w0, lbg=prob.lbg, ubg=prob.ubg)

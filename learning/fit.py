@@ -5,11 +5,16 @@ system, by dotted name) and sample times ``t_n`` the fit minimizes
 
     L(p) = sum_k sum_j c_j sum_n (y_kj(t_n; p) - ym_kj(t_n))^2  =  ||r(p)||^2,
 
-``r = sqrt(c_j) (y - ym)`` stacked over all finite samples, where ``y(t; p)`` is the
-simulated DAE (consistent initialization + IDAS) with parameters ``p``: by default the raw
-parameters ``theta`` of every :class:`~learning.Unknown` in the systems (each iterate a
-feasible model, see :mod:`learning.law`), plus named ``physical`` parameters of known
-components. Parameter names are shared across experiments.
+``r = sqrt(c_j) (y - ym)`` stacked over all finite samples (:mod:`learning.objective`),
+where ``y(t; p)`` is the simulated DAE (consistent initialization + IDAS) with parameters
+``p``: by default the raw parameters ``theta`` of every :class:`~learning.Unknown` in the
+systems (each iterate a feasible model, see :mod:`learning.law`), plus named ``physical``
+parameters of known components. Parameter names are shared across experiments, except
+those in ``experiment_params``: each experiment has its own copy, named ``"mass.v0@k"``
+(``k`` counts the experiments from 0: ``system`` first, then ``experiments=`` in order), e.g.
+each record's initial velocity beside a shared mass. ``L`` is in your units and weighs
+outputs by ``c_j`` only: to balance outputs of different units or noise, give
+``weights={"x": 1 / sigma_x**2, ...}``.
 
 Methods:
 
@@ -22,6 +27,27 @@ Methods:
 - ``"collocation"``: direct collocation of the whole DAE (Radau IIA) solved by IPOPT, see
   :mod:`learning.collocation`; ``loss`` is then ``L`` simulated (IDAS) at its parameters.
 
+Scaling: scipy's stopping tests are partly absolute (``gtol`` on the gradient), so a fit in
+metres (``L ~ 1e-8 m^2``) would stop after a few iterations where the same fit in
+micrometres goes on. The optimizers therefore see ``z = p / s_p`` and ``r / sqrt(L_ref)``
+(:class:`learning.objective.Scaled`), ``L_ref`` the loss of predicting each output by its
+mean. ``s_p``: ``|p_start|`` for physical parameters (for one that starts at 0, such as an
+initial velocity, the change that moves the outputs by their spread, ``sqrt(L_ref) /
+||dr/dp||`` at the start); for the raw parameters of laws (dimensionless, O(1) by design)
+the change that alters their weight by a factor ``e``
+(:meth:`learning.law.Law.raw_scales`: 1, or ``|theta|`` where the weight is ``theta``).
+One scalar for all residuals, not one per output: per-output factors would change the
+minimizer of ``L`` (that weighting is ``weights=``'s), one factor does not. Changing the
+units of the outputs and of the parameters then changes nothing but rounding. IPOPT gets
+``obj_scaling_factor = max(1, 1 / L_ref)`` (see :func:`learning.collocation.collocate`).
+
+Tolerances: ``rtol``/``atol`` default to a rule on the noise (see
+:mod:`learning.objective`: ``rtol = clip(1e-4 nu, 1e-8, 1e-6)`` for the data's relative
+noise ``nu``, ``atol = 1e-2 rtol max |ym|``; a second pass at tighter ones when the fitted
+model's residuals show less noise than the data seemed to have); ``fit.rtol``, ``fit.atol``
+and ``fit.message`` say which were used. To continue a fit exactly, give ``x0=fit.params,
+rtol=fit.rtol, atol=fit.atol``.
+
 Inputs from data: a measured input drives the system through a source that plays its
 samples, e.g. ``el.SignalVoltage("V", v=(t_u, u))`` (linear interpolation;
 ``ac.spline(t_u, u)`` for a C2 one), built per experiment; ``data`` then holds only the
@@ -30,19 +56,21 @@ input's samples on the data times (or a subset of them): the mesh knows a table'
 there.
 
 A failed simulation (:class:`~acausal.SimulationError`, :class:`~acausal.InitializationError`,
-a non-finite parameter or output) does not stop the fit: it is counted in ``n_failed`` and
-scored with the penalty loss ``L_fail = 1e3 * max(sum_kj c_j sum_n (ym^2 + (max ym - min ym)^2),
-L(p0))``, a thousand times what the trivial prediction ``y = 0`` (plus a range term) or the
-start ``p0`` costs, and for least squares the residual vector whose entries all
-equal ``sqrt(L_fail / m)``. A finite penalty, not ``inf``: Powell's and Nelder-Mead's line
-searches and MINPACK need finite values; any trust-region or simplex step onto a failure is
-then rejected. The start point must simulate (else a :class:`~acausal.ModelError` says why).
+a non-finite parameter or output) does not stop the fit: it is kept in ``failures`` (the
+parameter values and the error's message) and scored with the penalty loss ``L_fail = 1e3 *
+max(sum_kj c_j sum_n (ym^2 + (max ym - min ym)^2), L(p0))``, a thousand times what the
+trivial prediction ``y = 0`` (plus a range term) or the start ``p0`` costs, and for least
+squares the residual vector whose entries all equal ``sqrt(L_fail / m)``. A finite penalty,
+not ``inf``: Powell's and Nelder-Mead's line searches and MINPACK need finite values; any
+trust-region or simplex step onto a failure is then rejected. The start point must simulate
+(else a :class:`~acausal.ModelError` says why).
 
 Fits return, never write: each experiment's system is compiled once, the optimizer varies
 the parameters as simulation inputs, and the result carries the fitted values, the fitted
 models (the compiled ones with the fitted values as defaults) and copies of the systems
 with the fitted values; the user's systems and components are unchanged, so a second
-``fit`` from the same start gives the same result.
+``fit`` from the same start gives the same result, and ``x0=fit.params`` (or a law made
+with ``init=fit.weights[...]``) continues from where a fit stopped.
 """
 
 from __future__ import annotations
@@ -58,30 +86,45 @@ import numpy as np
 import scipy.optimize as so
 
 import acausal as ac
-from acausal.errors import (
-    InitializationError,
-    ModelError,
-    OptionError,
-    ParameterError,
-    SimulationError,
-    unknown_name,
-)
+from acausal.errors import ModelError, OptionError, unknown_name
 from solvers import Result, simulate
-from solvers.capture import native_stderr
 
+from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name
 from .unknown import Unknown
 
 METHODS = ("least_squares", "powell", "nelder-mead", "collocation")
-FAILURES = (SimulationError, InitializationError, ParameterError, RuntimeError)
-PENALTY = 1e3
+_BUDGET = (
+    "stopped: the budget of objective evaluations (max_nfev) was spent before convergence; "
+    "give more (max_nfev=...) or start closer (x0=...)"
+)
+# scipy's termination codes in words
+LEAST_SQUARES_STATUS = {
+    -2: "stopped by the callback given in options",
+    -1: "stopped: MINPACK rejected its inputs (improper input parameters); check options=",
+    0: _BUDGET,
+    1: "converged: the gradient of the scaled loss fell below gtol (a stationary point)",
+    2: "converged: the last step lowered the loss by less than ftol (relative)",
+    3: "converged: the last step changed the scaled parameters by less than xtol (relative)",
+    4: "converged: the last step changed neither the loss (ftol) nor the parameters (xtol)",
+}
+MINIMIZE_STATUS = {
+    0: "converged: the loss and the parameters stopped changing (xtol, ftol)",
+    1: _BUDGET,
+    2: "stopped: the iteration limit was reached before convergence; give more "
+    "(options={'maxiter': ...})",
+    3: "stopped: the loss became NaN",
+    4: "stopped: a parameter left its bounds",
+}
 
 
 @dataclass(frozen=True)
 class FitProgress:
     """What a progress callable receives: optimizer iterations (Jacobians for least
     squares), objective evaluations, the last and the best loss, failures, seconds. For
-    ``method="collocation"`` a report follows each IPOPT iteration, and ``loss`` is the
-    collocated objective at that iterate (``best``: the best simulated loss so far)."""
+    ``method="collocation"`` a report follows each IPOPT iteration: ``loss`` is the
+    collocated objective at that iterate, ``best`` the lowest of the start's simulated loss
+    and the collocated objectives of the iterates that satisfy the collocated equations
+    (to IPOPT's ``constr_viol_tol``); the final report's ``best`` is the fit's loss."""
 
     iteration: int
     evaluations: int
@@ -102,14 +145,17 @@ class FitProgress:
 class FitResult:
     """The outcome of :func:`fit`; a value that pickles (e.g. back from a worker process).
 
-    ``params``: fitted values by name; ``weights``: the constrained weights of each
-    :class:`~learning.Unknown` (by component name) at ``params``; ``loss`` = ``L(params)``;
-    ``loss_history``: ``L`` at every objective evaluation in order (``nan`` for failed
-    ones); ``start``: the start values. ``models`` (``model``: the first experiment's) are
-    the compiled models with the fitted values as their parameter defaults, so
-    ``simulate(fit.model, ...)`` or :meth:`simulate` reproduces the fit; ``systems``
-    (``system``) are new systems, copies of yours with the fitted values (yours are
-    unchanged).
+    ``params``: fitted values by name (an experiment's own copies as ``"name@k"``;
+    :meth:`values` gives one experiment's under their plain names); ``weights``: the
+    constrained weights of each :class:`~learning.Unknown` (by component name) at
+    ``params``; ``loss`` = ``L(params)``; ``loss_history``: ``L`` at every objective
+    evaluation in order (``nan`` for failed ones); ``start``: the start values;
+    ``message``: why the optimizer stopped, in words, and the tolerances used (``rtol``,
+    ``atol``); ``failures``: every failed simulation (values and error message).
+    ``models`` (``model``: the first experiment's) are the compiled models with the fitted
+    values as their parameter defaults, so ``simulate(fit.model, ...)`` or :meth:`simulate`
+    reproduces the fit; ``systems`` (``system``) are new systems, copies of yours with the
+    fitted values (yours are unchanged).
     """
 
     params: dict[str, float]
@@ -126,7 +172,9 @@ class FitResult:
     n_iterations: int
     models: tuple[ac.Model, ...] = ()
     systems: tuple[ac.System, ...] = ()
-    last_failure: str = ""
+    failures: tuple[Failure, ...] = ()
+    rtol: float | None = None
+    atol: float | None = None
     validation_history: list[float] = field(default_factory=list)  # train(): per epoch
 
     @property
@@ -136,6 +184,16 @@ class FitResult:
     @property
     def system(self) -> ac.System:
         return self.systems[0]
+
+    @property
+    def last_failure(self) -> str:
+        """The message of the last failed simulation ("" when none failed)."""
+        return self.failures[-1].message if self.failures else ""
+
+    def values(self, experiment: int = 0) -> dict[str, float]:
+        """The fitted values as experiment ``experiment``'s model takes them: the shared
+        ones and that experiment's own copies under their plain names."""
+        return experiment_values(self.params, experiment)
 
     def simulate(self, experiment: int = 0, **kwargs: Any) -> Result:
         """:func:`solvers.simulate` of experiment ``experiment``'s fitted model
@@ -154,206 +212,15 @@ class FitResult:
         return "\n".join(lines)
 
 
-def _numbers(values: Any, what: str) -> np.ndarray:
-    """``values`` as a flat float array, or an :class:`OptionError` naming ``what``."""
-    if isinstance(values, str):
-        values = [values]
-    try:
-        return np.asarray(values, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise OptionError(
-            f"fit: {what} holds values that are not numbers (e.g. text); give a numeric "
-            "array, one value per sample time"
-        ) from None
-
-
-class _Experiment:
-    """One system with its measured outputs on its output grid."""
-
-    def __init__(
-        self,
-        system: ac.System,
-        data: Mapping[str, Any],
-        weights: Mapping[str, Any],
-        names: Sequence[str],
-        t_start: float,
-        model: ac.Model | None = None,
-    ) -> None:
-        self.system = system
-        self.model = model if model is not None else ac.compile(system)
-        self.simulators: dict = {}  # this experiment's, for the whole fit
-        t_key = "t" if "t" in data else "time" if "time" in data else None
-        if t_key is None:
-            raise OptionError(f"fit: the data for {system.name} need the sample times as 't'")
-        t = _numbers(data[t_key], f"data[{t_key!r}] of {system.name}")
-        if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-            raise OptionError(f"fit: data['t'] of {system.name} must be 2+ increasing times")
-        if t[0] < t_start:
-            raise OptionError(f"fit: data of {system.name} start at {t[0]:g} < t_start")
-        self.offset = int(t[0] > t_start)  # simulate from t_start, compare from t[0]
-        self.grid = np.concatenate([[t_start], t]) if self.offset else t
-        self.outputs, self.measured, self.masks, self.scales = [], [], [], []
-        for name, values in data.items():
-            if name == t_key:
-                continue
-            self.model.check_name(name)
-            ym = _numbers(values, f"data[{name!r}] of {system.name}")
-            if ym.shape != t.shape:
-                raise OptionError(
-                    f"fit: data[{name!r}] of {system.name} has {ym.size} samples, t has {t.size}"
-                )
-            c = np.broadcast_to(np.asarray(weights.get(name, 1.0), dtype=float), t.shape)
-            if np.any(c < 0) or not np.all(np.isfinite(c)):
-                raise OptionError(f"fit: weights[{name!r}] must be finite and >= 0")
-            mask = np.isfinite(ym)  # missing samples (nan) do not count
-            if not mask.any():
-                raise OptionError(
-                    f"fit: data[{name!r}] of {system.name} has no finite sample (all NaN or "
-                    "infinite); drop the column or give measured values"
-                )
-            self.outputs.append(name)
-            self.measured.append(ym[mask])
-            self.masks.append(mask)
-            self.scales.append(np.sqrt(c[mask]))
-        if not self.outputs:
-            raise OptionError(f"fit: the data for {system.name} measure no variable besides 't'")
-        own = self.model.parameters
-        self.columns = [k for k, n in enumerate(names) if n in own]
-        self.size = sum(m.size for m in self.measured)
-
-    def penalty(self) -> float:
-        """``sum_j c_j sum_n (ym^2 + range^2)``: the scale of :data:`PENALTY`."""
-        total = 0.0
-        for ym, s in zip(self.measured, self.scales):
-            rng = float(np.ptp(ym)) if ym.size else 0.0
-            total += float(np.sum(s**2 * (ym**2 + rng**2)))
-        return total
-
-    def evaluate(
-        self, names: Sequence[str], x: np.ndarray, rtol: float, atol: float, jac: bool
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Residuals (and their Jacobian over all ``names``) at parameter values ``x``."""
-        params = {names[k]: float(x[k]) for k in self.columns}
-        sens = [names[k] for k in self.columns] if jac else ()
-        res = simulate(
-            self.model,
-            grid=self.grid,
-            simulators=self.simulators,
-            rtol=rtol,
-            atol=atol,
-            params=params,
-            sensitivities=sens,
-        )
-        r = [
-            s * (res[n][self.offset :][m] - ym)
-            for n, ym, m, s in zip(self.outputs, self.measured, self.masks, self.scales)
-        ]
-        J = None
-        if jac:
-            J = np.zeros((self.size, len(names)))
-            for k in self.columns:
-                J[:, k] = np.concatenate(
-                    [
-                        s * res.sensitivity(n, names[k])[self.offset :][m]
-                        for n, m, s in zip(self.outputs, self.masks, self.scales)
-                    ]
-                )
-        return np.concatenate(r), J
-
-
-class Objective:
-    """``r(p)``, ``J(p) = dr/dp`` and ``L(p) = ||r||^2`` over all experiments, counting
-    simulations and failures and keeping the best point seen."""
-
-    def __init__(
-        self,
-        experiments: Sequence[tuple[ac.System, Mapping[str, Any]]],
-        names: Sequence[str],
-        weights: Mapping[str, Any] | None = None,
-        rtol: float = 1e-8,
-        atol: float = 1e-10,
-        t_start: float = 0.0,
-        models: Sequence[ac.Model] | None = None,
-    ) -> None:
-        self.names = list(names)
-        models = list(models) if models is not None else [None] * len(experiments)
-        self.exps = [
-            _Experiment(s, d, weights or {}, self.names, t_start, m)
-            for (s, d), m in zip(experiments, models)
-        ]
-        self.rtol, self.atol = rtol, atol
-        self.size = sum(e.size for e in self.exps)
-        self.fail_loss = PENALTY * max(sum(e.penalty() for e in self.exps), 1e-300)
-        self.n_simulations = self.n_failed = self.n_jacobians = 0
-        self.history: list[float] = []
-        self.best, self.best_x = np.inf, None
-        self.last_failure = ""
-        self._cache: tuple[bytes, np.ndarray | None] | None = None
-        self.on_evaluation: Callable[[float], None] | None = None
-
-    def _run(self, x: np.ndarray, jac: bool) -> tuple[np.ndarray, np.ndarray] | None:
-        """Residuals and Jacobian, or None (counted) when a simulation fails."""
-        rs, Js = [], []
-        log: list[str] = []
-        for e in self.exps:
-            self.n_simulations += 1
-            try:
-                with native_stderr(log):
-                    r, J = e.evaluate(self.names, x, self.rtol, self.atol, jac)
-            except FAILURES as exc:
-                self.last_failure = str(exc).strip()
-                return None
-            rs.append(r)
-            Js.append(J)
-        r = np.concatenate(rs)
-        if not np.all(np.isfinite(r)):
-            self.last_failure = "the simulated outputs are not finite"
-            return None
-        return r, (np.vstack(Js) if jac else np.zeros(0))
-
-    def residuals(self, x: Sequence[float]) -> np.ndarray | None:
-        """``r(p)``, or None after a failed simulation (counted in ``n_failed``)."""
-        x = np.asarray(x, dtype=float)
-        if self._cache is not None and self._cache[0] == x.tobytes():
-            return self._cache[1]
-        out = self._run(x, jac=False) if np.all(np.isfinite(x)) else None
-        r = None if out is None else out[0]
-        loss = np.nan if r is None else float(r @ r)
-        if r is None:
-            self.n_failed += 1
-            if not np.all(np.isfinite(x)):
-                self.last_failure = "non-finite parameter values"
-        elif loss < self.best:
-            self.best, self.best_x = loss, x.copy()
-        self.history.append(loss)
-        self._cache = (x.tobytes(), r)
-        if self.on_evaluation is not None:
-            self.on_evaluation(loss)
-        return r
-
-    def loss(self, x: Sequence[float]) -> float:
-        """``L(p) = ||r(p)||^2``, or ``fail_loss`` for a failed simulation."""
-        r = self.residuals(x)
-        return self.fail_loss if r is None else float(r @ r)
-
-    def padded(self, x: Sequence[float]) -> np.ndarray:
-        """``r(p)``, or the constant vector of squared norm ``fail_loss`` after a failure."""
-        r = self.residuals(x)
-        return np.full(self.size, np.sqrt(self.fail_loss / self.size)) if r is None else r
-
-    def jacobian(self, x: Sequence[float]) -> np.ndarray:
-        """``J(p) = dr/dp`` from IDAS forward sensitivities (zeros after a failure)."""
-        x = np.asarray(x, dtype=float)
-        self.n_jacobians += 1
-        out = self._run(x, jac=True)
-        if out is None:
-            self.n_failed += 1
-            return np.zeros((self.size, len(self.names)))
-        return out[1]
-
-    def gradient(self, x: Sequence[float]) -> np.ndarray:
-        """``dL/dp = 2 J^T r``."""
-        return 2.0 * self.jacobian(x).T @ self.padded(x)
+def experiment_values(values: Mapping[str, float], experiment: int) -> dict[str, float]:
+    """Fitted ``values`` (shared names and ``"name@k"`` copies) as experiment
+    ``experiment`` takes them: shared ones and its own copies under their plain names."""
+    out = {}
+    for name, v in values.items():
+        base, k = split_name(name)
+        if k is None or k == experiment:
+            out[base] = v
+    return out
 
 
 class _Progress:
@@ -369,14 +236,16 @@ class _Progress:
     def _print(info: FitProgress) -> None:
         print(f"fit: {info}", file=sys.stdout, flush=True)
 
-    def __call__(self, loss: float, force: bool = False) -> None:
+    def __call__(self, loss: float, force: bool = False, best: float | None = None) -> None:
+        """Report ``loss`` and ``best`` (default: the best simulated loss so far)."""
         now = _time.perf_counter()
         if self.sink is None or (not force and now - self.last < self.interval):
             return
         self.last = now
         o = self.obj
+        best = o.best if best is None else best
         self.sink(
-            FitProgress(self.iteration, len(o.history), loss, o.best, o.n_failed, now - self.tic)
+            FitProgress(self.iteration, len(o.history), loss, best, o.n_failed, now - self.tic)
         )
 
 
@@ -404,135 +273,266 @@ def unknowns(systems: Sequence[ac.System]) -> list[Unknown]:
     return list(seen.values())
 
 
+def _names(
+    shared: Sequence[str], own: Sequence[str], models: Sequence[ac.Model]
+) -> tuple[list[str], dict[str, float]]:
+    """The fitted names (``shared``, then each of ``own`` once per experiment whose model
+    has it, as ``"name@k"``) and their declared values."""
+    known = {n: v for m in reversed(models) for n, v in m.parameters.items()}
+    own = list(dict.fromkeys([own] if isinstance(own, str) else own))
+    names = [n for n in dict.fromkeys(shared) if n not in own]
+    for n in [*names, *own]:
+        if n not in known:
+            raise unknown_name("parameter", n, known)
+    values = {n: known[n] for n in names}
+    for n in own:
+        values |= {
+            own_name(n, k): m.parameters[n] for k, m in enumerate(models) if n in m.parameters
+        }
+    return list(values), values
+
+
+def _start(
+    names: list[str],
+    declared: Mapping[str, float],
+    x0: Mapping[str, float] | Sequence[float] | None,
+) -> np.ndarray:
+    """Start values: ``declared``, overridden by ``x0`` (by name, a plain name setting
+    every experiment's copy, or in the order of ``names``)."""
+    start = np.array([declared[n] for n in names], dtype=float)
+    if isinstance(x0, Mapping):
+        for n, v in x0.items():
+            hits = [k for k, m in enumerate(names) if n in (m, split_name(m)[0])]
+            if not hits:
+                raise unknown_name("fitted parameter", n, names)
+            start[hits] = float(v)
+    elif x0 is not None:
+        start = np.asarray(x0, dtype=float).ravel()
+        if start.size != len(names):
+            raise OptionError(f"fit: x0 has {start.size} values for {len(names)} parameters")
+    return start
+
+
+def _parameter_scales(
+    obj: Objective, start: np.ndarray, systems: Sequence[ac.System]
+) -> np.ndarray:
+    """``s_p``: for the raw parameters of laws their :meth:`~learning.Unknown.raw_scales`
+    at the start, for the others ``|p_start|``, and for one that starts at 0 ``sqrt(L_ref) /
+    ||dr/dp||`` at the start (the change that moves the outputs by their spread; 1 if they
+    do not depend on it)."""
+    values = dict(zip(obj.names, start.tolist()))
+    raw = {}
+    for u in unknowns(systems):
+        raw |= u.raw_scales({split_name(n)[0]: v for n, v in values.items()})
+    scale = np.array([raw.get(split_name(n)[0], abs(v)) for n, v in values.items()])
+    zero = scale == 0
+    if zero.any():
+        norms = np.linalg.norm(obj.jacobian(start)[:, zero], axis=0)
+        with np.errstate(divide="ignore"):
+            scale[zero] = np.where(norms > 0, np.sqrt(obj.reference_loss()) / norms, 1.0)
+    return scale
+
+
+def _message(out: Any, table: Mapping[int, str]) -> str:
+    status = int(getattr(out, "status", 0))
+    return table.get(status, f"scipy's status {status}: {out.message}")
+
+
 def fit(
     system: ac.System | None,
     data: Mapping[str, Any] | None,
     *,
     params: Sequence[str] | None = None,
     physical: Sequence[str] = (),
+    experiment_params: Sequence[str] = (),
     method: str = "least_squares",
     weights: Mapping[str, Any] | None = None,
     x0: Mapping[str, float] | Sequence[float] | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
+    rtol: float | None = None,
+    atol: float | None = None,
     max_nfev: int | None = None,
+    max_time: float | None = None,
     progress: bool | Callable[[FitProgress], None] = True,
     progress_interval: float = 1.0,
     experiments: Sequence[tuple[ac.System, Mapping[str, Any]]] | None = None,
-    t_start: float = 0.0,
+    t_start: float | Sequence[float] = 0.0,
     options: Mapping[str, Any] | None = None,
 ) -> FitResult:
     """Fit parameters so the simulated outputs match ``data`` (see the module docstring).
 
     ``data``: ``{"t": times, "C1.v": values, ...}`` (nan marks a missing sample); the
-    simulation starts at ``t_start`` (initial values there), outputs are compared at ``t``.
-    ``experiments``: further ``(system, data)`` pairs fitted jointly (``system``/``data``
-    may be None when all are given here). ``params``: names to fit (default: the raw
-    parameters of every :class:`~learning.Unknown`); ``physical``: more parameter names
-    (e.g. ``"C1.C"``). ``weights``: ``c_j`` by output name, scalar or per sample
-    (default 1). ``x0``: start values by name or in the order of ``fit.params`` (default
-    the declared values). ``max_nfev``: objective evaluations (default scipy's);
-    ``progress``: True prints a :class:`FitProgress` line at most every
-    ``progress_interval`` seconds and once at the end, a callable receives it instead;
-    ``options``: passed on to scipy (``least_squares`` keywords or ``minimize`` options).
-    The fitted values are written into every experiment's system (the returned ``system``),
-    so it simulates as fitted; ``fit.start`` holds the values before.
+    simulation starts at ``t_start`` (initial values there; one time, or one per
+    experiment), outputs are compared at ``t``. ``experiments``: further ``(system,
+    data)`` pairs fitted jointly (``system``/``data`` may be None when all are given here).
+    ``params``: names to fit (default: the raw parameters of every
+    :class:`~learning.Unknown`); ``physical``: more parameter names (e.g. ``"C1.C"``);
+    ``experiment_params``: names each experiment fits its own copy of (``"mass.v0@0"``,
+    ``"mass.v0@1"``, ...). ``weights``: ``c_j`` by output name, scalar or per sample
+    (default 1). ``x0``: start values by name (a plain name also sets every experiment's
+    copy) or in the order of ``fit.params`` (default the declared values). ``rtol``,
+    ``atol``: IDAS's tolerances (default from the data's noise). ``max_nfev``: objective
+    evaluations (default scipy's); ``max_time``: seconds after which the fit stops with the
+    best parameters seen; ``progress``: True prints a :class:`FitProgress` line at most
+    every ``progress_interval`` seconds and once at the end, a callable receives it
+    instead; ``options``: passed on to scipy (``least_squares`` keywords or ``minimize``
+    options) or to collocation.
     """
     tic = _time.perf_counter()
     if method not in METHODS:
         raise OptionError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
+    if max_time is not None and not (np.isfinite(max_time) and max_time > 0):
+        raise OptionError(f"fit: max_time={max_time!r} must be a positive number of seconds")
+    deadline = tic + (max_time if max_time is not None else np.inf)
     exps = ([(system, data)] if system is not None else []) + list(experiments or [])
     if not exps or any(d is None for _, d in exps):
         raise OptionError("fit: give a system with its data, or experiments=[(system, data), ...]")
     systems = [s for s, _ in exps]
     models = [ac.compile(s) for s in systems]
-    known = {n: v for m in reversed(models) for n, v in m.parameters.items()}
     if params is None:
         params = [n for u in unknowns(systems) for n in u.parameter_names()]
-    names = list(dict.fromkeys([*params, *physical]))
+    names, declared = _names([*params, *physical], experiment_params, models)
     if not names:
         raise OptionError("fit: nothing to fit: no ln.Unknown in the system and no physical=")
-    for n in names:
-        if n not in known:
-            raise unknown_name("parameter", n, known)
-    start = np.array([known[n] for n in names], dtype=float)
-    if isinstance(x0, Mapping):
-        for n, v in x0.items():
-            if n not in names:
-                raise unknown_name("fitted parameter", n, names)
-            start[names.index(n)] = float(v)
-    elif x0 is not None:
-        start = np.asarray(x0, dtype=float).ravel()
-        if start.size != len(names):
-            raise OptionError(f"fit: x0 has {start.size} values for {len(names)} parameters")
+    start = _start(names, declared, x0)
     obj = Objective(exps, names, weights, rtol, atol, t_start, models)
     report = _Progress(progress, progress_interval, obj)
     obj.on_evaluation = report
     if obj.residuals(start) is None:
         raise ModelError(
-            f"fit: the start parameters do not simulate ({obj.last_failure}); "
+            f"fit: the start parameters do not simulate ({obj.failures[-1].message}); "
             "give x0= values that do"
         )
     obj.fail_loss = max(obj.fail_loss, PENALTY * obj.best)  # also above the start's loss
+    x_scale = _parameter_scales(obj, start, systems)
+    view = Scaled(obj, x_scale, deadline)
     opts = dict(options or {})
-    chosen = None  # collocation: its parameters, whatever the best simulated loss seen
-    if method == "collocation":
-        from .collocation import collocate
-
-        def on_iteration(k: int, collocated: float) -> None:
-            report.iteration = k
-            report(collocated)
-
-        out = collocate(obj.exps, names, start, rtol, atol, opts, on_iteration)
-        obj.n_simulations += out.n_simulations  # the start guesses' trajectories
-        report.iteration = n_iter = out.n_iterations
-        chosen = out.x
-        out.message += f"; collocated loss {out.objective:.6g}"
-        if obj.residuals(chosen) is None:  # the true loss: IDAS at the fitted values
-            out.success = False
-            out.message += f"; the fitted parameters do not simulate ({obj.last_failure})"
-    elif method == "least_squares":
-
-        def jac(x: np.ndarray) -> np.ndarray:
-            report.iteration += 1
-            return obj.jacobian(x)
-
-        opts.setdefault("method", "trf")
-        if max_nfev is not None:
-            opts["max_nfev"] = max_nfev
-        out = so.least_squares(obj.padded, start, jac=jac, **opts)
-        n_iter = obj.n_jacobians
-    else:
-
-        def callback(xk: np.ndarray) -> None:
-            report.iteration += 1
-
-        if max_nfev is not None:
-            opts["maxfev"] = max_nfev
-        scipy_method = {"powell": "Powell", "nelder-mead": "Nelder-Mead"}[method]
-        out = so.minimize(obj.loss, start, method=scipy_method, callback=callback, options=opts)
-        n_iter = int(getattr(out, "nit", report.iteration))
-    best = obj.best_x if obj.best_x is not None else start
-    best_loss = obj.best
-    if chosen is not None:
-        best = chosen
-        best_loss = obj.history[-1]  # nan when that simulation failed
+    collocated = method == "collocation"
+    best, note = start, ""
+    try:
+        if collocated:
+            best, success, message = _collocate(obj, report, start, opts, deadline)
+        else:
+            success, message = _optimize(method, view, report, start / x_scale, opts, max_nfev)
+            best = obj.best_x
+        first = obj.tolerances
+        if obj.refine(best):  # the residuals ask for tighter tolerances: simulate again
+            note = f"; a first pass ran at rtol {first.rtol:.3g}, atol {first.atol:.3g}"
+            simulates = _quietly(obj, best, report) is not None
+            budget = None if max_nfev is None else max_nfev - len(obj.history)
+            if not collocated and simulates and (budget is None or budget > 0):
+                success, message = _optimize(method, view, report, best / x_scale, opts, budget)
+                best = obj.best_x  # a second pass (IPOPT's result does not depend on them)
+    except OutOfTime:
+        success = False
+        best = obj.best_x if obj.best_x is not None else best
+        message = f"stopped: max_time ({max_time:g} s) was reached; the best values seen"
+    best_loss = obj.history[-1] if collocated else obj.best  # collocation: nan if it failed
     fitted = dict(zip(names, best.tolist()))
-    report(best_loss, force=True)
+    report(best_loss, force=True, best=best_loss)
+    weights_of: dict[str, dict[str, float]] = {}
+    for k, s in enumerate(systems):  # each Unknown at the values of its first experiment
+        for u in unknowns([s]):
+            weights_of.setdefault(u.full_name, u.weights(experiment_values(fitted, k)))
     return FitResult(
         params=fitted,
-        weights={u.full_name: u.weights(fitted) for u in unknowns(systems)},
+        weights=weights_of,
         loss=float(best_loss),
         loss_history=list(obj.history),
         n_simulations=obj.n_simulations,
         n_failed=obj.n_failed,
         wall_time=_time.perf_counter() - tic,
-        success=bool(out.success),
-        message=str(out.message),
+        success=success,
+        message=f"{message}; {obj.tolerances}{note}",
         method=method,
         start=dict(zip(names, start.tolist())),
-        n_iterations=n_iter,
-        models=tuple(m.with_parameters(_own(fitted, m)) for m in models),
-        systems=tuple(with_values(s, fitted) for s in systems),
-        last_failure=obj.last_failure,
+        n_iterations=report.iteration,
+        models=tuple(
+            m.with_parameters(_own(experiment_values(fitted, k), m)) for k, m in enumerate(models)
+        ),
+        systems=tuple(with_values(s, experiment_values(fitted, k)) for k, s in enumerate(systems)),
+        failures=tuple(obj.failures),
+        rtol=obj.rtol,
+        atol=obj.atol,
     )
+
+
+def _quietly(obj: Objective, x: np.ndarray, report: _Progress) -> np.ndarray | None:
+    """``obj.residuals(x)`` without a progress report (the final report shows it)."""
+    obj.on_evaluation = None
+    try:
+        return obj.residuals(x)
+    finally:
+        obj.on_evaluation = report
+
+
+def _optimize(
+    method: str,
+    view: Scaled,
+    report: _Progress,
+    z0: np.ndarray,
+    options: Mapping[str, Any],
+    max_nfev: int | None,
+) -> tuple[bool, str]:
+    """One run of scipy's ``method`` on the scaled problem from ``z0``: success and why it
+    stopped, in words; the iterations are counted in ``report.iteration``."""
+    opts = dict(options)
+    if method == "least_squares":
+
+        def jac(z: np.ndarray) -> np.ndarray:
+            report.iteration += 1
+            return view.jacobian(z)
+
+        opts.setdefault("method", "trf")
+        if max_nfev is not None:
+            opts["max_nfev"] = max_nfev
+        out = so.least_squares(view.residuals, z0, jac=jac, **opts)
+        return bool(out.success), _message(out, LEAST_SQUARES_STATUS)
+
+    def callback(zk: np.ndarray) -> None:
+        report.iteration += 1
+
+    if max_nfev is not None:
+        opts["maxfev"] = max_nfev
+    scipy_method = {"powell": "Powell", "nelder-mead": "Nelder-Mead"}[method]
+    out = so.minimize(view.loss, z0, method=scipy_method, callback=callback, options=opts)
+    return bool(out.success), _message(out, MINIMIZE_STATUS)
+
+
+def _collocate(
+    obj: Objective,
+    report: _Progress,
+    start: np.ndarray,
+    opts: Mapping[str, Any],
+    deadline: float,
+) -> tuple[np.ndarray, bool, str]:
+    """``fit(method="collocation")``: IPOPT's parameters, success and message; their
+    simulated loss is the last entry of ``obj.history``."""
+    from .collocation import collocate
+
+    best = obj.best  # the start's simulated loss
+
+    def on_iteration(k: int, collocated: float, feasible: bool) -> None:
+        nonlocal best
+        if feasible:
+            best = min(best, collocated)
+        report.iteration = k
+        report(collocated, best=best)
+
+    out = collocate(
+        obj.exps,
+        obj.names,
+        start,
+        obj.rtol,
+        obj.atol,
+        opts,
+        on_iteration,
+        scale=obj.reference_loss(),
+        deadline=deadline,
+    )
+    obj.n_simulations += out.n_simulations  # the start guesses' trajectories
+    report.iteration = out.n_iterations
+    message = f"{out.message}; collocated loss {out.objective:.6g}"
+    if _quietly(obj, out.x, report) is None:  # the true loss: IDAS at the fitted values
+        out.success = False
+        message += f"; the fitted parameters do not simulate ({obj.failures[-1].message})"
+    return out.x, out.success, message

@@ -14,7 +14,9 @@ Every law knows
 - ``raw_names`` / ``raw_init``: its raw parameter names (``theta_...``) and start values;
 - ``relation(u, theta)``: the law ``lhs == rhs`` as CasADi SX (``residual`` = lhs - rhs);
 - ``weights(theta)``: the constrained weights as numbers, for tables;
-- ``function(derivatives=True)``: ``g(u, theta)`` and ``dg/du`` as a CasADi function.
+- ``function(derivatives=True)``: ``g(u, theta)`` and ``dg/du`` as a CasADi function;
+- ``curve(solve_for, given, theta)``: one input as a function of the others on ``g = 0``;
+- ``raw_scales(theta)``: the size of a meaningful step of each raw parameter (fits scale by it).
 
 Reparameterization: ``w = s (m + softplus(theta))`` with a sign ``s`` fixed when the law is
 made and a margin ``m >= 0``. Why softplus: ``|theta|`` and ``theta**2`` reach 0 (the excluded
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 
 import casadi as cs
 import numpy as np
+from numpy.typing import ArrayLike
 
 from acausal.errors import ModelError, OptionError, ParameterError
 
@@ -54,6 +57,15 @@ def softplus(theta: cs.SX | float) -> cs.SX:
 def softplus_inv(w: float) -> float:
     """The ``theta`` with ``softplus(theta) = w > 0``: ``theta = w + log(1 - e^-w)``."""
     return float(w + np.log(-np.expm1(-w)))
+
+
+def _excess(margin: float) -> float:
+    """``T(theta)`` for a start value at the margin (a law's own fitted weight at its
+    bound, ``init=fit.weights[...]``): below half an ulp of ``margin`` (of 1 for a zero
+    margin), so ``margin + T(theta)`` rounds to the margin and the law starts where the fit
+    ended. The raw parameter's gradient there is about 0, as it was at the end of that
+    fit: a weight meant to move should start inside (beyond the margin)."""
+    return (margin if margin > 0 else 1.0) * 2.0**-54
 
 
 TRANSFORMS: dict[str, tuple[Callable, Callable]] = {
@@ -129,6 +141,20 @@ class Law:
         law._bind(labels)
         return law
 
+    def _with_options(self, **options: object) -> Law:
+        """A copy of this law with private options replaced (``_scales=...``), its weights
+        declared again for its current inputs (a law still waiting for an Unknown's
+        inputs keeps waiting)."""
+        law = copy.copy(self)
+        vars(law).update(options)
+        try:
+            law._bind(self.labels)
+        except InputNameError as err:
+            if self._pending is None:
+                raise
+            law._pending = err
+        return law
+
     def _bind(self, labels: tuple[str, ...]) -> None:
         self.labels = labels
         self._weights: list[Weight] = []
@@ -186,13 +212,13 @@ class Law:
             self._weights.append(Weight(shown, None, kind, sign, margin, float(init)))
             return
         if kind == "signed":
-            if not np.isfinite(init) or init * sign <= margin:
+            if not np.isfinite(init) or init * sign < margin:
                 side = "positive" if sign > 0 else "negative"
                 raise ParameterError(
                     f"{type(self).__name__}: start value {shown} = {init!r} must be {side} "
-                    f"(beyond the margin {margin:g}) under constraint={self.constraint!r}"
+                    f"(at least the margin {margin:g}) under constraint={self.constraint!r}"
                 )
-            theta0 = TRANSFORMS[self.transform][1](abs(init) - margin)
+            theta0 = TRANSFORMS[self.transform][1](max(abs(init) - margin, _excess(margin)))
         else:
             theta0 = float(init)
         raw = raw or "theta_" + (shown[2:] if shown.startswith("w_") else shown)
@@ -243,6 +269,21 @@ class Law:
         values = np.asarray(fn(self.raw_values(theta)), dtype=float).ravel()
         return dict(zip(w, values.tolist()))
 
+    def raw_scales(self, theta: Sequence[float] | Mapping[str, float] | None = None) -> np.ndarray:
+        """The size of a meaningful change of each raw parameter at ``theta`` (as
+        :meth:`weights` takes it), for an optimizer's scaling: ``max(|theta|, 1)`` for a
+        raw weight (``w = theta``); for a sign-constrained one ``w = s (m + T(theta))`` a
+        change that alters ``T`` by a factor ``e``: 1 where ``T`` is exponential (``exp``;
+        softplus below ``theta = 1``), ``theta`` where softplus is linear (``T ~ theta``).
+        So a weight at its margin (``theta`` of -50, say) is not given steps of 50."""
+        sizes = []
+        for w, th in zip([w for w in self._ws if w.raw is not None], self.raw_values(theta)):
+            if w.kind == "raw":
+                sizes.append(max(abs(th), 1.0))
+            else:
+                sizes.append(1.0 if self.transform == "exp" else max(th, 1.0))
+        return np.array(sizes)
+
     def raw_values(self, theta: Sequence[float] | Mapping[str, float] | None = None) -> np.ndarray:
         """Raw values as an array in the order of :attr:`raw_names`, from a sequence in that
         order or a mapping by raw name; default the start values."""
@@ -283,12 +324,98 @@ class Law:
         outs = [g, cs.jacobian(g, u)] if derivatives else [g]
         return cs.Function("g", [u, th], outs, ["u", "theta"], ["g", "dg_du"][: len(outs)])
 
+    def curve(
+        self,
+        solve_for: str,
+        given: Mapping[str, ArrayLike],
+        theta: Sequence[float] | Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        """The law as a curve: the values of input ``solve_for`` with ``g(u; w(theta)) = 0``
+        when the other inputs take the values ``given`` (by label or token, e.g.
+        ``law.curve("x", {"f": currents})`` for a resistor's voltage; arrays broadcast
+        together, a scalar holds an input fixed); ``theta`` as for :meth:`weights`.
+
+        Each point is solved by Newton's method on ``g`` in ``solve_for``, safeguarded by a
+        bracket (all points at once): from 0 the interval ``[-b, b]`` is doubled from
+        ``b = 1`` until ``g`` changes sign, then a Newton step that leaves the bracket is
+        replaced by bisection, until the step is below 1e-14 of the value. A feasible law
+        (``dg/du`` never 0, so ``g`` strictly monotone in each input) has exactly one
+        root, which this finds; a point with no sign change within ``|u| < 2^200`` is
+        ``nan``; an unconstrained law may have several roots, of which one is returned.
+        For an explicit law ``output == eta(inputs)`` solved for its output the first
+        Newton step is exact (``dg/d output = 1``): the curve is ``eta`` evaluated."""
+        target = self._label(solve_for)
+        values = {self._label(k): np.asarray(v, dtype=float) for k, v in given.items()}
+        missing = [lb for lb in self.labels if lb != target and lb not in values]
+        if target in values or missing:
+            raise OptionError(
+                f"{type(self).__name__}.curve: give every input but {target!r} "
+                f"(missing: {', '.join(missing) or 'none'}; inputs {', '.join(self.labels)})"
+            )
+        shape = np.broadcast_shapes(*(v.shape for v in values.values()))
+        flat = {lb: np.broadcast_to(v, shape).ravel() for lb, v in values.items()}
+        u = cs.SX.sym("u", self.n_inputs)
+        g = self.residual(cs.vertsplit(u), [cs.SX(x) for x in self.raw_values(theta)])
+        fn = cs.Function("g", [u], [g, cs.jacobian(g, u[self.labels.index(target)])])
+
+        def at(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """``g`` and ``dg/du_target`` at every point (``fn`` maps over columns)."""
+            g, d = fn(np.vstack([x if lb == target else flat[lb] for lb in self.labels]))
+            return np.asarray(g, dtype=float).ravel(), np.asarray(d, dtype=float).ravel()
+
+        return _solve(at, np.zeros(int(np.prod(shape)))).reshape(shape)
+
+    def _label(self, key: str) -> str:
+        """The input label of ``key`` (a label, or a token such as ``"der(x)"``)."""
+        label = input_label(str(key).replace(" ", ""))
+        if label not in self.labels:
+            raise InputNameError(
+                f"{type(self).__name__}: {key!r} is not one of its inputs "
+                f"({', '.join(self.labels)})"
+            )
+        return label
+
     def __repr__(self) -> str:
         n = "unbound" if self._pending else f"{len(self.raw_names)} raw parameters"
         return (
             f"<{type(self).__name__} inputs ({', '.join(self.labels)}), "
             f"constraint={self.constraint!r}, {n}>"
         )
+
+
+def _solve(at: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
+    """Roots of ``g`` from ``x`` (see :meth:`Law.curve`); ``at(x) -> (g, dg/dx)``,
+    elementwise."""
+    g, d = at(x)
+    width = np.ones_like(x)
+    lo, hi = x - width, x + width
+    g_lo, g_hi = at(lo)[0], at(hi)[0]
+
+    def unbracketed() -> np.ndarray:
+        return (np.sign(g_lo) == np.sign(g_hi)) & (g != 0)
+
+    for _ in range(200):  # widen until g changes sign (or is 0) on [lo, hi]
+        widen = unbracketed()
+        if not widen.any():
+            break
+        width[widen] *= 2
+        lo[widen], hi[widen] = x[widen] - width[widen], x[widen] + width[widen]
+        g_lo[widen], g_hi[widen] = at(lo)[0][widen], at(hi)[0][widen]
+    no_root = unbracketed()
+    for _ in range(200):
+        left = np.sign(g) == np.sign(g_lo)  # the root is right of x
+        lo, g_lo = np.where(left, x, lo), np.where(left, g, g_lo)
+        hi = np.where(left, hi, x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(g == 0, x, x - g / d)
+        inside = (step >= lo) & (step <= hi) & np.isfinite(step)
+        new = np.where(inside, step, 0.5 * (lo + hi))
+        done = np.abs(new - x) <= 1e-14 * np.maximum(np.abs(new), np.finfo(float).tiny)
+        x = new
+        if done.all():
+            break
+        g, d = at(x)
+    return np.where(no_root, np.nan, x)
 
 
 def default_labels(n: int) -> tuple[str, ...]:
@@ -299,6 +426,28 @@ def default_labels(n: int) -> tuple[str, ...]:
 def input_label(token: str) -> str:
     """A label safe in parameter names for an input token: ``der(x)`` -> ``dx``."""
     return "d" * token.count("der(") + re.sub(r"[^A-Za-z0-9]", "", token.replace("der(", ""))
+
+
+def input_samples(law: Law, samples: Mapping[str, Sequence[float]] | np.ndarray) -> dict:
+    """Samples of each of ``law``'s inputs by label: from a mapping by label or token
+    (other keys ignored) or an ``N x K`` array in input order (a vector for one input)."""
+    if isinstance(samples, Mapping):
+        given = {input_label(str(k).replace(" ", "")): v for k, v in samples.items()}
+        missing = [lb for lb in law.labels if lb not in given]
+        if missing:
+            raise InputNameError(
+                f"{type(law).__name__}: samples lack {', '.join(missing)}; "
+                f"the inputs are {', '.join(law.labels)}"
+            )
+        return {lb: np.asarray(given[lb], dtype=float).ravel() for lb in law.labels}
+    arr = np.asarray(samples, dtype=float)
+    arr = arr[:, None] if arr.ndim == 1 and law.n_inputs == 1 else arr
+    if arr.ndim != 2 or arr.shape[1] != law.n_inputs:
+        raise OptionError(
+            f"{type(law).__name__}: samples of shape {arr.shape} need one column per input "
+            f"({', '.join(law.labels)}), or pass a mapping by input"
+        )
+    return {lb: arr[:, k] for k, lb in enumerate(law.labels)}
 
 
 def _check_option(law: str, option: str, value: object, allowed: tuple) -> None:

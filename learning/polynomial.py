@@ -9,7 +9,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-from .law import Law, _check_option, _per_input
+from .law import Law, _check_option, _per_input, input_samples
 
 
 class Polynomial(Law):
@@ -33,6 +33,17 @@ class Polynomial(Law):
       positive, but the power guarantee is only for the pair ``(f, x)``.)
     - ``None``: ``w = theta``, no guarantee.
 
+    Input scales: ``g_k`` reads ``u_k / scale_k`` (``scales=`` by input label or in input
+    order, default 1; :meth:`standardized` sets them from samples), so inputs of any
+    magnitude (currents of 1e-5 A) give weights and raw parameters of order 1. Why the
+    constraints survive: ``sum_i w_{k,i} (u / s_k)^(2i-1)`` is the unscaled polynomial with
+    weights ``w_{k,i} / s_k^(2i-1)``, each of ``w_{k,i}``'s sign since ``s_k > 0``; the
+    sign patterns of Propositions 4.1-4.3 are statements about signs only, so they hold
+    for the scaled law as for the unscaled one (``|g_k'(u)| >= |w_{k,1}| / s_k > 0``;
+    ``g_k`` odd and increasing, hence ``f x >= 0``). No offsets: a shift would make ``g_k``
+    no longer odd, losing both ``g(0) = 0`` and the sign argument. The reported weights
+    are those of the scaled inputs.
+
     ``g = 0`` is unchanged by scaling all weights, so one weight is fixed: by default
     ``w_{1,1} = signs[0]`` (``normalize=True``; no loss of generality since Proposition 4.1
     makes ``w_{1,1}`` nonzero); ``fixed={"x5": 1.0}`` fixes others instead (the paper's
@@ -51,6 +62,7 @@ class Polynomial(Law):
         normalize: bool = True,
         transform: str = "softplus",
         margin: float = 1e-6,
+        scales: Sequence[float] | Mapping[str, float] | None = None,
         n_inputs: int | None = None,
         labels: Sequence[str] | None = None,
         alias: Mapping[str, str] | None = None,
@@ -61,7 +73,7 @@ class Polynomial(Law):
         if not (np.isfinite(margin) and margin >= 0):
             raise OptionError(f"Polynomial: margin={margin!r} must be >= 0")
         self.order, self.constraint, self.transform = order, constraint, transform
-        self._signs, self._init, self._fixed = signs, init, fixed
+        self._signs, self._init, self._fixed, self._scales = signs, init, fixed, scales
         self.normalize, self.margin = normalize, float(margin)
         super().__init__(n_inputs, labels, alias)
 
@@ -91,6 +103,10 @@ class Polynomial(Law):
                 f"signs={signs!r} describes an active element: use constraint='feasible'"
             )
         self.signs = tuple(signs)
+        scales = _per_input(self, "scales", self._scales, 1.0)
+        if any(not (np.isfinite(x) and x > 0) for x in scales):
+            raise OptionError(f"Polynomial: scales={scales!r} must be positive numbers")
+        self.scales = tuple(float(x) for x in scales)
         canonical = [f"w_{lb}{2 * i - 1}" for lb in self.labels for i in range(1, self.order + 1)]
         fixed = self._resolve(self._fixed, canonical, "fixed")
         init = self._resolve(self._init, canonical, "init")
@@ -114,12 +130,30 @@ class Polynomial(Law):
                 else:
                     self._add(name, "signed", s, start, self.margin if i == 1 else 0.0)
 
+    def standardized(self, samples: Mapping[str, Sequence[float]] | np.ndarray) -> Polynomial:
+        """This law with each input scaled by the root mean square of its samples,
+        ``scale_k = sqrt(mean(u_k^2))`` (about 0, not the mean: no offsets, see the class
+        docstring), as :meth:`learning.MLP.standardized` does for networks. ``samples``: a
+        mapping by input label or token (``{"f": i, "x": v}``, ``"der(x)"`` or ``"dx"``;
+        other keys ignored) or an ``N x K`` array in input order; non-finite samples are
+        left out. The scales are fixed data of the returned law, not fitted."""
+        scales = {}
+        for label, column in input_samples(self, samples).items():
+            c = column[np.isfinite(column)]
+            scales[label] = float(np.sqrt(np.mean(c**2))) if c.size else 0.0
+            if not scales[label] > 0:
+                raise OptionError(
+                    f"Polynomial: the samples of input {label!r} are all 0 or not finite; "
+                    "they cannot set its scale"
+                )
+        return self._with_options(_scales=scales)
+
     def _relation(self, u: list[cs.SX], w: dict[str, cs.SX]) -> tuple[cs.SX, cs.SX]:
         def g(k: int) -> cs.SX:
-            label = self.labels[k]
+            label, a = self.labels[k], u[k] / self.scales[k]
             return sum(
                 (
-                    w[self.alias.get(f"w_{label}{p}", f"w_{label}{p}")] * u[k] ** p
+                    w[self.alias.get(f"w_{label}{p}", f"w_{label}{p}")] * a**p
                     for p in range(1, 2 * self.order, 2)
                 ),
                 cs.SX(0),

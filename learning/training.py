@@ -18,7 +18,9 @@ law parameters are not scaled. Adam (Kingma and Ba) runs over shuffled mini-batc
 ``epochs`` (learning rate ``lr``, multiplied by ``decay`` after each epoch), keeping the
 parameters with the lowest validation loss (windows of held-out trajectories; without them,
 the training loss) and stopping after ``patience`` epochs without improvement; then,
-optionally, L-BFGS-B on the full batch (``polish=True``). The result is a
+optionally, a full-batch refinement: L-BFGS-B on ``L`` (``polish=True`` or ``"lbfgs"``) or
+Gauss-Newton-type least squares on the residuals whose squares make ``L`` (``"least_squares"``,
+scipy's trust-region reflective method with CasADi's Jacobian). The result is a
 :class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the training loss per
 epoch, ``validation_history``: the validation loss).
 """
@@ -89,31 +91,44 @@ class RolloutLoss:
         self.penalty = cs.Function("penalty", [m.dae.x, m.dae.z, m.p, m.t], [exprs])
         self.factors = cs.DM([c for _, c in penalties])
         self._built: dict[int, cs.Function] = {}
+        self._jacobians: dict[int, cs.Function] = {}
+
+    def _residual(self, size: int) -> tuple[list[cs.MX], cs.MX, cs.MX]:
+        """Symbols ``(xz0, u, t, xm, q, base)``, the scaled trained parameters ``q`` and the
+        residual vector ``r`` of a batch of ``size`` windows with ``L = |r|^2``:
+        ``sqrt(C_s / (N B)) (x^ - x)`` stacked with ``sqrt(c / B) eta`` of each penalty."""
+        step, n = self.step, self.horizon
+        nxz, nx = step.nx + step.nz, step.nx
+        xz0 = cs.MX.sym("xz0", nxz, size)
+        u = cs.MX.sym("u", 2 * len(step.inputs), n * size)
+        t = cs.MX.sym("t", 1, n * size)
+        xm = cs.MX.sym("xm", nx, n * size)
+        q = cs.MX.sym("q", len(self.trained))
+        base = cs.MX.sym("p", step.model.p.numel())
+        p = cs.MX(base)
+        for j, k in enumerate(self.trained):
+            p[k] = q[j] * self.scales[j]
+        xhat = step.rollout(n).map(size)(xz0, u, t, p)[:nx, :]
+        r = cs.vec(cs.DM(np.sqrt(self.weights / (n * size))) * (xhat - xm))
+        if self.factors.numel():  # c mean(eta^2) at the windows' measured starts
+            eta = self.penalty.map(size)(xz0[:nx, :], xz0[nx:, :], p, t[:, ::n])
+            r = cs.vertcat(r, cs.vec(cs.sqrt(self.factors / size) * eta))
+        return [xz0, u, t, xm, q, base], q, r
 
     def function(self, size: int) -> cs.Function:
+        """``(xz0, u, t, xm, q, p) -> (L, dL/dq)`` of a batch of ``size`` windows."""
         if size not in self._built:
-            step, n = self.step, self.horizon
-            nxz, nx = step.nx + step.nz, step.nx
-            xz0 = cs.MX.sym("xz0", nxz, size)
-            u = cs.MX.sym("u", 2 * len(step.inputs), n * size)
-            t = cs.MX.sym("t", 1, n * size)
-            xm = cs.MX.sym("xm", nx, n * size)
-            q = cs.MX.sym("q", len(self.trained))
-            base = cs.MX.sym("p", step.model.p.numel())
-            p = cs.MX(base)
-            for j, k in enumerate(self.trained):
-                p[k] = q[j] * self.scales[j]
-            xhat = step.rollout(n).map(size)(xz0, u, t, p)[:nx, :]
-            err = xhat - xm
-            loss = cs.sum2(cs.sum1(cs.DM(self.weights) * err**2)) / (n * size)
-            if self.factors.numel():  # c mean(eta^2) at the windows' measured starts
-                starts = t[:, ::n]
-                eta = self.penalty.map(size)(xz0[:nx, :], xz0[nx:, :], p, starts)
-                loss += cs.sum1(self.factors * cs.sum2(eta**2)) / size
-            self._built[size] = cs.Function(
-                "rollout_loss", [xz0, u, t, xm, q, base], [loss, cs.gradient(loss, q)]
-            )
+            args, q, r = self._residual(size)
+            loss = cs.sumsqr(r)
+            self._built[size] = cs.Function("rollout_loss", args, [loss, cs.gradient(loss, q)])
         return self._built[size]
+
+    def jacobian(self, size: int) -> cs.Function:
+        """``(xz0, u, t, xm, q, p) -> (r, dr/dq)`` of a batch of ``size`` windows."""
+        if size not in self._jacobians:
+            args, q, r = self._residual(size)
+            self._jacobians[size] = cs.Function("rollout_jac", args, [r, cs.jacobian(r, q)])
+        return self._jacobians[size]
 
     def __call__(
         self, windows: Windows, index: np.ndarray, q: np.ndarray, p: np.ndarray
@@ -170,7 +185,7 @@ def train(
     seed: int = 0,
     validation: Sequence[Mapping[str, Any]] = (),
     patience: int | None = None,
-    polish: bool = False,
+    polish: bool | str = False,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     x0: Mapping[str, float] | None = None,
     penalties: Sequence[tuple[cs.SX, float]] = (),
@@ -203,6 +218,10 @@ def train(
     for n in names:
         if n not in model.parameters:
             raise unknown_name("parameter", n, every)
+    if polish not in POLISHES:
+        raise OptionError(
+            f"train: polish={polish!r} is not one of {', '.join(map(repr, POLISHES))}"
+        )
     if horizon < 1 or stride < 1:
         raise OptionError(f"train: horizon={horizon} and stride={stride} must be >= 1")
     trajs = [Trajectory(model, d, inputs) for d in trajectories]
@@ -257,7 +276,7 @@ def train(
             break
     q, message = best_q, f"{len(history)} epochs of Adam"
     if polish:
-        q, message = _polish(objective, train_w, q, p, batch, lo, hi, message)
+        q, message = _polish(polish, objective, train_w, q, p, batch, lo, hi, message)
         best = objective.total(check_w, q, p, batch)
     fitted = dict(zip(names, (q * scales).tolist()))
     systems = (with_values(source, fitted),) if source is not None else ()
@@ -300,7 +319,11 @@ def _bounds(
     return lo / scales, hi / scales
 
 
+POLISHES = (False, True, "lbfgs", "least_squares")
+
+
 def _polish(
+    how: bool | str,
     objective: RolloutLoss,
     windows: Windows,
     q: np.ndarray,
@@ -310,8 +333,40 @@ def _polish(
     hi: np.ndarray,
     message: str,
 ) -> tuple[np.ndarray, str]:
-    """L-BFGS-B on the full batch from ``q``."""
+    """Full-batch refinement from ``q``: L-BFGS-B on ``L`` (``True``/``"lbfgs"``) or a
+    trust-region least-squares (``"least_squares"``: scipy's TRF with the exact Jacobian of
+    the residuals ``r``, ``L = |r|^2``, which Gauss-Newton steps converge on where the
+    loss is a long flat valley, e.g. a physical parameter against a network)."""
     index = np.arange(windows.count)
+    if how == "least_squares":
+        parts = [index[i : i + batch] for i in range(0, windows.count, batch)]
+        rows = [np.sqrt(len(b) / windows.count) for b in parts]
+        cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+
+        def both(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            key = x.tobytes()
+            if key not in cache:
+                out = [objective.jacobian(len(b))(*windows.batch(b), x, p) for b in parts]
+                cache.clear()
+                cache[key] = (
+                    np.concatenate([w * r.full().ravel() for w, (r, _) in zip(rows, out)]),
+                    np.vstack([w * J.full() for w, (_, J) in zip(rows, out)]),
+                )
+            return cache[key]
+
+        out = so.least_squares(
+            lambda x: both(x)[0],
+            q,
+            jac=lambda x: both(x)[1],
+            bounds=(lo, hi),
+            method="trf",
+            x_scale="jac",
+            ftol=1e-12,
+            xtol=1e-12,
+            gtol=1e-12,
+            max_nfev=200,
+        )
+        return out.x, f"{message}, then least squares ({out.njev} Jacobians: {out.message})"
 
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
         return objective(windows, index, x, p)

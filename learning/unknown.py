@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import casadi as cs
 import numpy as np
+from numpy.typing import ArrayLike
 
 import acausal as ac
 from acausal.errors import OptionError
@@ -67,7 +68,8 @@ class Unknown(ac.Component):
     changes them without recompiling and ``sensitivities=`` differentiates with respect to
     them. :meth:`weights` reports the constrained weights; ``power`` is the expression
     ``f_a x_a + f_b x_b`` and ``law_inputs`` the expressions each law reads;
-    :meth:`part_expressions` and :meth:`part_values` give an explicit law's additive parts.
+    :meth:`part_expressions` and :meth:`part_values` give an explicit law's additive parts,
+    :meth:`curve` a learned law as a curve.
     """
 
     def __init__(
@@ -122,14 +124,20 @@ class Unknown(ac.Component):
         self.laws: list[Law] = []
         self.inputs: list[tuple[str, ...]] = []
         self.law_inputs: list[list[cs.SX]] = []
+        self._spellings: list[dict[str, str]] = []  # per law: every name of an input -> label
+        domain = {c: d for d, c in canon.items()}  # "f" -> "i" on a pin
         self.theta: dict[str, cs.SX] = {}
         self.prefixes = ("g1_", "g2_") if template == 3 else ("",)
         for k, (lw, toks) in enumerate(zip(laws, tokens)):
-            exprs, labels = [], []
+            exprs, labels, spellings = [], [], {}
             for tok in toks:
                 expr, canonical = self._input(tok, bases, canon)
                 exprs.append(expr)
                 labels.append(input_label(canonical))
+                m = _TOKEN.fullmatch(canonical)
+                in_domain = m.group(1) + domain.get(m.group(2), m.group(2)) + m.group(3)
+                for name in (tok.replace(" ", ""), canonical, in_domain, labels[-1]):
+                    spellings[name] = labels[-1]
             bound = lw.bound(labels)
             prefix = self.prefixes[k]
             theta = []
@@ -140,6 +148,7 @@ class Unknown(ac.Component):
             lhs, rhs = bound.relation(exprs, theta)
             self.equations(lhs == rhs)
             self.laws.append(bound)
+            self._spellings.append(spellings)
             self.inputs.append(tuple(toks))
             self.law_inputs.append(exprs)
         self.law = self.laws[0]
@@ -237,20 +246,58 @@ class Unknown(ac.Component):
         """The raw parameters' declared values by full name."""
         return {f"{self.full_name}.{raw}": float(self._quantities[raw].value) for raw in self.theta}
 
-    def weights(self, params: Mapping[str, float] | None = None) -> dict[str, float]:
-        """Constrained weights of the laws for raw values ``params`` (by full or local
-        name; others at their declared values), e.g. ``Rx.weights(fit.params)``. Template 3
-        prefixes the weights of ``G1``/``G2`` with ``g1_``/``g2_``."""
+    def _raw(self, params: Mapping[str, float] | None, k: int) -> list[float]:
+        """Law ``k``'s raw values from ``params`` (by full or local name; others at their
+        declared values)."""
         values = self.initial_params()
         for key, val in (params or {}).items():
             full = key if key.startswith(self.full_name + ".") else f"{self.full_name}.{key}"
             if full in values:
                 values[full] = float(val)
+        prefix = f"{self.full_name}.{self.prefixes[k]}"
+        return [values[prefix + raw] for raw in self.laws[k].raw_names]
+
+    def weights(self, params: Mapping[str, float] | None = None) -> dict[str, float]:
+        """Constrained weights of the laws for raw values ``params`` (by full or local
+        name; others at their declared values), e.g. ``Rx.weights(fit.params)``. Template 3
+        prefixes the weights of ``G1``/``G2`` with ``g1_``/``g2_``."""
         out: dict[str, float] = {}
-        for lw, prefix in zip(self.laws, self.prefixes):
-            theta = [values[f"{self.full_name}.{prefix}{raw}"] for raw in lw.raw_names]
-            out |= {prefix + k: v for k, v in lw.weights(theta).items()}
+        for k, (lw, prefix) in enumerate(zip(self.laws, self.prefixes)):
+            out |= {prefix + name: v for name, v in lw.weights(self._raw(params, k)).items()}
         return out
+
+    def raw_scales(self, params: Mapping[str, float] | None = None) -> dict[str, float]:
+        """:meth:`learning.law.Law.raw_scales` of every law at raw values ``params`` (as
+        :meth:`weights`), by full parameter name."""
+        out: dict[str, float] = {}
+        for k, (lw, prefix) in enumerate(zip(self.laws, self.prefixes)):
+            sizes = lw.raw_scales(self._raw(params, k))
+            out |= {f"{self.full_name}.{prefix}{r}": float(v) for r, v in zip(lw.raw_names, sizes)}
+        return out
+
+    def curve(
+        self,
+        solve_for: str,
+        given: Mapping[str, ArrayLike],
+        params: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        """The learned law as a curve (:meth:`learning.law.Law.curve`) at raw values
+        ``params`` (as :meth:`weights`, e.g. ``fit.params``): the values of input
+        ``solve_for`` that satisfy it when the other inputs of the same law take the values
+        ``given``. Inputs by any of their names: the law's labels (``"f"``, ``"dx"``), the
+        tokens as given to ``inputs=``, or the domain's (``"v"``, ``"der(v)"`` on a pin),
+        e.g. ``Rx.curve("v", {"i": currents}, fit.params)``; template 3 picks the law
+        (``G1`` or ``G2``) that reads them."""
+        keys = [str(k).replace(" ", "") for k in (solve_for, *given)]
+        for k, spell in enumerate(self._spellings):
+            if all(key in spell for key in keys):
+                named = {spell[key]: v for key, v in zip(keys[1:], given.values())}
+                return self.laws[k].curve(spell[keys[0]], named, self._raw(params, k))
+        reads = "; ".join(", ".join(dict.fromkeys(s.values())) for s in self._spellings)
+        raise OptionError(
+            f"Unknown {self.full_name}: curve({solve_for!r}, {sorted(given)!r}) names inputs "
+            f"that are not all read by one of its laws (they read: {reads})"
+        )
 
 
 def in_model(exprs: list[cs.SX], model: ac.Model) -> list[cs.SX]:

@@ -195,7 +195,7 @@ def test_two_experiments_are_fitted_jointly(linear_data, method):
     exps = [(s1, data1), (s2, data2)]
     fit = ln.fit(None, None, experiments=exps, method=method, progress=False)
     assert fit.n_failed == 0 and len(fit.systems) == 2
-    tol = dict(rtol=1e-8, atol=1e-10)  # those of the fit
+    tol = dict(rtol=fit.rtol, atol=fit.atol)  # those of the fit
     # the reported loss is the sum of both experiments' squared errors, recomputed here
     loss = sum(
         np.sum((fit.simulate(k, grid=grid, **tol)["C.v"][k:] - d["C.v"]) ** 2)
