@@ -105,6 +105,10 @@ def test_rollout_gradient_through_a_newton_block_matches_central_differences():
         down[j] -= h
         fd = (loss(windows, index, up, p)[0] - loss(windows, index, down, p)[0]) / (2 * h)
         assert abs(grad[j] - fd) <= 1e-6 * max(abs(fd), 1e-3 * value), (j, grad[j], fd)
+    # the residuals the least-squares polish uses make the same loss and gradient
+    r, J = (a.full() for a in loss.jacobian(windows.count)(*windows.batch(index), q, p))
+    assert float(np.sum(r**2)) == pytest.approx(value, rel=1e-12)
+    assert np.allclose(2 * J.T @ r.ravel(), grad, rtol=1e-9, atol=1e-12 * np.abs(grad).max())
 
 
 @pytest.mark.parametrize("horizon", [1, 20])
@@ -131,6 +135,22 @@ def test_training_recovers_the_spring_and_the_damper(horizon):
     # the fitted model's free run of the held-out trajectory, and IDAS on it, agree
     rmse = free_run_rmse(fit.model, data[2:], "m.v", INPUTS)[0]
     assert rmse < 1e-4 * np.ptp(data[2]["m.v"])
+
+
+def test_a_least_squares_polish_finishes_what_two_epochs_of_adam_started():
+    data = trajectories()
+    model = ac.compile(oscillator(c=30.0, d=0.8))
+    options = dict(physical=["k.c", "d.d"], inputs=INPUTS, horizon=10, stride=5, batch=64)
+    rough = train(model, data[:2], epochs=2, lr=0.05, progress=False, **options)
+    assert abs(rough.params["k.c"] / C_TRUE - 1) > 0.05  # Adam alone is far off
+    fit = train(
+        model, data[:2], epochs=2, lr=0.05, polish="least_squares", progress=False, **options
+    )
+    assert "then least squares" in fit.message
+    assert abs(fit.params["k.c"] / C_TRUE - 1) < 1e-5  # measured 2e-6 (the input hold)
+    assert abs(fit.params["d.d"] / D_TRUE - 1) < 1e-4  # measured 3e-5
+    with pytest.raises(ac.OptionError, match="polish='newton' is not one of"):
+        train(model, data[:2], polish="newton", progress=False, **options)
 
 
 def test_bad_data_get_clear_errors():
