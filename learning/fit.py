@@ -90,6 +90,7 @@ from acausal.errors import ModelError, OptionError, unknown_name
 from solvers import Result, simulate
 
 from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name
+from .uncertainty import Uncertainty
 from .unknown import Unknown
 
 METHODS = ("least_squares", "powell", "nelder-mead", "collocation")
@@ -150,6 +151,7 @@ class FitResult:
     constrained weights of each :class:`~learning.Unknown` (by component name) at
     ``params``; ``loss`` = ``L(params)``; ``loss_history``: ``L`` at every objective
     evaluation in order (``nan`` for failed ones); ``start``: the start values;
+    ``uncertainty``: standard errors and correlations when asked for (:mod:`learning.uncertainty`).
     ``message``: why the optimizer stopped, in words, and the tolerances used (``rtol``,
     ``atol``); ``failures``: every failed simulation (values and error message).
     ``models`` (``model``: the first experiment's) are the compiled models with the fitted
@@ -176,6 +178,7 @@ class FitResult:
     rtol: float | None = None
     atol: float | None = None
     validation_history: list[float] = field(default_factory=list)  # train(): per epoch
+    uncertainty: Uncertainty | None = None  # standard errors, when asked for
 
     @property
     def model(self) -> ac.Model:
@@ -209,6 +212,8 @@ class FitResult:
         lines += [f"  {k:<28s} {self.start[k]:>12.6g} -> {v:.6g}" for k, v in self.params.items()]
         for comp, ws in self.weights.items():
             lines.append(f"  {comp}: " + ", ".join(f"{k} = {v:.6g}" for k, v in ws.items()))
+        if self.uncertainty is not None:
+            lines.append(str(self.uncertainty))
         return "\n".join(lines)
 
 

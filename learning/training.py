@@ -41,6 +41,7 @@ from acausal.errors import OptionError, unknown_name
 
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .rollout import StepMap, Trajectory
+from .uncertainty import Uncertainty, from_jacobian
 
 
 class Windows:
@@ -49,9 +50,11 @@ class Windows:
     def __init__(
         self, step: StepMap, trajs: Sequence[Trajectory], horizon: int, stride: int, p: np.ndarray
     ) -> None:
-        starts, inputs, times, targets = [], [], [], []
+        starts, inputs, times, targets, linked = [], [], [], [], []
         for tr in trajs:
-            for k in tr.windows(horizon, stride):
+            ks = tr.windows(horizon, stride)
+            linked += [stride <= horizon] * (len(ks) - 1) + [False]
+            for k in ks:
                 starts.append(step.start(tr.x[:, k], tr.u[:, k], float(tr.t[k]), p))
                 inputs.append(tr.pairs(k, horizon))
                 times.append(tr.t[k : k + horizon])
@@ -63,6 +66,7 @@ class Windows:
         self.t = np.array(times)  # W x N
         self.x = np.stack(targets)  # W x nx x N
         self.count = len(starts)
+        self.linked = np.array(linked)  # window w and w + 1 share a sample
 
     def batch(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
         """``(XZ0, U, T, XM)`` of the windows ``index``, columns window after window."""
@@ -130,6 +134,29 @@ class RolloutLoss:
             self._jacobians[size] = cs.Function("rollout_jac", args, [r, cs.jacobian(r, q)])
         return self._jacobians[size]
 
+    def stacked(
+        self, windows: Windows, q: np.ndarray, p: np.ndarray, batch: int
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``r``, ``dr/dq`` and each row's ``(window, kind)`` over all of ``windows`` (in
+        batches of ``batch``), each batch's rows weighted so that ``|r|^2`` is the loss over
+        all; a row's kind is the state it predicts (``nx + j`` for penalty ``j``)."""
+        index = np.arange(windows.count)
+        parts = [index[i : i + batch] for i in range(0, windows.count, batch)]
+        rs, Js, ws, kinds = [], [], [], []
+        nx, npen = self.step.nx, self.factors.numel()
+        per_window = nx * self.horizon
+        for b in parts:
+            r, J = self.jacobian(len(b))(*windows.batch(b), q, p)
+            c = np.sqrt(len(b) / windows.count)
+            rs.append(c * r.full().ravel())
+            Js.append(c * J.full())
+            ws += [np.repeat(b, per_window), np.repeat(b, npen)]
+            kinds += [
+                np.tile(np.arange(nx), self.horizon * len(b)),
+                np.tile(nx + np.arange(npen), len(b)),
+            ]
+        return np.concatenate(rs), np.vstack(Js), (np.concatenate(ws), np.concatenate(kinds))
+
     def __call__(
         self, windows: Windows, index: np.ndarray, q: np.ndarray, p: np.ndarray
     ) -> tuple[float, np.ndarray]:
@@ -189,6 +216,7 @@ def train(
     bounds: Mapping[str, tuple[float, float]] | None = None,
     x0: Mapping[str, float] | None = None,
     penalties: Sequence[tuple[cs.SX, float]] = (),
+    uncertainty: bool | str = False,
     progress: bool | Callable[[FitProgress], None] = True,
 ) -> FitResult:
     """Learn ``params`` (default: the raw parameters of every :class:`~learning.Unknown`)
@@ -205,6 +233,12 @@ def train(
     ``(expression, c)`` pairs adding ``c mean(expression^2)`` over the windows' measured
     start states, the expression in the model's ``(x, z, p, t)`` (e.g. a non-conservative
     part, ``unknown.part_expressions(model)["nc"]``, the paper's L2 regularization).
+    ``uncertainty``: standard errors and correlations of the ``physical`` parameters (of
+    all trained ones when there are none) at the result, the laws' parameters profiled out
+    as nuisance (:mod:`learning.uncertainty`, one full-batch Jacobian), for measurement
+    noise on the states (``True`` or ``"measurement"``) or process noise (``"process"``);
+    feedforward only (``horizon=1``: a longer window's residuals are correlated along it
+    by the model's own dynamics, which the formulas do not allow for).
     """
     tic = _time.perf_counter()
     model, source = _compiled(system)
@@ -221,6 +255,11 @@ def train(
     if polish not in POLISHES:
         raise OptionError(
             f"train: polish={polish!r} is not one of {', '.join(map(repr, POLISHES))}"
+        )
+    if uncertainty and horizon != 1:
+        raise OptionError(
+            f"train: uncertainty=True needs horizon=1 (got {horizon}): the residuals of a "
+            "recurrent window are correlated along it and the standard errors would be too small"
         )
     if horizon < 1 or stride < 1:
         raise OptionError(f"train: horizon={horizon} and stride={stride} must be >= 1")
@@ -279,6 +318,11 @@ def train(
         q, message = _polish(polish, objective, train_w, q, p, batch, lo, hi, message)
         best = objective.total(check_w, q, p, batch)
     fitted = dict(zip(names, (q * scales).tolist()))
+    spread = (
+        _uncertainty(objective, train_w, q, p, batch, names, physical, scales, uncertainty)
+        if uncertainty
+        else None
+    )
     systems = (with_values(source, fitted),) if source is not None else ()
     return FitResult(
         params=fitted,
@@ -296,6 +340,35 @@ def train(
         models=(model.with_parameters({**dict(zip(every, p.tolist())), **fitted}),),
         systems=systems,
         validation_history=checked,
+        uncertainty=spread,
+    )
+
+
+def _uncertainty(
+    objective: RolloutLoss,
+    windows: Windows,
+    q: np.ndarray,
+    p: np.ndarray,
+    batch: int,
+    names: Sequence[str],
+    physical: Sequence[str],
+    scales: np.ndarray,
+    noise: bool | str,
+) -> Uncertainty:
+    """Standard errors of the reported parameters (``physical``, else all) at ``q``."""
+    r, J, (window, kind) = objective.stacked(windows, q, p, batch)
+    nuisance = [j for j, n in enumerate(names) if physical and n not in physical]
+    shown = [j for j in range(len(names)) if j not in nuisance]
+    values = (q * scales)[shown]
+    return from_jacobian(
+        [names[j] for j in shown],
+        values,
+        r,
+        J,
+        nuisance,
+        scales,
+        (window, kind, windows.linked),
+        "measurement" if noise is True else noise,
     )
 
 
@@ -339,19 +412,13 @@ def _polish(
     loss is a long flat valley, e.g. a physical parameter against a network)."""
     index = np.arange(windows.count)
     if how == "least_squares":
-        parts = [index[i : i + batch] for i in range(0, windows.count, batch)]
-        rows = [np.sqrt(len(b) / windows.count) for b in parts]
         cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
         def both(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             key = x.tobytes()
             if key not in cache:
-                out = [objective.jacobian(len(b))(*windows.batch(b), x, p) for b in parts]
                 cache.clear()
-                cache[key] = (
-                    np.concatenate([w * r.full().ravel() for w, (r, _) in zip(rows, out)]),
-                    np.vstack([w * J.full() for w, (_, J) in zip(rows, out)]),
-                )
+                cache[key] = objective.stacked(windows, x, p, batch)[:2]
             return cache[key]
 
         out = so.least_squares(
