@@ -49,16 +49,38 @@ from learning.identifiability import IdentifiabilityReport  # noqa: E402
 PHYSICAL = {"sc.slider.m": nn.M_SLIDER, "sc.J": nn.J1, "Bm.d": nn.BM}
 START = {"m_slider": 1.5, "J": 0.5, "Bm": 1.5, "m_crank": 1.05, "m_rod": 0.95}  # x truth
 OUT = Path(__file__).resolve().parents[1] / "out"
+FEEDFORWARD = {"horizon": 1, "batch": 200, "lr": 3e-3, "decay": 0.98}
+RECURRENT = {"horizon": 300, "stride": 100, "batch": 16, "lr": 1e-3, "decay": 0.97}
+PENALTY = 1e-7  # c of the paper's c mean(eta_nc^2) in our loss (C = 1 / var per state)
+
+
+def visited(data: list[dict]) -> dict[str, np.ndarray]:
+    """The slider's ``(d, v)`` along the data (from the measured crank angle and speed) as
+    the network's input tokens ``x``, ``der(x)``."""
+    dv = [nn.slider(x[nn.THETA], x[nn.OMEGA]) for x in data]
+    return {
+        "x": np.concatenate([d for d, _ in dv]),
+        "der(x)": np.concatenate([v for _, v in dv]),
+    }
 
 
 def network(data: list[dict], seed: int = 1) -> ln.MLP:
     """The 32-unit ReLU network on ``(d, v)``, standardized by the data's ``(d, v)``."""
-    dv = [nn.slider(x[nn.THETA], x[nn.OMEGA]) for x in data]
-    samples = {
-        "x": np.concatenate([d for d, _ in dv]),
-        "der(x)": np.concatenate([v for _, v in dv]),
-    }
-    return ln.MLP((32,), "relu", inputs=("x", "der(x)"), seed=seed).standardized(samples)
+    return ln.MLP((32,), "relu", inputs=("x", "der(x)"), seed=seed).standardized(visited(data))
+
+
+def split_network(data: list[dict], dissipative: bool, seed: int = 1) -> ln.Sum:
+    """The paper's split ``eta_c(d) + eta_nc(d, v)`` (32 ReLU units each); ``dissipative``:
+    ``v eta_nc >= 0`` by construction (then ``eta_nc(d, 0) = 0`` fixes the split)."""
+    nc = ln.MLP(
+        (32,),
+        "relu",
+        inputs=("x", "der(x)"),
+        seed=seed + 1,
+        dissipative="der(x)" if dissipative else None,
+    )
+    law = ln.Sum(c=ln.MLP((32,), "relu", inputs=("x",), seed=seed), nc=nc)
+    return law.standardized(visited(data))
 
 
 def start_values() -> dict[str, float]:
@@ -98,31 +120,15 @@ def identifiability(data: list[dict]) -> IdentifiabilityReport:
     )
 
 
-def train_both(system: ac.System, train: list[dict], check: list[dict], quick: bool) -> tuple:
-    """The feedforward fit, then the recurrent one started from it."""
+def train_both(
+    system: ac.System, train: list[dict], check: list[dict], quick: bool, main: bool = False
+) -> tuple:
+    """The feedforward fit, then the recurrent one started from it; the ``main`` fit's
+    feedforward stage also gets an L-BFGS polish (not in quick runs) and standard errors."""
     common = dict(physical=list(PHYSICAL), inputs=nn.INPUTS, scheme="euler", validation=check)
-    ff = ln.train(
-        system,
-        train,
-        horizon=1,
-        epochs=15 if quick else 150,
-        batch=200,
-        lr=3e-3,
-        decay=0.98,
-        **common,
-    )
-    rnn = ln.train(
-        system,
-        train,
-        horizon=300,
-        stride=100,
-        x0=ff.params,
-        epochs=5 if quick else 60,
-        batch=16,
-        lr=1e-3,
-        decay=0.97,
-        **common,
-    )
+    extra = {"polish": main and not quick, "uncertainty": main}
+    ff = ln.train(system, train, epochs=15 if quick else 150, **FEEDFORWARD, **extra, **common)
+    rnn = ln.train(system, train, x0=ff.params, epochs=5 if quick else 60, **RECURRENT, **common)
     return ff, rnn
 
 
@@ -139,6 +145,49 @@ def cross_validated(system: ac.System, data: list[dict], folds: int, quick: bool
     return out
 
 
+def split_fit(
+    ff: ln.FitResult,
+    data: list[dict],
+    train: list[dict],
+    check: list[dict],
+    dissipative: bool,
+    quick: bool,
+) -> tuple[ln.Unknown, ln.FitResult]:
+    """The split load trained feedforward with the physical parameters held at the
+    feedforward fit's: the paper's L2 penalty ``PENALTY mean(eta_nc^2)`` on a free
+    ``eta_nc``, or none on a dissipative one."""
+    load = ln.Unknown("load", ac.Flange, split_network(data, dissipative))
+    model = ac.compile(nn.mechanism(load, values=start_values()))
+    penalties = [] if dissipative else [(load.part_expressions(model)["nc"], PENALTY)]
+    fit = ln.train(
+        model,
+        train,
+        params=load.parameter_names(),
+        x0={k: ff.params[k] for k in PHYSICAL},
+        penalties=penalties,
+        **FEEDFORWARD,
+        epochs=15 if quick else 150,
+        inputs=nn.INPUTS,
+        scheme="euler",
+        validation=check,
+    )
+    return load, fit
+
+
+def split_parts(load: ln.Unknown, fit: ln.FitResult, data: list[dict]) -> dict[str, np.ndarray]:
+    """The learned parts and the true ones (``spring``, ``friction``) at the true (d, v)."""
+    theta = [fit.params[n] for n in load.parameter_names()]
+    d = np.concatenate([x["d"] for x in data])
+    v = np.concatenate([x["v"] for x in data])
+    parts = {k: load.law.predict({"x": d, "der(x)": v}, theta, part=k) for k in ("c", "nc")}
+    return {"d": d, "v": v, **parts, "spring": nn.spring_force(d), "friction": nn.friction_force(v)}
+
+
+def rms_of_range(estimate: np.ndarray, truth: np.ndarray) -> float:
+    """RMS of ``estimate - truth`` relative to the truth's range."""
+    return float(np.sqrt(np.mean((estimate - truth) ** 2)) / np.ptp(truth))
+
+
 def force_error(fit: ln.FitResult, data: list[dict]) -> float:
     """RMS of (learned - true) load over the visited (d, v), relative to the true range."""
     unknown = next(c for c in fit.system.all_components() if c.name == "load")
@@ -146,14 +195,43 @@ def force_error(fit: ln.FitResult, data: list[dict]) -> float:
     d = np.concatenate([x["d"] for x in data])
     v = np.concatenate([x["v"] for x in data])
     learned = unknown.law.predict({"x": d, "der(x)": v}, theta=theta)
-    truth = nn.load_force(d, v)
-    return float(np.sqrt(np.mean((learned - truth) ** 2)) / np.ptp(truth))
+    return rms_of_range(learned, nn.load_force(d, v))
 
 
-def plots(fits: dict[str, ln.FitResult], data: list[dict], check: list[dict]) -> None:
+def split_plot(splits: dict[str, dict[str, np.ndarray]], plt: object) -> None:
+    """``out/nnap_split.png``: each split's conservative part against the true spring
+    (over d) and non-conservative part against the true friction (over v, coloured by d)."""
+    fig, axes = plt.subplots(len(splits), 2, figsize=(10, 3.6 * len(splits)), squeeze=False)
+    for row, (name, parts) in zip(axes, splits.items()):
+        order = np.argsort(parts["d"])
+        row[0].scatter(parts["d"], parts["c"], s=2, label="eta_c (learned)")
+        row[0].plot(parts["d"][order], parts["spring"][order], "k", lw=1, label="spring (truth)")
+        row[0].set_xlabel("d [m]")
+        row[0].set_ylabel("F [N]")
+        row[0].set_title(f"{name}: conservative part")
+        row[0].legend()
+        row[1].scatter(parts["v"], parts["nc"], c=parts["d"], s=2, cmap="viridis")
+        order = np.argsort(parts["v"])
+        row[1].plot(
+            parts["v"][order], parts["friction"][order], "k", lw=1, label="friction (truth)"
+        )
+        row[1].set_xlabel("v [m/s]")
+        row[1].set_title(f"{name}: non-conservative part (colour: d)")
+        row[1].legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "nnap_split.png", dpi=110)
+
+
+def plots(
+    fits: dict[str, ln.FitResult],
+    data: list[dict],
+    check: list[dict],
+    splits: dict[str, dict[str, np.ndarray]],
+) -> None:
     """``out/nnap_force.png``: the learned load against the truth over the visited (d, v)
     (force against d, coloured by v); ``out/nnap_speed.png``: a held-out trajectory's speed,
-    measured and free-run by each model (needs matplotlib)."""
+    measured and free-run by each model; ``out/nnap_split.png`` (:func:`split_plot`)
+    (needs matplotlib)."""
     try:
         import matplotlib
 
@@ -188,6 +266,7 @@ def plots(fits: dict[str, ln.FitResult], data: list[dict], check: list[dict]) ->
     ax.legend()
     fig.tight_layout()
     fig.savefig(OUT / "nnap_speed.png", dpi=110)
+    split_plot(splits, plt)
 
 
 def main() -> None:
@@ -202,7 +281,7 @@ def main() -> None:
     print(identifiability(data))
     system = learner(data)
     train, check = data[: len(data) * 4 // 5], data[len(data) * 4 // 5 :]
-    ff, rnn = train_both(system, train, check, args.quick)
+    ff, rnn = train_both(system, train, check, args.quick, main=True)
     rows = []
     for name, fit in (("feedforward", ff), ("recurrent", rnn)):
         rmse = ln.free_run_rmse(fit.model, check, nn.OMEGA, nn.INPUTS, scheme="euler")
@@ -215,10 +294,20 @@ def main() -> None:
             got = f"{fit.start[k]:.5g} -> {fit.params[k]:.5g}"
             print(f"  {k:<14s} {got} (truth {truth:.5g}, {err:+.2%})")
             rows.append([name, k, fit.start[k], fit.params[k], truth])
+    print(f"\nfeedforward {ff.uncertainty}")
+    splits = {}
+    for name, dissipative in (("penalty", False), ("dissipative", True)):
+        load, fit = split_fit(ff, data, train, check, dissipative, args.quick)
+        splits[name] = parts = split_parts(load, fit, data)
+        print(
+            f"\nsplit load ({name}): {fit.message}; conservative part vs spring "
+            f"{rms_of_range(parts['c'], parts['spring']):.2%}, non-conservative vs friction "
+            f"{rms_of_range(parts['nc'], parts['friction']):.2%} (RMS of range)"
+        )
     OUT.mkdir(exist_ok=True)
     with open(OUT / "nnap_params.csv", "w", newline="") as fh:
         csv.writer(fh).writerows([["model", "parameter", "start", "learned", "truth"], *rows])
-    plots({"feedforward": ff, "recurrent": rnn}, data, check)
+    plots({"feedforward": ff, "recurrent": rnn}, data, check, splits)
     if not args.quick:
         cv = cross_validated(system, data, 4, args.quick)
         ff_cv, rnn_cv = np.mean(cv["feedforward"]), np.mean(cv["recurrent"])
@@ -228,7 +317,7 @@ def main() -> None:
             "on measured data: -33.4 % at N = 300)"
         )
     print(
-        f"\nwrote out/nnap_params.csv, out/nnap_force.png, out/nnap_speed.png "
+        f"\nwrote out/nnap_params.csv, out/nnap_force.png, out/nnap_speed.png, out/nnap_split.png "
         f"({time.perf_counter() - tic:.0f} s)"
     )
 

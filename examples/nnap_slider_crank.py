@@ -44,15 +44,22 @@ THETA, OMEGA = "sc.crank_joint.phi", "der(sc.crank_joint.phi)"
 INPUTS = {"motor.tau_constant": "tau"}
 
 
+def spring_force(d: object) -> object:
+    """The conservative part of the load: ``k w softplus((d - d0) / w)`` (numbers or CasADi)."""
+    if isinstance(d, np.ndarray):
+        return SPRING * WIDTH * np.logaddexp(0.0, (d - D0) / WIDTH)
+    return SPRING * WIDTH * ac.log(1 + ac.exp((d - D0) / WIDTH))
+
+
+def friction_force(v: object) -> object:
+    """The non-conservative part: ``tanh(v / v_s) (a + b tanh(v / v_s)) + c v``."""
+    slip = np.tanh(v / V_SLIP) if isinstance(v, np.ndarray) else ac.tanh(v / V_SLIP)
+    return slip * (COULOMB + SKEW * slip) + VISCOUS * v
+
+
 def load_force(d: object, v: object) -> object:
-    """The true slider load ``F(d, v)`` (numbers or CasADi expressions)."""
-    softplus = (
-        ac.log(1 + ac.exp((d - D0) / WIDTH))
-        if not isinstance(d, np.ndarray)
-        else (np.logaddexp(0.0, (d - D0) / WIDTH))
-    )
-    slip = ac.tanh(v / V_SLIP) if not isinstance(v, np.ndarray) else np.tanh(v / V_SLIP)
-    return SPRING * WIDTH * softplus + slip * (COULOMB + SKEW * slip) + VISCOUS * v
+    """The true slider load ``F(d, v)``: spring plus friction (numbers or CasADi)."""
+    return spring_force(d) + friction_force(v)
 
 
 def mechanism(
