@@ -16,6 +16,7 @@ conservative + non-conservative). :class:`Unknown` (:mod:`learning.unknown`) pla
 in a Type 1, 2 or 3 two-connector template.
 """
 
+from .equation_error import fit_equations
 from .evaluation import CrossValidation, cross_validate, free_run_rmse
 from .feasibility import FeasibilityReport, check_feasibility, with_small_capacitors
 from .fit import FitResult, fit
@@ -43,6 +44,7 @@ __all__ = [
     "softplus",
     "softplus_inv",
     "fit",
+    "fit_equations",
     "FitResult",
     "Failure",
     "train",

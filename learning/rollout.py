@@ -42,6 +42,17 @@ def check_smooth(model: ac.Model) -> None:
         )
 
 
+def state_derivative(model: ac.Model, functions: DAEFunctions) -> cs.Function:
+    """``(x, z guess, p, t) -> (x', z)``: the states' derivative ``f(x, z(x), p, t)`` with
+    the Newton unknowns ``z`` solved from the guess (none when the plan has no Newton block)."""
+    m = model
+    ode = cs.Function("ode", [m.dae.x, m.dae.z, m.p, m.t], [m.dae.ode])
+    x, guess = cs.MX.sym("x", m.dae.x.numel()), cs.MX.sym("z_guess", m.dae.z.numel())
+    p, t = cs.MX.sym("p", m.p.numel()), cs.MX.sym("t")
+    z = functions.algebraic_solver("z_of_x")(guess, x, p, t) if guess.numel() else guess
+    return cs.Function("state_derivative", [x, guess, p, t], [ode(x, z, p, t), z])
+
+
 class StepMap:
     """One step ``(x_{k+1}, z_k) = step((x_k, z_{k-1}), u_k, t_k, p)`` of ``model`` at sample
     time ``h``: the accumulated state carries the Newton unknowns ``z`` as the next solve's
@@ -93,13 +104,11 @@ class StepMap:
         ``held``: the parameters with the inputs at ``t_k``, ``t_k + h/2`` (their mean:
         first-order hold) and ``t_{k+1}``."""
         x, guess = xz[: self.nx], xz[self.nx :]
-        m = self.model
-        ode = cs.Function("ode", [m.dae.x, m.dae.z, m.p, m.t], [m.dae.ode])
-        solve = self.functions.algebraic_solver("z_of_x") if self.nz else None
+        derivative = state_derivative(self.model, self.functions)
 
         def F(xs: cs.MX, ts: cs.MX, p: cs.MX) -> tuple[cs.MX, cs.MX]:
-            z = solve(guess, xs, p, ts) if solve is not None else cs.MX(0, 1)
-            return ode(xs, z, p, ts), z
+            xdot, z = derivative(xs, guess, p, ts)
+            return xdot, z
 
         h = self.h
         k1, z = F(x, t, held[0])

@@ -186,12 +186,56 @@ class Adam:
         return q - self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
 
 
-def _compiled(system: ac.System | ac.Model) -> tuple[ac.Model, ac.System | None]:
+def compiled(system: ac.System | ac.Model, who: str) -> tuple[ac.Model, ac.System | None]:
+    """The compiled model of ``system`` and the system (None when given a model)."""
     if isinstance(system, ac.Model):
         return system, None
     if isinstance(system, ac.System):
         return ac.compile(system), system
-    raise OptionError(f"train: expected an ac.System or ac.Model, got {type(system).__name__}")
+    raise OptionError(f"{who}: expected an ac.System or ac.Model, got {type(system).__name__}")
+
+
+class Trained:
+    """The trained parameters of a fit: ``names`` (``params``, default every
+    :class:`~learning.Unknown`'s raw parameters, then ``physical``), their positions
+    ``trained`` in the model's parameter vector ``p`` (with ``x0`` applied), ``scales``
+    (a physical parameter's ``|start|``, else 1: the optimizer sees ``q = p / scale``)
+    and the scaled bounds ``lo``, ``hi`` (``bounds`` by name; ``(0, inf)`` for a physical
+    parameter that starts positive)."""
+
+    def __init__(
+        self,
+        model: ac.Model,
+        source: ac.System | None,
+        params: Sequence[str] | None,
+        physical: Sequence[str],
+        x0: Mapping[str, float] | None,
+        bounds: Mapping[str, tuple[float, float]] | None,
+        who: str,
+    ) -> None:
+        if params is None:
+            params = [n for u in unknowns([source]) for n in u.parameter_names()] if source else []
+        names = list(dict.fromkeys([*params, *physical]))
+        if not names:
+            raise OptionError(f"{who}: nothing to fit: no ln.Unknown in the system, no physical=")
+        every = list(model.parameters)
+        for n in names:
+            if n not in model.parameters:
+                raise unknown_name("parameter", n, every)
+        self.names, self.physical = names, list(physical)
+        self.p = np.asarray(model.parameter_vector(dict(x0 or {})), dtype=float)
+        self.trained = [every.index(n) for n in names]
+        self.scales = np.array(
+            [
+                abs(self.p[k]) if n in physical and self.p[k] != 0 else 1.0
+                for n, k in zip(names, self.trained)
+            ]
+        )
+        self.lo, self.hi = _bounds(names, physical, self.p[self.trained], bounds or {}, self.scales)
+
+    def values(self, q: np.ndarray) -> dict[str, float]:
+        """The parameters by name at scaled values ``q``."""
+        return dict(zip(self.names, (q * self.scales).tolist()))
 
 
 def train(
@@ -241,17 +285,8 @@ def train(
     by the model's own dynamics, which the formulas do not allow for).
     """
     tic = _time.perf_counter()
-    model, source = _compiled(system)
+    model, source = compiled(system, "train")
     inputs = dict(inputs or {})
-    if params is None:
-        params = [n for u in unknowns([source]) for n in u.parameter_names()] if source else []
-    names = list(dict.fromkeys([*params, *physical]))
-    if not names:
-        raise OptionError("train: nothing to train: no ln.Unknown in the system, no physical=")
-    every = list(model.parameters)
-    for n in names:
-        if n not in model.parameters:
-            raise unknown_name("parameter", n, every)
     if polish not in POLISHES:
         raise OptionError(
             f"train: polish={polish!r} is not one of {', '.join(map(repr, POLISHES))}"
@@ -270,12 +305,9 @@ def train(
     hs = {round(tr.h, 15) for tr in trajs + checks}
     if len(hs) > 1:
         raise OptionError(f"train: the trajectories have different sample times {sorted(hs)}")
-    p = np.asarray(model.parameter_vector(dict(x0 or {})), dtype=float)
-    trained = [every.index(n) for n in names]
-    scales = np.array(
-        [abs(p[k]) if n in physical and p[k] != 0 else 1.0 for n, k in zip(names, trained)]
-    )
-    lo, hi = _bounds(names, physical, p[trained], bounds or {}, scales)
+    tp = Trained(model, source, params, physical, x0, bounds, "train")
+    names, trained, p, scales, lo, hi = tp.names, tp.trained, tp.p, tp.scales, tp.lo, tp.hi
+    every = list(model.parameters)
     step = StepMap(model, trajs[0].h, list(inputs), scheme)
     x_all = np.hstack([tr.x for tr in trajs])
     var = np.var(x_all, axis=1)

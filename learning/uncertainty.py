@@ -38,6 +38,12 @@ consecutive rows and the last row, chain by chain: the cancellation done exactly
 formula, kind by kind). Which one holds is the user's knowledge, not the residuals':
 estimating the split from the lag-1 autocovariance fails, because a white part of a few
 percent (within that estimate's sampling error) dominates the result.
+
+``noise="filtered"``: residuals correlated over a few samples of unknown shape (equation
+error on derivatives from a smoothing filter: positively correlated over its window), the
+Newey-West sandwich ``B^-1 M B^-1`` with ``M = sum_{|l| <= L} (1 - |l| / (L + 1))
+sum_w g_w g_{w+l}^T`` over windows ``w``, ``w + l`` of one chain, ``g_w = J~_w^T r_w`` and
+``L = lags``.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-NOISES = ("measurement", "process")
+NOISES = ("measurement", "process", "filtered")
 RANK_RTOL = 1e-10  # singular values of the nuisance block below this x the largest: null
 
 
@@ -100,6 +106,7 @@ def from_jacobian(
     scales: Sequence[float] | None = None,
     rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     noise: str = "measurement",
+    lags: int = 10,
 ) -> Uncertainty:
     """:class:`Uncertainty` of the parameters ``names`` (columns of ``J`` not in
     ``nuisance``, in order) from residuals ``r`` (m) and their Jacobian ``J`` (m x n) at
@@ -107,8 +114,8 @@ def from_jacobian(
     scaled parameters ``q`` (the standard errors are returned in ``p``). ``rows``:
     ``(window, kind, linked)``, each row's window index ``0 .. W-1`` and kind, and
     ``linked[w]`` when windows ``w`` and ``w + 1`` share a sample, for ``noise``
-    ``"measurement"`` or ``"process"`` (above); without ``rows`` the rows are independent
-    with one variance."""
+    ``"measurement"``, ``"process"`` or ``"filtered"`` (Bartlett kernel over ``lags``
+    windows) (above); without ``rows`` the rows are independent with one variance."""
     if noise not in NOISES:
         raise OptionError(f"uncertainty: noise={noise!r} is not one of {NOISES}")
     r, J = np.asarray(r, dtype=float).ravel(), np.asarray(J, dtype=float)
@@ -140,7 +147,11 @@ def from_jacobian(
     if rows is None:
         meat = inflate * float(np.mean(r[informative] ** 2)) * (Jp.T @ Jp)
     else:
-        meat = _banded(r, Jp, informative, inflate, *rows, noise)
+        meat = (
+            _newey_west(r, Jp, inflate, rows[0], rows[2], lags)
+            if noise == "filtered"
+            else _banded(r, Jp, informative, inflate, *rows, noise)
+        )
     cov = inv @ meat @ inv
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -180,3 +191,19 @@ def _banded(
             D = np.vstack([Jc[:1], np.diff(Jc, axis=0), Jc[-1:]])
             meat += g0 / 2 * (D.T @ D)
     return meat
+
+
+def _newey_west(
+    r: np.ndarray, Jp: np.ndarray, inflate: float, window: np.ndarray, linked: np.ndarray, lags: int
+) -> np.ndarray:
+    """The Bartlett-weighted sum of the windows' score products up to ``lags`` apart."""
+    window = np.asarray(window)
+    scores = np.zeros((int(window.max()) + 1, Jp.shape[1]))
+    np.add.at(scores, window, Jp * r[:, None])
+    chain = np.r_[0, np.cumsum(~np.asarray(linked, dtype=bool)[: len(scores) - 1])]
+    meat = scores.T @ scores
+    for lag in range(1, lags + 1):
+        same = chain[:-lag] == chain[lag:]
+        cross = (1 - lag / (lags + 1)) * (scores[:-lag][same].T @ scores[lag:][same])
+        meat += cross + cross.T
+    return inflate * meat

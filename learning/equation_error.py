@@ -1,0 +1,290 @@
+"""``fit_equations(model, records, ...)``: parameters fitted so that the model's equations hold
+on measured (or reconstructed) trajectories: equation error, no simulation.
+
+The compiled model's states obey ``x' = F(x, u, p, t) = f(x, z(x, u, p, t), u, p, t)`` (the
+Newton unknowns ``z`` solved inside, as in :mod:`learning.rollout`). Given at every sample
+``k`` of every record the states ``x_k``, the inputs ``u_k`` and the derivatives
+``x'_k`` of the states whose derivative depends on the fitted parameters (for a mechanism:
+the velocities' derivatives, the accelerations, e.g. from :func:`learning.reconstruct`; a
+kinematic ``q' = v`` carries no parameter and is left out), the residuals are
+
+    r_{k,s} = (F_s(x_k, u_k, p) - x'_{k,s}) / sigma_s,   sigma_s = std(x'_s) over the records,
+
+and ``L(p) = mean_k sum_s r_{k,s}^2``. They are minimized over the scaled parameters
+``q = p / |p_0|`` (physical ones; network weights unscaled) by scipy's trust-region
+least squares with CasADi's exact Jacobian.
+
+Parameters that enter linearly are solved in closed form. CasADi decides it: a set ``P_L``
+of parameters enters ``r`` affinely when the Jacobian ``dr/dp_L`` does not depend on
+``p_L`` (``casadi.depends_on``); the set is grown one parameter at a time in the order
+given. When every fitted parameter is in it, ``r = J q + r_0`` and one bounded linear
+least-squares solve (``scipy.optimize.lsq_linear``) is the answer; otherwise the linear
+ones start from that solve with the others at their starts, and the trust-region
+iterations take it from there. (In ``F``, a mass divides the forces, so a mechanism's
+inertias do not enter linearly; stiffnesses and friction coefficients scaled by the
+mass do.)
+
+Closed-loop records: a controller that is part of the model is simply more equations; or
+the measured actuator signal is given as an input (``inputs={"motor.tau_constant":
+"tau"}``) and the controller is left out of the model. The result is a
+:class:`~learning.FitResult` (``method="equation_error"``) whose ``params`` start an
+output-error fit (``ln.fit(..., x0=result.params)``) or a validation simulation
+(``result.model``), with standard errors (:mod:`learning.uncertainty`; the residuals of
+filtered derivatives are correlated over the filter's window: ``lags``, the Bartlett
+kernel's length in samples, defaults to 10).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import casadi as cs
+import numpy as np
+import scipy.optimize as so
+
+import acausal as ac
+from acausal.errors import OptionError
+from solvers import DAEFunctions, z_start_values
+
+from .fit import FitResult, unknowns, with_values
+from .rollout import check_smooth, state_derivative
+from .training import Trained, compiled
+from .uncertainty import from_jacobian
+
+
+def fit_equations(
+    system: ac.System | ac.Model,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    params: Sequence[str] | None = None,
+    physical: Sequence[str] = (),
+    inputs: Mapping[str, str] | None = None,
+    derivatives: Mapping[str, str] | None = None,
+    x0: Mapping[str, float] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    lags: int = 10,
+    max_nfev: int = 200,
+) -> FitResult:
+    """Fit ``params`` (default: every :class:`~learning.Unknown`'s raw parameters) and
+    ``physical`` parameters by equation error (see the module docstring).
+
+    Each record is ``{"t": times, <state>: values, "der(<state>)": values, <input column>:
+    values}``: every state of the compiled model, and the derivative of every state whose
+    derivative the fitted parameters reach (``derivatives`` renames those columns:
+    ``{state: column}``). ``inputs``: ``{input parameter: column}``, the parameter taking
+    the column's value at each sample. ``x0``, ``bounds``: as :func:`learning.train`.
+    """
+    tic = _time.perf_counter()
+    model, source = compiled(system, "fit_equations")
+    check_smooth(model)
+    tp = Trained(model, source, params, physical, x0, bounds, "fit_equations")
+    inputs = dict(inputs or {})
+    for n in inputs:
+        if n not in model.parameters:
+            raise OptionError(f"fit_equations: the input {n!r} is not a parameter of the model")
+    q = cs.MX.sym("q", len(tp.names))
+    residual, rows = _residual(model, tp, list(inputs), q)
+    driven = [model.states[i] for i in rows]
+    columns = {s: (derivatives or {}).get(s, f"der({s})") for s in driven}
+    X, Z, U, T, D = _samples(model, records, inputs, columns, tp)
+    sigma = np.std(D, axis=1)
+    sigma = np.where(sigma > 0, sigma, 1.0)
+    count = X.shape[1]
+    scaled = residual.map(count)(X, Z, U, T, D, q, tp.p) / cs.DM(sigma) / np.sqrt(count)
+    r = cs.vec(scaled)
+    rJ = cs.Function("equation_error", [q], [r, cs.jacobian(r, q)])
+    q0 = tp.p[tp.trained] / tp.scales
+    linear = _linear_set(model, tp, rows)
+    message = ""
+    if linear:
+        q0 = _closed_form(rJ, q0, linear, tp)
+        message = f"{len(linear)} of {len(tp.names)} parameters linear: solved in closed form"
+    if len(linear) < len(tp.names):
+        out = so.least_squares(
+            lambda x: rJ(x)[0].full().ravel(),
+            q0,
+            jac=lambda x: rJ(x)[1].full(),
+            bounds=(tp.lo, tp.hi),
+            method="trf",
+            x_scale="jac",
+            max_nfev=max_nfev,
+        )
+        q0 = out.x
+        message = (message + "; " if message else "") + f"least squares: {out.message}"
+    rv, Jv = (a.full() for a in rJ(q0))
+    fitted = tp.values(q0)
+    nuisance = [j for j, n in enumerate(tp.names) if tp.physical and n not in tp.physical]
+    shown = [j for j in range(len(tp.names)) if j not in nuisance]
+    window = np.tile(np.arange(count), len(driven))
+    kind = np.repeat(np.arange(len(driven)), count)
+    linked = np.concatenate([_linked(rec) for rec in records])
+    spread = from_jacobian(
+        [tp.names[j] for j in shown],
+        (q0 * tp.scales)[shown],
+        rv,
+        Jv,
+        nuisance,
+        tp.scales,
+        (window, kind, linked),
+        noise="filtered",
+        lags=lags,
+    )
+    every = dict(zip(model.parameters, tp.p.tolist()))
+    return FitResult(
+        params=fitted,
+        weights={u.full_name: u.weights(fitted) for u in unknowns([source])} if source else {},
+        loss=float(np.sum(rv**2)),
+        loss_history=[],
+        n_simulations=0,
+        n_failed=0,
+        wall_time=_time.perf_counter() - tic,
+        success=True,
+        message=message,
+        method="equation_error",
+        start={n: float(tp.p[k]) for n, k in zip(tp.names, tp.trained)},
+        n_iterations=0,
+        models=(model.with_parameters({**every, **fitted}),),
+        systems=(with_values(source, fitted),) if source is not None else (),
+        uncertainty=spread,
+    )
+
+
+def _residual(
+    model: ac.Model, tp: Trained, inputs: list[str], q: cs.MX
+) -> tuple[cs.Function, list[int]]:
+    """``(x, z guess, u, t, x'_meas, q, p) -> F_s - x'_s`` for the driven states ``s``
+    (those whose derivative depends on ``q``), and their rows."""
+    names = list(model.parameters)
+    derivative = state_derivative(model, DAEFunctions(model))
+    x, guess = cs.MX.sym("x", model.dae.x.numel()), cs.MX.sym("z", model.dae.z.numel())
+    u, t = cs.MX.sym("u", len(inputs)), cs.MX.sym("t")
+    base = cs.MX.sym("p", model.p.numel())
+    p = cs.MX(base)
+    for j, k in enumerate(tp.trained):
+        p[k] = q[j] * tp.scales[j]
+    for j, n in enumerate(inputs):
+        p[names.index(n)] = u[j]
+    xdot = derivative(x, guess, p, t)[0]
+    rows = sorted(set(cs.jacobian(xdot, q).sparsity().row()))
+    if not rows:
+        raise OptionError(
+            f"fit_equations: no state derivative of {model.name} depends on "
+            f"{', '.join(tp.names)}; nothing for equation error to fit"
+        )
+    measured = cs.MX.sym("xdot", len(rows))
+    fn = cs.Function("residual", [x, guess, u, t, measured, q, base], [xdot[rows] - measured])
+    return fn, rows
+
+
+def _linear_set(model: ac.Model, tp: Trained, rows: list[int]) -> list[int]:
+    """The parameters (indices into ``tp.names``) that enter the driven rows of ``F``
+    jointly affinely, grown one at a time in order: ``dF / dp_L`` must not depend on
+    ``p_L``. Checked on the model's symbolic ``f`` (SX, exact structure); a model with a
+    Newton block (``z`` solved numerically) has none."""
+    if model.dae.z.numel():
+        return []
+    f = model.dae.ode[rows]
+    ps = [model.p[k] for k in tp.trained]
+    chosen: list[int] = []
+    for j in range(len(ps)):
+        sub = cs.vertcat(*[ps[i] for i in [*chosen, j]])
+        if not cs.depends_on(cs.jacobian(f, sub), sub):
+            chosen.append(j)
+    return chosen
+
+
+def _closed_form(rJ: cs.Function, q0: np.ndarray, linear: list[int], tp: Trained) -> np.ndarray:
+    """``q0`` with the linear parameters at their bounded least-squares optimum, the others
+    held: ``r = r(q0) + J_L (q_L - q0_L)``."""
+    r, J = (a.full() for a in rJ(q0))
+    JL = J[:, linear]
+    target = JL @ q0[linear] - r.ravel()
+    out = so.lsq_linear(JL, target, bounds=(tp.lo[linear], tp.hi[linear]))
+    q = q0.copy()
+    q[linear] = out.x
+    return q
+
+
+def _samples(
+    model: ac.Model,
+    records: Sequence[Mapping[str, Any]],
+    inputs: Mapping[str, str],
+    columns: Mapping[str, str],
+    tp: Trained,
+) -> tuple[np.ndarray, ...]:
+    """States, Newton guesses, inputs, times and measured derivatives of every sample of
+    every record, one column per sample."""
+    if not records:
+        raise OptionError("fit_equations: give one or more records")
+    blocks: list[list[np.ndarray]] = [[], [], [], [], []]
+    for j, rec in enumerate(records):
+        if "t" not in rec:
+            raise OptionError(f"fit_equations: record {j} has no times 't'")
+        t = _column(rec, "t", j, None)
+        if np.any(np.diff(t) <= 0):
+            raise OptionError(f"fit_equations: record {j}: 't' must increase")
+        needed = [*model.states, *inputs.values(), *columns.values()]
+        missing = [c for c in needed if c not in rec]
+        if missing:
+            raise OptionError(
+                f"fit_equations: record {j} lacks {', '.join(missing)} (the states "
+                f"{', '.join(model.states)}, the derivatives the parameters reach "
+                f"{', '.join(columns.values())} and the inputs)"
+            )
+        X = np.vstack([_column(rec, s, j, t.size) for s in model.states])
+        U = np.vstack(
+            [_column(rec, c, j, t.size) for c in inputs.values()] or [np.zeros((0, t.size))]
+        )
+        D = np.vstack([_column(rec, c, j, t.size) for c in columns.values()])
+        Z = _newton_guesses(model, X, U, t, list(inputs), tp.p)
+        for part, block in zip(blocks, (X, Z, U, t[None, :], D)):
+            part.append(block)
+    return tuple(np.hstack(b) for b in blocks)
+
+
+def _newton_guesses(
+    model: ac.Model, X: np.ndarray, U: np.ndarray, t: np.ndarray, inputs: list[str], p: np.ndarray
+) -> np.ndarray:
+    """The Newton unknowns along a record, each sample's solved from the previous one's
+    (the first from the model's start values): a mechanism stays on its branch."""
+    nz = model.dae.z.numel()
+    if not nz:
+        return np.zeros((0, t.size))
+    names = list(model.parameters)
+    at = [names.index(n) for n in inputs]
+    solve = DAEFunctions(model).algebraic_solver("z_of_x")
+    pk = p.copy()
+    pk[at] = U[:, 0]
+    z = z_start_values(model)(pk).full().ravel()
+    out = np.empty((nz, t.size))
+    for k in range(t.size):
+        pk[at] = U[:, k]
+        z = solve(z, X[:, k], pk, t[k]).full().ravel()
+        out[:, k] = z
+    return out
+
+
+def _column(rec: Mapping[str, Any], name: str, j: int, size: int | None) -> np.ndarray:
+    """A record's column as finite floats of the record's length, or a clear error."""
+    try:
+        v = np.asarray(rec[name], dtype=float).ravel()
+    except (TypeError, ValueError) as err:
+        raise OptionError(f"fit_equations: record {j}: column {name!r} is not numeric") from err
+    if size is not None and v.size != size:
+        raise OptionError(
+            f"fit_equations: record {j}: column {name!r} has {v.size} values, not {size}"
+        )
+    if not np.all(np.isfinite(v)):
+        bad = int(np.flatnonzero(~np.isfinite(v))[0])
+        raise OptionError(
+            f"fit_equations: record {j}: column {name!r} is not finite at sample {bad}"
+        )
+    return v
+
+
+def _linked(rec: Mapping[str, Any]) -> np.ndarray:
+    """Consecutive samples of a record are linked; the last is not linked to the next record."""
+    n = np.asarray(rec["t"]).size
+    return np.r_[np.ones(n - 1, dtype=bool), False]
