@@ -11,18 +11,21 @@ kinematic ``q' = v`` carries no parameter and is left out), the residuals are
     r_{k,s} = (F_s(x_k, u_k, p) - x'_{k,s}) / sigma_s,   sigma_s = std(x'_s) over the records,
 
 and ``L(p) = mean_k sum_s r_{k,s}^2``. They are minimized over the scaled parameters
-``q = p / |p_0|`` (physical ones; network weights unscaled) by scipy's trust-region
-least squares with CasADi's exact Jacobian.
+``q = p / |p_0|`` (physical ones; network weights unscaled) by scipy's least squares with
+CasADi's exact Jacobian: Levenberg-Marquardt (MINPACK) when no parameter is bounded, else
+the trust-region reflective method (physical parameters that start positive are kept so).
 
 Parameters that enter linearly are solved in closed form. CasADi decides it: a set ``P_L``
 of parameters enters ``r`` affinely when the Jacobian ``dr/dp_L`` does not depend on
 ``p_L`` (``casadi.depends_on``); the set is grown one parameter at a time in the order
 given. When every fitted parameter is in it, ``r = J q + r_0`` and one bounded linear
 least-squares solve (``scipy.optimize.lsq_linear``) is the answer; otherwise the linear
-ones start from that solve with the others at their starts, and the trust-region
-iterations take it from there. (In ``F``, a mass divides the forces, so a mechanism's
-inertias do not enter linearly; stiffnesses and friction coefficients scaled by the
-mass do.)
+physical parameters start from that solve with the others at their starts, and the
+trust-region iterations take it from there. (A network's output layer is linear too, but
+at a random start its hidden units are nearly collinear, and the closed form would give
+huge cancelling output weights that no iteration recovers from: it starts as drawn.)
+In ``F``, a mass divides the forces, so a mechanism's inertias do not enter linearly;
+stiffnesses and friction coefficients do when the masses are not fitted.
 
 Closed-loop records: a controller that is part of the model is simply more equations; or
 the measured actuator signal is given as an input (``inputs={"motor.tau_constant":
@@ -37,7 +40,7 @@ kernel's length in samples, defaults to 10).
 from __future__ import annotations
 
 import time as _time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import casadi as cs
@@ -65,7 +68,7 @@ def fit_equations(
     x0: Mapping[str, float] | None = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     lags: int = 10,
-    max_nfev: int = 200,
+    max_nfev: int = 1000,
 ) -> FitResult:
     """Fit ``params`` (default: every :class:`~learning.Unknown`'s raw parameters) and
     ``physical`` parameters by equation error (see the module docstring).
@@ -84,41 +87,49 @@ def fit_equations(
     for n in inputs:
         if n not in model.parameters:
             raise OptionError(f"fit_equations: the input {n!r} is not a parameter of the model")
-    q = cs.MX.sym("q", len(tp.names))
-    residual, rows = _residual(model, tp, list(inputs), q)
+    residual, rows = _residual(model, tp, list(inputs))
     driven = [model.states[i] for i in rows]
     columns = {s: (derivatives or {}).get(s, f"der({s})") for s in driven}
     X, Z, U, T, D = _samples(model, records, inputs, columns, tp)
     sigma = np.std(D, axis=1)
     sigma = np.where(sigma > 0, sigma, 1.0)
     count = X.shape[1]
-    scaled = residual.map(count)(X, Z, U, T, D, q, tp.p) / cs.DM(sigma) / np.sqrt(count)
-    r = cs.vec(scaled)
-    rJ = cs.Function("equation_error", [q], [r, cs.jacobian(r, q)])
+    mapped = residual.map(count)
+    weight = 1.0 / (sigma[:, None] * np.sqrt(count))
+
+    def rJ(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Residuals (sample-major: sample k's rows together) and their Jacobian."""
+        R, Js = (a.full() for a in mapped(X, Z, U, T, D, x, tp.p))
+        J = (Js.reshape(len(rows), count, -1) * weight[:, :, None]).transpose(1, 0, 2)
+        return (R * weight).T.ravel(), J.reshape(count * len(rows), -1)
+
     q0 = tp.p[tp.trained] / tp.scales
     linear = _linear_set(model, tp, rows)
+    if len(linear) < len(tp.names):  # a network's output layer is linear but ill-posed at
+        linear = [j for j in linear if tp.names[j] in tp.physical]  # its random start
     message = ""
     if linear:
         q0 = _closed_form(rJ, q0, linear, tp)
         message = f"{len(linear)} of {len(tp.names)} parameters linear: solved in closed form"
     if len(linear) < len(tp.names):
+        bounded = np.any(np.isfinite(tp.lo)) or np.any(np.isfinite(tp.hi))
         out = so.least_squares(
-            lambda x: rJ(x)[0].full().ravel(),
+            lambda x: rJ(x)[0],
             q0,
-            jac=lambda x: rJ(x)[1].full(),
+            jac=lambda x: rJ(x)[1],
             bounds=(tp.lo, tp.hi),
-            method="trf",
+            method="trf" if bounded else "lm",
             x_scale="jac",
             max_nfev=max_nfev,
         )
         q0 = out.x
         message = (message + "; " if message else "") + f"least squares: {out.message}"
-    rv, Jv = (a.full() for a in rJ(q0))
+    rv, Jv = rJ(q0)
     fitted = tp.values(q0)
     nuisance = [j for j, n in enumerate(tp.names) if tp.physical and n not in tp.physical]
     shown = [j for j in range(len(tp.names)) if j not in nuisance]
-    window = np.tile(np.arange(count), len(driven))
-    kind = np.repeat(np.arange(len(driven)), count)
+    window = np.repeat(np.arange(count), len(rows))
+    kind = np.tile(np.arange(len(rows)), count)
     linked = np.concatenate([_linked(rec) for rec in records])
     spread = from_jacobian(
         [tp.names[j] for j in shown],
@@ -151,16 +162,15 @@ def fit_equations(
     )
 
 
-def _residual(
-    model: ac.Model, tp: Trained, inputs: list[str], q: cs.MX
-) -> tuple[cs.Function, list[int]]:
-    """``(x, z guess, u, t, x'_meas, q, p) -> F_s - x'_s`` for the driven states ``s``
-    (those whose derivative depends on ``q``), and their rows."""
+def _residual(model: ac.Model, tp: Trained, inputs: list[str]) -> tuple[cs.Function, list[int]]:
+    """``(x, z guess, u, t, x'_meas, q, p) -> (F_s - x'_s, d/dq)`` of one sample for the
+    driven states ``s`` (those whose derivative depends on ``q``), and their rows; SX
+    (fast to map over samples) unless a Newton block's rootfinder is inside."""
     names = list(model.parameters)
     derivative = state_derivative(model, DAEFunctions(model))
     x, guess = cs.MX.sym("x", model.dae.x.numel()), cs.MX.sym("z", model.dae.z.numel())
     u, t = cs.MX.sym("u", len(inputs)), cs.MX.sym("t")
-    base = cs.MX.sym("p", model.p.numel())
+    q, base = cs.MX.sym("q", len(tp.names)), cs.MX.sym("p", model.p.numel())
     p = cs.MX(base)
     for j, k in enumerate(tp.trained):
         p[k] = q[j] * tp.scales[j]
@@ -174,8 +184,9 @@ def _residual(
             f"{', '.join(tp.names)}; nothing for equation error to fit"
         )
     measured = cs.MX.sym("xdot", len(rows))
-    fn = cs.Function("residual", [x, guess, u, t, measured, q, base], [xdot[rows] - measured])
-    return fn, rows
+    r = xdot[rows] - measured
+    fn = cs.Function("residual", [x, guess, u, t, measured, q, base], [r, cs.jacobian(r, q)])
+    return (fn if guess.numel() else fn.expand()), rows
 
 
 def _linear_set(model: ac.Model, tp: Trained, rows: list[int]) -> list[int]:
@@ -195,10 +206,15 @@ def _linear_set(model: ac.Model, tp: Trained, rows: list[int]) -> list[int]:
     return chosen
 
 
-def _closed_form(rJ: cs.Function, q0: np.ndarray, linear: list[int], tp: Trained) -> np.ndarray:
+def _closed_form(
+    rJ: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    q0: np.ndarray,
+    linear: list[int],
+    tp: Trained,
+) -> np.ndarray:
     """``q0`` with the linear parameters at their bounded least-squares optimum, the others
     held: ``r = r(q0) + J_L (q_L - q0_L)``."""
-    r, J = (a.full() for a in rJ(q0))
+    r, J = rJ(q0)
     JL = J[:, linear]
     target = JL @ q0[linear] - r.ravel()
     out = so.lsq_linear(JL, target, bounds=(tp.lo[linear], tp.hi[linear]))

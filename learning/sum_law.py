@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import casadi as cs
@@ -11,6 +12,7 @@ import casadi as cs
 from acausal.errors import OptionError
 
 from .explicit import Explicit
+from .mlp import MLP
 
 
 class Sum(Explicit):
@@ -47,6 +49,32 @@ class Sum(Explicit):
         self.parts = dict(parts)
         inputs = dict.fromkeys(t for p in parts.values() for t in p.inputs)
         super().__init__(outputs.pop(), tuple(inputs))
+
+    @classmethod
+    def additive(
+        cls,
+        inputs: Sequence[str],
+        hidden: int = 5,
+        activation: str = "tanh",
+        *,
+        output: str = "f",
+        seed: int = 0,
+    ) -> Sum:
+        """The structured (additive) network ``y = sum_i NN_i(u_i)``: one ``hidden``-unit
+        network per input, each of its units seeing that input only (the hybrid servo
+        study's structure), so each input's contribution is a curve of its own, read with
+        ``law.predict(samples, theta, part=name)`` (e.g. friction against speed, a spring
+        against deflection) and turned into a white-box law by its slopes. Parts are named
+        by their input with non-identifier characters as ``_`` (``"der(x)"`` -> ``der_x``)."""
+        names = [re.sub(r"\W+", "_", t).strip("_") for t in inputs]
+        if len(set(names)) != len(names) or not names:
+            raise OptionError(f"Sum.additive: give distinct inputs, got {list(inputs)!r}")
+        return cls(
+            **{
+                n: MLP((hidden,), activation, inputs=(t,), output=output, seed=seed + i)
+                for i, (n, t) in enumerate(zip(names, inputs))
+            }
+        )
 
     def _setup(self) -> None:
         """Bind each part to its inputs' labels and declare its weights, prefixed."""
