@@ -53,7 +53,7 @@ from solvers import DAEFunctions, z_start_values
 
 from .fit import FitResult, unknowns, with_values
 from .rollout import check_smooth, state_derivative
-from .training import Trained, compiled
+from .training import Trained, compiled, remember_last
 from .uncertainty import from_jacobian
 
 
@@ -97,6 +97,7 @@ def fit_equations(
     mapped = residual.map(count)
     weight = 1.0 / (sigma[:, None] * np.sqrt(count))
 
+    @remember_last
     def rJ(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Residuals (sample-major: sample k's rows together) and their Jacobian."""
         R, Js = (a.full() for a in mapped(X, Z, U, T, D, x, tp.p))

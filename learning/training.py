@@ -427,6 +427,21 @@ def _bounds(
 POLISHES = (False, True, "lbfgs", "least_squares")
 
 
+def remember_last(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any]:
+    """``fn`` that returns its last value again when called with the same point (scipy
+    asks for residuals and Jacobian separately; one evaluation computes both)."""
+    last: dict[bytes, Any] = {}
+
+    def call(x: np.ndarray) -> Any:
+        key = np.asarray(x, dtype=float).tobytes()
+        if key not in last:
+            last.clear()
+            last[key] = fn(x)
+        return last[key]
+
+    return call
+
+
 def _polish(
     how: bool | str,
     objective: RolloutLoss,
@@ -444,15 +459,7 @@ def _polish(
     loss is a long flat valley, e.g. a physical parameter against a network)."""
     index = np.arange(windows.count)
     if how == "least_squares":
-        cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
-
-        def both(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            key = x.tobytes()
-            if key not in cache:
-                cache.clear()
-                cache[key] = objective.stacked(windows, x, p, batch)[:2]
-            return cache[key]
-
+        both = remember_last(lambda x: objective.stacked(windows, x, p, batch)[:2])
         out = so.least_squares(
             lambda x: both(x)[0],
             q,
