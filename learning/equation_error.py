@@ -53,7 +53,7 @@ from solvers import DAEFunctions, z_start_values
 
 from .fit import FitResult, unknowns, with_values
 from .rollout import check_smooth, state_derivative
-from .training import Trained, compiled, remember_last
+from .training import Trained, compiled, remember_last, with_trained
 from .uncertainty import from_jacobian
 
 
@@ -172,9 +172,7 @@ def _residual(model: ac.Model, tp: Trained, inputs: list[str]) -> tuple[cs.Funct
     x, guess = cs.MX.sym("x", model.dae.x.numel()), cs.MX.sym("z", model.dae.z.numel())
     u, t = cs.MX.sym("u", len(inputs)), cs.MX.sym("t")
     q, base = cs.MX.sym("q", len(tp.names)), cs.MX.sym("p", model.p.numel())
-    p = cs.MX(base)
-    for j, k in enumerate(tp.trained):
-        p[k] = q[j] * tp.scales[j]
+    p = with_trained(base, q, tp.trained, tp.scales)
     for j, n in enumerate(inputs):
         p[names.index(n)] = u[j]
     xdot = derivative(x, guess, p, t)[0]

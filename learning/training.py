@@ -75,6 +75,14 @@ class Windows:
         return self.xz0[:, index], u, self.t[index].reshape(1, -1), xm
 
 
+def with_trained(base: cs.MX, q: cs.MX, trained: Sequence[int], scales: np.ndarray) -> cs.MX:
+    """The parameter vector ``base`` with its ``trained`` entries ``q_j * scale_j``."""
+    p = cs.MX(base)
+    for j, k in enumerate(trained):
+        p[k] = q[j] * scales[j]
+    return p
+
+
 class RolloutLoss:
     """``L`` and ``dL/dq`` of a batch of ``B`` windows as one CasADi function of the scaled
     trained parameters ``q`` (built once per batch size)."""
@@ -109,9 +117,7 @@ class RolloutLoss:
         xm = cs.MX.sym("xm", nx, n * size)
         q = cs.MX.sym("q", len(self.trained))
         base = cs.MX.sym("p", step.model.p.numel())
-        p = cs.MX(base)
-        for j, k in enumerate(self.trained):
-            p[k] = q[j] * self.scales[j]
+        p = with_trained(base, q, self.trained, self.scales)
         xhat = step.rollout(n).map(size)(xz0, u, t, p)[:nx, :]
         r = cs.vec(cs.DM(np.sqrt(self.weights / (n * size))) * (xhat - xm))
         if self.factors.numel():  # c mean(eta^2) at the windows' measured starts
