@@ -49,10 +49,11 @@ import scipy.optimize as so
 
 import acausal as ac
 from acausal.errors import OptionError
-from solvers import DAEFunctions, z_start_values
+from solvers import DAEFunctions
 
 from .fit import FitResult, unknowns, with_values
-from .rollout import check_smooth, state_derivative
+from .rollout import check_smooth, newton_along, state_derivative, with_inputs
+from .threads import blas_threads
 from .training import Trained, compiled, remember_last, with_trained
 from .uncertainty import from_jacobian
 
@@ -114,15 +115,16 @@ def fit_equations(
         message = f"{len(linear)} of {len(tp.names)} parameters linear: solved in closed form"
     if len(linear) < len(tp.names):
         bounded = np.any(np.isfinite(tp.lo)) or np.any(np.isfinite(tp.hi))
-        out = so.least_squares(
-            lambda x: rJ(x)[0],
-            q0,
-            jac=lambda x: rJ(x)[1],
-            bounds=(tp.lo, tp.hi),
-            method="trf" if bounded else "lm",
-            x_scale="jac",
-            max_nfev=max_nfev,
-        )
+        with blas_threads(1):
+            out = so.least_squares(
+                lambda x: rJ(x)[0],
+                q0,
+                jac=lambda x: rJ(x)[1],
+                bounds=(tp.lo, tp.hi),
+                method="trf" if bounded else "lm",
+                x_scale="jac",
+                max_nfev=max_nfev,
+            )
         q0 = out.x
         message = (message + "; " if message else "") + f"least squares: {out.message}"
     rv, Jv = rJ(q0)
@@ -168,13 +170,12 @@ def _residual(model: ac.Model, tp: Trained, inputs: list[str]) -> tuple[cs.Funct
     driven states ``s`` (those whose derivative depends on ``q``), and their rows; SX
     (fast to map over samples) unless a Newton block's rootfinder is inside."""
     names = list(model.parameters)
+    at = [names.index(n) for n in inputs]
     derivative = state_derivative(model, DAEFunctions(model))
     x, guess = cs.MX.sym("x", model.dae.x.numel()), cs.MX.sym("z", model.dae.z.numel())
     u, t = cs.MX.sym("u", len(inputs)), cs.MX.sym("t")
     q, base = cs.MX.sym("q", len(tp.names)), cs.MX.sym("p", model.p.numel())
-    p = with_trained(base, q, tp.trained, tp.scales)
-    for j, n in enumerate(inputs):
-        p[names.index(n)] = u[j]
+    p = with_inputs(with_trained(base, q, tp.trained, tp.scales), at, u)
     xdot = derivative(x, guess, p, t)[0]
     rows = sorted(set(cs.jacobian(xdot, q).sparsity().row()))
     if not rows:
@@ -216,7 +217,8 @@ def _closed_form(
     r, J = rJ(q0)
     JL = J[:, linear]
     target = JL @ q0[linear] - r.ravel()
-    out = so.lsq_linear(JL, target, bounds=(tp.lo[linear], tp.hi[linear]))
+    with blas_threads(1):
+        out = so.lsq_linear(JL, target, bounds=(tp.lo[linear], tp.hi[linear]))
     q = q0.copy()
     q[linear] = out.x
     return q
@@ -253,32 +255,12 @@ def _samples(
             [_column(rec, c, j, t.size) for c in inputs.values()] or [np.zeros((0, t.size))]
         )
         D = np.vstack([_column(rec, c, j, t.size) for c in columns.values()])
-        Z = _newton_guesses(model, X, U, t, list(inputs), tp.p)
+        names = list(model.parameters)
+        at = [names.index(n) for n in inputs]
+        Z = newton_along(model, DAEFunctions(model), X, U, t, at, tp.p)
         for part, block in zip(blocks, (X, Z, U, t[None, :], D)):
             part.append(block)
     return tuple(np.hstack(b) for b in blocks)
-
-
-def _newton_guesses(
-    model: ac.Model, X: np.ndarray, U: np.ndarray, t: np.ndarray, inputs: list[str], p: np.ndarray
-) -> np.ndarray:
-    """The Newton unknowns along a record, each sample's solved from the previous one's
-    (the first from the model's start values): a mechanism stays on its branch."""
-    nz = model.dae.z.numel()
-    if not nz:
-        return np.zeros((0, t.size))
-    names = list(model.parameters)
-    at = [names.index(n) for n in inputs]
-    solve = DAEFunctions(model).algebraic_solver("z_of_x")
-    pk = p.copy()
-    pk[at] = U[:, 0]
-    z = z_start_values(model)(pk).full().ravel()
-    out = np.empty((nz, t.size))
-    for k in range(t.size):
-        pk[at] = U[:, k]
-        z = solve(z, X[:, k], pk, t[k]).full().ravel()
-        out[:, k] = z
-    return out
 
 
 def _column(rec: Mapping[str, Any], name: str, j: int, size: int | None) -> np.ndarray:

@@ -90,6 +90,7 @@ from acausal.errors import ModelError, OptionError, unknown_name
 from solvers import Result, simulate
 
 from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name
+from .threads import blas_threads
 from .uncertainty import Uncertainty
 from .unknown import Unknown
 
@@ -490,7 +491,8 @@ def _optimize(
         opts.setdefault("method", "trf")
         if max_nfev is not None:
             opts["max_nfev"] = max_nfev
-        out = so.least_squares(view.residuals, z0, jac=jac, **opts)
+        with blas_threads(1):
+            out = so.least_squares(view.residuals, z0, jac=jac, **opts)
         return bool(out.success), _message(out, LEAST_SQUARES_STATUS)
 
     def callback(zk: np.ndarray) -> None:

@@ -53,6 +53,44 @@ def state_derivative(model: ac.Model, functions: DAEFunctions) -> cs.Function:
     return cs.Function("state_derivative", [x, guess, p, t], [ode(x, z, p, t), z])
 
 
+def with_inputs(p: cs.MX, positions: Sequence[int], u: cs.MX) -> cs.MX:
+    """The parameter vector ``p`` with entry ``positions[j]`` replaced by ``u[j]`` (the
+    measured inputs, held in parameters)."""
+    out = cs.MX(p)
+    for j, k in enumerate(positions):
+        out[k] = u[j]
+    return out
+
+
+def newton_along(
+    model: ac.Model,
+    functions: DAEFunctions,
+    X: np.ndarray,
+    U: np.ndarray,
+    t: np.ndarray,
+    positions: Sequence[int],
+    p: np.ndarray,
+    first: cs.Function | None = None,
+) -> np.ndarray:
+    """The Newton unknowns ``z`` at the samples (columns) of states ``X``, inputs ``U``
+    (rows: the parameters at ``positions``) and times ``t``, each solved from the previous
+    sample's (the first from the model's start values, ``first = z_start_values(model)``
+    unless given): a mechanism stays on its branch."""
+    nz = model.dae.z.numel()
+    out = np.empty((nz, len(t)))
+    if not nz:
+        return out
+    solve = functions.algebraic_solver("z_of_x")
+    pk = np.array(p, dtype=float)
+    pk[list(positions)] = U[:, 0]
+    z = (first or z_start_values(model))(pk).full().ravel()
+    for k in range(len(t)):
+        pk[list(positions)] = U[:, k]
+        z = solve(z, X[:, k], pk, t[k]).full().ravel()
+        out[:, k] = z
+    return out
+
+
 class StepMap:
     """One step ``(x_{k+1}, z_k) = step((x_k, z_{k-1}), u_k, t_k, p)`` of ``model`` at sample
     time ``h``: the accumulated state carries the Newton unknowns ``z`` as the next solve's
@@ -87,13 +125,8 @@ class StepMap:
         t = cs.MX.sym("t")
         p = cs.MX.sym("p", model.p.numel())
 
-        def with_inputs(values: cs.MX) -> cs.MX:
-            out = cs.MX(p)
-            for j, k in enumerate(self.positions):
-                out[k] = values[j]
-            return out
-
-        held = [with_inputs(v) for v in (u[:nu], (u[:nu] + u[nu:]) / 2, u[nu:])]
+        middle = (u[:nu] + u[nu:]) / 2
+        held = [with_inputs(p, self.positions, v) for v in (u[:nu], middle, u[nu:])]
         self.step = cs.Function(
             "step", [xz, u, t, p], [self._advance(xz, held, t)], ["xz", "u", "t", "p"], ["xz_next"]
         )
@@ -130,13 +163,11 @@ class StepMap:
     def start(self, x: np.ndarray, u: np.ndarray, t: float, p: np.ndarray) -> np.ndarray:
         """``[x; z guess]`` for a window starting at measured ``x``: ``z`` solved (outside
         any gradient) from the model's start values as guesses."""
-        if not self.nz:
-            return np.asarray(x, dtype=float)
-        pk = np.array(p, dtype=float)
-        pk[self.positions] = u
-        guess = self.z_guesses(pk)
-        z = self.functions.algebraic_solver("z_of_x")(guess, x, pk, t).full().ravel()
-        return np.concatenate([x, z])
+        columns = (np.asarray(x, dtype=float)[:, None], np.asarray(u, dtype=float)[:, None])
+        z = newton_along(
+            self.model, self.functions, *columns, [t], self.positions, p, self.z_guesses
+        )
+        return np.concatenate([columns[0][:, 0], z[:, 0]])
 
 
 class Trajectory:

@@ -41,6 +41,7 @@ from acausal.errors import OptionError, unknown_name
 
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .rollout import StepMap, Trajectory
+from .threads import blas_threads
 from .uncertainty import Uncertainty, from_jacobian
 
 
@@ -466,18 +467,19 @@ def _polish(
     index = np.arange(windows.count)
     if how == "least_squares":
         both = remember_last(lambda x: objective.stacked(windows, x, p, batch)[:2])
-        out = so.least_squares(
-            lambda x: both(x)[0],
-            q,
-            jac=lambda x: both(x)[1],
-            bounds=(lo, hi),
-            method="trf",
-            x_scale="jac",
-            ftol=1e-12,
-            xtol=1e-12,
-            gtol=1e-12,
-            max_nfev=200,
-        )
+        with blas_threads(1):
+            out = so.least_squares(
+                lambda x: both(x)[0],
+                q,
+                jac=lambda x: both(x)[1],
+                bounds=(lo, hi),
+                method="trf",
+                x_scale="jac",
+                ftol=1e-12,
+                xtol=1e-12,
+                gtol=1e-12,
+                max_nfev=200,
+            )
         return out.x, f"{message}, then least squares ({out.njev} Jacobians: {out.message})"
 
     def fun(x: np.ndarray) -> tuple[float, np.ndarray]:

@@ -55,6 +55,8 @@ import numpy as np
 
 from acausal.errors import OptionError
 
+from .threads import blas_threads
+
 NOISES = ("measurement", "process", "filtered")
 RANK_RTOL = 1e-10  # singular values of the nuisance block below this x the largest: null
 
@@ -97,6 +99,7 @@ class Uncertainty:
         return "\n".join([head, *rows, *(["  correlations: " + ", ".join(pairs)] if pairs else [])])
 
 
+@blas_threads(1)
 def from_jacobian(
     names: Sequence[str],
     values: Sequence[float],

@@ -321,3 +321,28 @@ def test_max_time_stops_collocation_and_least_squares_with_the_best_seen():
     assert lsq.loss == min(lsq.loss_history)  # the best seen: here the start
     with pytest.raises(ac.OptionError, match="max_time"):
         ln.fit(rc(unknown()), data, max_time=0.0)
+
+
+def test_blas_threads_limit_numpy_and_scipy_openblas_and_restore_them():
+    """Inside the fits' block each bundled OpenBLAS runs on one thread (read back through
+    the library's own getter); outside, the count it had before."""
+    import ctypes
+
+    from learning.threads import _openblas, blas_threads
+
+    libs = _openblas()
+    if not libs:
+        pytest.skip("numpy/scipy do not use their bundled OpenBLAS here")
+
+    def counts() -> list[int]:
+        return [getattr(lib, f"scipy_openblas_get_num_threads{s}")() for lib, s in libs]
+
+    getattr(libs[0][0], f"scipy_openblas_set_num_threads{libs[0][1]}")(ctypes.c_int(2))
+    before = counts()
+    with blas_threads(1):
+        assert counts() == [1] * len(libs)
+        a = np.random.default_rng(0).standard_normal((60, 40))
+        assert np.allclose(
+            np.linalg.svd(a, compute_uv=False) ** 2, np.linalg.eigvalsh(a.T @ a)[::-1]
+        )
+    assert counts() == before

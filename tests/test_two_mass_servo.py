@@ -4,35 +4,13 @@ stick/slip friction, both angles quantized, the hybrid model (3-unit friction ne
 of equation error on exact data. The full experiment is
 ``examples/identify_two_mass_servo.py``."""
 
-import ctypes
-from collections.abc import Iterator
-from pathlib import Path
-
 import numpy as np
 import pytest
-import scipy
 
 import learning as ln
 from examples import two_mass_servo as ts
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_threaded_blas() -> Iterator[None]:
-    """scipy's OpenBLAS on one thread while these tests run: on a loaded 2-core machine its
-    threads make the SVD in each least-squares iteration about 0.5 s instead of 3 ms (the
-    fits here take 2-7 min instead of seconds). OPENBLAS_NUM_THREADS is read when the
-    library loads, before this module, so the thread count is set through the library."""
-    libs = []
-    for path in (Path(scipy.__file__).parents[1] / "scipy.libs").glob("libscipy_openblas*"):
-        lib = ctypes.CDLL(str(path))
-        if hasattr(lib, "scipy_openblas_set_num_threads"):
-            libs.append((lib, lib.scipy_openblas_get_num_threads()))
-            lib.scipy_openblas_set_num_threads(1)
-    yield
-    for lib, threads in libs:
-        lib.scipy_openblas_set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
