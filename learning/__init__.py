@@ -13,7 +13,8 @@ Proposition 4.4), :class:`Known` (any user-written relation). Explicit laws
 with relu/tanh/softplus/sigmoid units, seeded He/Glorot starts, standardized inputs, an
 option dissipative by construction) and :class:`Sum` (named parts on separate inputs, e.g.
 conservative + non-conservative). :class:`Unknown` (:mod:`learning.unknown`) places a law
-in a Type 1, 2 or 3 two-connector template.
+in a Type 1, 2 or 3 two-connector template. :class:`Lagrangian` is a component stated by
+its Lagrangian ``1/2 q'^T M(q) q' - V(q)`` (expressions, or a :class:`LagrangianNet`).
 """
 
 from .equation_error import fit_equations
@@ -22,6 +23,8 @@ from .feasibility import FeasibilityReport, check_feasibility, with_small_capaci
 from .fit import FitResult, fit
 from .identifiability import identifiability
 from .known import Known
+from .lagrangian import Lagrangian
+from .lagrangian_net import LagrangianNet
 from .law import Law, softplus, softplus_inv
 from .mlp import MLP
 from .neural import NeuralNet
@@ -41,6 +44,8 @@ __all__ = [
     "MLP",
     "Sum",
     "Unknown",
+    "Lagrangian",
+    "LagrangianNet",
     "softplus",
     "softplus_inv",
     "fit",

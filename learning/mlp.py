@@ -18,6 +18,16 @@ ACTIVATIONS = {**SQUASHING, "relu": lambda z: cs.fmax(z, 0), "softplus": softplu
 HE = ("relu", "softplus")  # activations initialized by He's rule; the others by Glorot's
 
 
+def draw_weights(
+    rng: np.random.Generator, fan_in: int, fan_out: int, activation: str
+) -> np.ndarray:
+    """A layer's ``fan_out x fan_in`` weights from ``N(0, s^2)``: He's ``s^2 = 2 / fan_in``
+    for rectifying activations (:data:`HE`), Glorot's ``s^2 = 2 / (fan_in + fan_out)``
+    otherwise."""
+    var = 2 / fan_in if activation in HE else 2 / (fan_in + fan_out)
+    return rng.normal(0.0, np.sqrt(var), (fan_out, fan_in))
+
+
 class MLP(Explicit):
     """Explicit law ``output = c NN(a)``, a feed-forward network of any depth and width on
     the standardized inputs ``a_k = (u_k - offset_k) / scale_k``:
@@ -98,8 +108,7 @@ class MLP(Explicit):
         sizes = self.sizes
         for l in range(1, len(sizes)):
             fan_in, fan_out = sizes[l - 1], sizes[l]
-            var = 2 / fan_in if self.activation in HE else 2 / (fan_in + fan_out)
-            draws = rng.normal(0.0, np.sqrt(var), (fan_out, fan_in))
+            draws = draw_weights(rng, fan_in, fan_out, self.activation)
             for j in range(fan_out):
                 for k in range(fan_in):
                     self._add(f"W{l}_{j}_{k}", "raw", 1, draws[j, k])

@@ -1,0 +1,227 @@
+"""``Lagrangian``: a component whose equations are the Euler-Lagrange equations of
+``L(q, q') = 1/2 q'^T M(q) q' - V(q)``, with ``M`` and ``V`` given as expressions or learned
+(:class:`~learning.LagrangianNet`).
+
+Each generalized coordinate ``q_i`` is a 1-D connector (an ``ac.Flange``: position ``s``,
+force ``f``; or an ``ac.RotFlange``: angle ``phi``, torque ``tau``), and the connector's flow
+is the generalized force ``Q_i`` the rest of the system applies on that coordinate. With
+``v = q'`` and ``a = q''`` the component states
+
+    d/dt (dL/dv) - dL/dq = Q:   M(q) a + (sum_k dM/dq_k v_k) v - dT/dq + dV/dq = Q,
+
+``T = 1/2 v^T M v``, the derivatives by CasADi. A coordinate driven by a position source
+(a servo) is an "externally specified" coordinate of ServoLNN: the compiler differentiates
+the source twice (index reduction) and the coordinate's equation gives the servo's force
+(the paper's Eq. 29); the others are free. Multiplying the equations by ``v^T``:
+
+    dE/dt = d(T + V)/dt = v^T Q = sum_i P_i,
+
+since ``dT/dt = v^T M a + 1/2 v^T Mdot v`` and ``v^T (Mdot v - dT/dq) = 1/2 v^T Mdot v``: the
+energy ``E`` changes only by the power ``P_i = v_i Q_i`` delivered through the connectors,
+for every ``M`` and ``V``. ``T``, ``V``, ``E`` and each ``P_<coordinate>`` are variables of
+the component (in a simulation's result); ``q_<c>``, ``v_<c>``, ``a_<c>`` are the
+coordinate, its rate and acceleration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import casadi as cs
+import numpy as np
+
+import acausal as ac
+from acausal.errors import OptionError
+
+from .lagrangian_net import LagrangianNet
+
+Expression = Callable[[dict[str, cs.SX], dict[str, cs.SX]], object]
+ENERGIES = ("T", "V", "E")
+ATTRIBUTES = (*ENERGIES, "P", "coordinates", "network", "mass_matrix", "potential_energy")
+
+
+class Lagrangian(ac.Component):
+    """A mechanism known only through its Lagrangian (see the module docstring).
+
+    ``coordinates``: ``{name: ac.Flange | ac.RotFlange}``, one connector per generalized
+    coordinate, in order. ``mass(q, p)`` (rows of an n x n symmetric positive definite
+    matrix, or a CasADi matrix) and ``potential(q, p)`` (a scalar) are user expressions of
+    the coordinates ``q`` and the component's ``parameters`` ``p`` (both dicts by name, e.g.
+    ``lambda q, p: -p["m"] * p["g"] * p["l"] * ac.cos(q["theta"])``); a ``network``
+    (:class:`~learning.LagrangianNet`) gives whichever of the two is not given, its raw
+    weights parameters of this component (``"<name>.nn_W1_0_0"``, :meth:`parameter_names`).
+    ``q0``, ``v0``: start values by coordinate, fixed (parameters ``q_<c>0``, ``v_<c>0``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        coordinates: Mapping[str, ac.ConnectorType],
+        *,
+        mass: Expression | None = None,
+        potential: Expression | None = None,
+        network: LagrangianNet | None = None,
+        parameters: Mapping[str, float] | None = None,
+        q0: Mapping[str, float] | None = None,
+        v0: Mapping[str, float] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self._check(coordinates, mass, potential, network, q0, v0)
+        self.coordinates = tuple(coordinates)
+        self.network = network
+        p = {k: self.parameter(k, float(v)) for k, v in (parameters or {}).items()}
+        self._theta: dict[str, cs.SX] = {}
+        if network is not None:
+            for raw, value in zip(network.raw_names, network.raw_init):
+                self._theta[raw] = self.parameter(f"nn_{raw}", float(value))
+        q, v, a, Q = {}, {}, {}, {}
+        for c, ctype in coordinates.items():
+            port = self.connector(c, ctype)  # reached as self.<c> (__getattr__)
+            start_q, start_v = (q0 or {}).get(c), (v0 or {}).get(c)
+            q[c] = self.variable(
+                f"q_{c}", start=self.initial(f"q_{c}0", start_q), fixed=start_q is not None
+            )
+            v[c] = self.variable(
+                f"v_{c}", start=self.initial(f"v_{c}0", start_v), fixed=start_v is not None
+            )
+            a[c] = self.variable(f"a_{c}")
+            Q[c] = getattr(port, ctype.flows[0])
+            self.equations(
+                getattr(port, ctype.potentials[0]) == q[c],
+                v[c] == ac.der(q[c]),
+                a[c] == ac.der(v[c]),
+            )
+        M, V = self._mass_and_potential(q, p, mass, potential)
+        qv, vv, av, Qv = (cs.vertcat(*d.values()) for d in (q, v, a, Q))
+        kinetic = 0.5 * cs.dot(vv, cs.mtimes(M, vv))
+        lhs = (
+            cs.mtimes(M, av)
+            + cs.jtimes(cs.mtimes(M, vv), qv, vv)
+            - cs.gradient(kinetic, qv)
+            + cs.gradient(V, qv)
+        )
+        self.equations(*[lhs[i] == Qv[i] for i in range(len(self.coordinates))])
+        self.T, self.V, self.E = (self.variable(n) for n in ENERGIES)
+        self.equations(self.T == kinetic, self.V == V, self.E == self.T + self.V)
+        self.P = {c: self.variable(f"P_{c}") for c in self.coordinates}
+        self.equations(*[self.P[c] == v[c] * Q[c] for c in self.coordinates])
+        self.mass_matrix, self.potential_energy = M, V
+
+    def _check(
+        self,
+        coordinates: Mapping[str, ac.ConnectorType],
+        mass: Expression | None,
+        potential: Expression | None,
+        network: LagrangianNet | None,
+        q0: Mapping[str, float] | None,
+        v0: Mapping[str, float] | None,
+    ) -> None:
+        who = f"Lagrangian {self.full_name}"
+        if not isinstance(coordinates, Mapping) or not coordinates:
+            raise OptionError(
+                f"{who}: coordinates must map names to ac.Flange or ac.RotFlange, e.g. "
+                "{'x': ac.Flange, 'theta': ac.RotFlange}"
+            )
+        for c, ctype in coordinates.items():
+            if ctype not in (ac.Flange, ac.RotFlange):
+                raise OptionError(
+                    f"{who}: coordinate {c!r} has connector type {ctype!r}; use ac.Flange "
+                    "(translation) or ac.RotFlange (rotation)"
+                )
+            if c in ATTRIBUTES or c.startswith("_") or hasattr(ac.Component, c):
+                raise OptionError(
+                    f"{who}: the coordinate name {c!r} is taken by the component "
+                    f"({', '.join(ATTRIBUTES)} and the methods of ac.Component); rename it"
+                )
+        if network is not None and not isinstance(network, LagrangianNet):
+            raise OptionError(f"{who}: network= must be an ln.LagrangianNet, got {network!r}")
+        if network is not None and network.n != len(coordinates):
+            raise OptionError(
+                f"{who}: the network has {network.n} coordinates, the component "
+                f"{len(coordinates)} ({', '.join(coordinates)})"
+            )
+        if network is None and (mass is None or potential is None):
+            missing = " and ".join(
+                n for n, e in (("mass", mass), ("potential", potential)) if e is None
+            )
+            raise OptionError(f"{who}: give {missing} (expressions of q and p) or a network")
+        for what, starts in (("q0", q0), ("v0", v0)):
+            bad = sorted(set(starts or {}) - set(coordinates))
+            if bad:
+                raise OptionError(
+                    f"{who}: {what} names {bad}; the coordinates are {', '.join(coordinates)}"
+                )
+
+    def _mass_and_potential(
+        self,
+        q: dict[str, cs.SX],
+        p: dict[str, cs.SX],
+        mass: Expression | None,
+        potential: Expression | None,
+    ) -> tuple[cs.SX, cs.SX]:
+        n = len(self.coordinates)
+        if self.network is not None:
+            M, V = self.network.mass_and_potential(cs.vertcat(*q.values()), self._theta)
+        if mass is not None:
+            M = _matrix(mass(dict(q), dict(p)))
+        if potential is not None:
+            V = cs.SX(potential(dict(q), dict(p)))
+        if M.shape != (n, n) or V.shape != (1, 1):
+            raise OptionError(
+                f"Lagrangian {self.full_name}: mass must be {n} x {n} and potential a scalar "
+                f"for the coordinates {', '.join(self.coordinates)}; got {M.shape} and {V.shape}"
+            )
+        self._check_definite(M, q)
+        return M, V
+
+    def _check_definite(self, M: cs.SX, q: dict[str, cs.SX]) -> None:
+        """``M`` symmetric positive definite at ``q = 0`` and two seeded points (the declared
+        parameter values): a clear error instead of a singular model later."""
+        syms = [self._quantities[k].sym for k in self._parameter_names()]
+        values = [float(self._quantities[k].value) for k in self._parameter_names()]
+        at = cs.Function("M", [cs.vertcat(*q.values()), cs.vertcat(*syms)], [M])
+        rng = np.random.default_rng(0)
+        for point in (np.zeros(len(q)), *rng.uniform(-1, 1, (2, len(q)))):
+            m = np.array(at(point, values))
+            if not np.all(np.isfinite(m)) or np.max(np.abs(m - m.T)) > 1e-12 * max(
+                1.0, np.max(np.abs(m))
+            ):
+                raise OptionError(
+                    f"Lagrangian {self.full_name}: the mass matrix is not symmetric at q = "
+                    f"{np.round(point, 3).tolist()}: {m.tolist()}"
+                )
+            if np.min(np.linalg.eigvalsh(m)) <= 0:
+                raise OptionError(
+                    f"Lagrangian {self.full_name}: the mass matrix is not positive definite at "
+                    f"q = {np.round(point, 3).tolist()} (eigenvalues "
+                    f"{np.linalg.eigvalsh(m).tolist()}); kinetic energy must be positive"
+                )
+
+    def _parameter_names(self) -> list[str]:
+        return [k for k, qty in self._quantities.items() if qty.kind == "parameter"]
+
+    def __getattr__(self, name: str) -> ac.Connector:
+        """A coordinate's connector by the coordinate's name (``cart_pendulum.x``)."""
+        connectors = self.__dict__.get("_connectors", {})
+        if name in connectors:
+            return connectors[name]
+        raise AttributeError(f"{type(self).__name__} {self.full_name} has no attribute {name!r}")
+
+    def parameter_names(self) -> list[str]:
+        """Full names of the network's raw parameters (``["cp.nn_W1_0_0", ...]``)."""
+        return [f"{self.full_name}.nn_{raw}" for raw in self._theta]
+
+    def initial_params(self) -> dict[str, float]:
+        """The network's raw parameters' declared values by full name."""
+        return {
+            n: float(self._quantities[n.rsplit(".", 1)[1]].value) for n in self.parameter_names()
+        }
+
+
+def _matrix(rows: object) -> cs.SX:
+    """A CasADi matrix, or rows of expressions, as one SX matrix."""
+    if isinstance(rows, (cs.SX, cs.DM)):
+        return cs.SX(rows)
+    if isinstance(rows, Sequence):
+        return cs.vertcat(*[cs.horzcat(*[cs.SX(e) for e in row]) for row in rows])
+    raise OptionError(f"Lagrangian: mass must be rows of expressions or a matrix, got {rows!r}")

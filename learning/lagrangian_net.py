@@ -1,0 +1,160 @@
+"""``LagrangianNet``: the multi-headed network of a learned Lagrangian (ServoLNN, Section 4.1).
+
+One trunk of hidden layers on the standardized coordinates ``a = (q - offset) / scale``
+feeds three linear heads: the potential energy ``V``, the diagonal ``l_d`` and the strictly
+lower entries ``l_o`` of a lower-triangular ``L``:
+
+    h_1 = sigma(W_1 a + b_1),  h_k = sigma(W_k h_{k-1} + b_k),
+    V(q) = c_V (w_V . h + b_V),
+    L_ii = sqrt(c_M) softplus(W_d h + b_d)_i,   L_ij = sqrt(c_M) (W_o h + b_o)_(ij)  (i > j),
+    M(q) = L L^T + eps I.
+
+``M`` is symmetric positive definite for every weight (``x^T M x = |L^T x|^2 + eps |x|^2``).
+The paper puts a ReLU on the diagonal; softplus keeps ``M`` smooth in ``q``, which the
+Euler-Lagrange equations differentiate once more (``dM/dq``) and Newton and IDAS once
+again. ``c_M``, ``c_V`` (``mass_scale``, ``energy_scale``) and the coordinates' offsets and
+scales are fixed data that make the weights O(1); the weights are raw parameters (names
+``W{k}_{j}_{i}``, ``b{k}_{j}``, ``WV_{i}``, ``bV``, ``Wd_{j}_{i}``, ``bd_{j}``,
+``Wo_{j}_{i}``, ``bo_{j}``), drawn as :class:`~learning.MLP` draws its weights (He for
+``relu``/``softplus``, Glorot for ``tanh``/``sigmoid``, seeded; biases 0).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+
+import casadi as cs
+import numpy as np
+
+from acausal.errors import OptionError
+
+from .law import softplus
+from .mlp import ACTIVATIONS, draw_weights
+
+
+class LagrangianNet:
+    """``q -> (M(q), V(q))`` for ``n`` coordinates (see the module docstring); ``hidden``:
+    the trunk's widths (the paper: one layer of 64 softplus units), ``eps`` the floor of
+    ``M``'s eigenvalues (the paper: 0.01)."""
+
+    def __init__(
+        self,
+        n: int,
+        hidden: Sequence[int] = (64,),
+        activation: str = "softplus",
+        *,
+        eps: float = 0.01,
+        seed: int = 0,
+        mass_scale: float = 1.0,
+        energy_scale: float = 1.0,
+        offsets: Sequence[float] | None = None,
+        scales: Sequence[float] | None = None,
+    ) -> None:
+        if activation not in ACTIVATIONS or activation == "relu":
+            allowed = ", ".join(a for a in ACTIVATIONS if a != "relu")
+            raise OptionError(
+                f"LagrangianNet: activation={activation!r} must be one of {allowed} (the "
+                "Euler-Lagrange equations differentiate the network twice: relu has no curvature)"
+            )
+        if int(n) < 1 or min((int(h) for h in hidden), default=1) < 1:
+            raise OptionError(f"LagrangianNet: n={n!r} and hidden={hidden!r} must be >= 1")
+        positive = {"eps": eps, "mass_scale": mass_scale, "energy_scale": energy_scale}
+        for what, value in positive.items():
+            if not (np.isfinite(value) and value > 0):
+                raise OptionError(f"LagrangianNet: {what}={value!r} must be a positive number")
+        self.n, self.hidden, self.activation = int(n), tuple(int(h) for h in hidden), activation
+        self.eps, self.seed = float(eps), seed
+        self.mass_scale, self.energy_scale = float(mass_scale), float(energy_scale)
+        self.offsets = self._per_coordinate("offsets", offsets, 0.0)
+        self.scales = self._per_coordinate("scales", scales, 1.0)
+        if any(not (np.isfinite(s) and s > 0) for s in self.scales):
+            raise OptionError(f"LagrangianNet: scales={scales!r} must be positive numbers")
+        self.raw_names, self.raw_init = self._draw()
+
+    def _per_coordinate(self, what: str, value: object, default: float) -> tuple[float, ...]:
+        if value is None:
+            return (default,) * self.n
+        values = tuple(float(v) for v in value)  # type: ignore[union-attr]
+        if len(values) != self.n:
+            raise OptionError(
+                f"LagrangianNet: {what} has {len(values)} entries for {self.n} coordinates"
+            )
+        return values
+
+    @property
+    def heads(self) -> dict[str, int]:
+        """The heads' widths: ``V`` 1, ``d`` (diagonal) n, ``o`` (strictly lower) n(n-1)/2."""
+        return {"V": 1, "d": self.n, "o": self.n * (self.n - 1) // 2}
+
+    def _draw(self) -> tuple[list[str], np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        names: list[str] = []
+        values: list[float] = []
+        sizes = [self.n, *self.hidden]
+        layers = [(f"W{k}", f"b{k}", sizes[k - 1], sizes[k]) for k in range(1, len(sizes))]
+        layers += [(f"W{h}", f"b{h}", sizes[-1], w) for h, w in self.heads.items() if w]
+        for W, b, fan_in, fan_out in layers:
+            draws = draw_weights(rng, fan_in, fan_out, self.activation)
+            names += [f"{W}_{j}_{i}" for j in range(fan_out) for i in range(fan_in)]
+            values += list(draws.ravel())
+            names += [f"{b}_{j}" for j in range(fan_out)]
+            values += [0.0] * fan_out
+        return names, np.array(values)
+
+    def standardized(self, q: np.ndarray | Sequence[Sequence[float]]) -> LagrangianNet:
+        """This network with offsets and scales from samples ``q`` (n rows, or columns of
+        an (samples, n) array: the means and standard deviations; a constant coordinate
+        gets scale 1)."""
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        if q.shape[0] != self.n:
+            q = q.T
+        if q.shape[0] != self.n or not np.all(np.isfinite(q)):
+            raise OptionError(
+                f"LagrangianNet.standardized: need finite samples of {self.n} coordinates, "
+                f"got an array of shape {np.shape(q)}"
+            )
+        out = copy.copy(self)
+        std = q.std(axis=1)
+        out.offsets = tuple(q.mean(axis=1))
+        out.scales = tuple(np.where(std > 0, std, 1.0))
+        return out
+
+    def mass_and_potential(
+        self, q: cs.SX | cs.MX, theta: Mapping[str, cs.SX | cs.MX]
+    ) -> tuple[cs.SX | cs.MX, cs.SX | cs.MX]:
+        """``M(q)`` (n x n) and ``V(q)`` for the coordinates ``q`` (a column) and the raw
+        parameters ``theta`` by name (symbols or numbers)."""
+        sigma = ACTIVATIONS[self.activation]
+        h = (q - cs.DM(self.offsets)) / cs.DM(self.scales)
+        sizes = [self.n, *self.hidden]
+        for k in range(1, len(sizes)):
+            h = sigma(self._affine(theta, f"W{k}", f"b{k}", sizes[k - 1], sizes[k], h))
+        width = sizes[-1]
+        V = self.energy_scale * self._affine(theta, "WV", "bV", width, 1, h)
+        d = softplus(self._affine(theta, "Wd", "bd", width, self.n, h))
+        o = self._affine(theta, "Wo", "bo", width, self.heads["o"], h) if self.n > 1 else None
+        rows = []
+        k = 0
+        for i in range(self.n):
+            row = []
+            for j in range(self.n):
+                if j == i:
+                    row.append(d[i])
+                elif j < i:
+                    row.append(o[k])
+                    k += 1
+                else:
+                    row.append(0)
+            rows.append(cs.horzcat(*row))
+        L = np.sqrt(self.mass_scale) * cs.vertcat(*rows)
+        return cs.mtimes(L, L.T) + self.eps * cs.DM.eye(self.n), V
+
+    @staticmethod
+    def _affine(
+        theta: Mapping[str, object], W: str, b: str, fan_in: int, fan_out: int, h: object
+    ) -> object:
+        names = [f"{W}_{j}_{i}" for j in range(fan_out) for i in range(fan_in)]
+        weights = cs.vertcat(*[theta[name] for name in names])
+        bias = cs.vertcat(*[theta[f"{b}_{j}"] for j in range(fan_out)])
+        return cs.mtimes(cs.reshape(weights, fan_in, fan_out).T, h) + bias

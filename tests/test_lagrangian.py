@@ -1,0 +1,158 @@
+"""``ln.Lagrangian``: the Euler-Lagrange equations of a known Lagrangian against the planar
+library's cart-pendulum, of a learned one against finite differences and the energy
+balance; ``M`` positive definite by construction; clear errors."""
+
+import casadi as cs
+import numpy as np
+import pytest
+from scipy.integrate import cumulative_simpson
+
+import acausal as ac
+import learning as ln
+from acausal.errors import OptionError
+from components import translational as tr
+from solvers import simulate
+from tests.test_planar import G_CART, M_BOB, M_CART, STRING, cart_pendulum
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors:UserWarning")
+COORDINATES = {"x": ac.Flange, "theta": ac.RotFlange}
+SERVO = 0.2 * (ac.cos(2 * ac.time) - 1)
+
+
+def known(**starts: dict) -> ln.Lagrangian:
+    """The cart-pendulum's Lagrangian: ``M = [[m1 + m2, m2 l cos], [m2 l cos, m2 l^2]]``,
+    ``V = -m2 g l cos(theta)`` (theta = 0 hanging down)."""
+
+    def mass(q: dict, p: dict) -> list:
+        off = p["m2"] * p["l"] * ac.cos(q["theta"])
+        return [[p["m1"] + p["m2"], off], [off, p["m2"] * p["l"] ** 2]]
+
+    return ln.Lagrangian(
+        "cp",
+        COORDINATES,
+        mass=mass,
+        potential=lambda q, p: -p["m2"] * p["g"] * p["l"] * ac.cos(q["theta"]),
+        parameters={"m1": M_CART, "m2": M_BOB, "l": STRING, "g": G_CART},
+        **starts,
+    )
+
+
+def driven(component: ln.Lagrangian) -> ac.System:
+    """``component``'s x prescribed by the servo ``x = 0.2 (cos 2t - 1)``, theta free."""
+    s = ac.System("servo_driven")
+    servo = tr.Position("servo", s=SERVO)
+    s.connect(servo.flange, component.x)
+    return s
+
+
+def learned(seed: int = 1) -> ln.Lagrangian:
+    net = ln.LagrangianNet(2, (16,), seed=seed, eps=0.01)
+    return ln.Lagrangian("cp", COORDINATES, network=net, q0={"theta": 0.3}, v0={"theta": 0.0})
+
+
+def test_a_known_lagrangian_reproduces_the_planar_cart_pendulum():
+    res = simulate(
+        driven(known(q0={"theta": 0.0}, v0={"theta": 0.0})),
+        t_end=10.0,
+        dt=0.005,
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    ref = simulate(cart_pendulum(), t_end=10.0, dt=0.005, rtol=1e-10, atol=1e-12)
+    assert np.ptp(ref["pivot.phi"]) > 0.5
+    assert np.max(np.abs(res["cp.q_theta"] - ref["pivot.phi"])) < 1e-8  # measured 9e-10
+    assert np.max(np.abs(res["cp.v_theta"] - ref["pivot.w"])) < 1e-8
+    # the servo's force on the cart (the paper's Q_e) is the coordinate's flow
+    assert np.max(np.abs(res["cp.x.f"] - ref["rail.f"])) < 1e-8  # of a 1.7 N range
+    energy = ref["cart.E_kin"] + ref["cart.E_pot"] + ref["bob.E_kin"] + ref["bob.E_pot"]
+    assert np.max(np.abs(res["cp.E"] - energy)) < 1e-8
+
+
+def test_a_learned_lagrangian_obeys_the_energy_balance():
+    """``E(t) - E(0) = int sum_i v_i Q_i dt`` (Simpson on the output grid) for a random
+    network: holds by construction of the Euler-Lagrange equations."""
+    res = simulate(driven(learned()), t_end=5.0, dt=0.005, rtol=1e-10, atol=1e-12)
+    power = res["cp.P_x"] + res["cp.P_theta"]
+    work = cumulative_simpson(power, x=res.t, initial=0.0)
+    assert np.ptp(res["cp.E"]) > 0.1  # the servo does work on it (0.25 J)
+    assert np.ptp(res["cp.q_theta"]) > 1.0  # and it moves (4.4 rad)
+    assert np.max(np.abs(res["cp.E"] - res["cp.E"][0] - work)) < 1e-6  # measured 6e-9 J
+    assert np.allclose(res["cp.P_x"], res["cp.v_x"] * res["cp.x.f"], rtol=0, atol=1e-12)
+
+
+def test_learned_equations_against_finite_differences_of_the_network():
+    """At states along a simulation, ``M a + Mdot v - dT/dq + dV/dq = Q`` with ``M``, ``V``
+    evaluated numerically from the network and their derivatives by central differences."""
+    component = learned(seed=3)
+    res = simulate(driven(component), t_end=2.0, dt=0.05, rtol=1e-10, atol=1e-12)
+    net = component.network
+    theta = dict(zip(net.raw_names, net.raw_init))
+    qs = cs.SX.sym("q", 2)
+    M_of, V_of = (
+        cs.Function("f", [qs], [e]) for e in net.mass_and_potential(qs, theta)
+    )  # numeric functions of q only
+
+    def M(q: np.ndarray) -> np.ndarray:
+        return np.array(M_of(q))
+
+    def V(q: np.ndarray) -> float:
+        return float(V_of(q))
+
+    h = 1e-6
+    worst = 0.0
+    for k in range(0, len(res.t), 5):
+        q = np.array([res["cp.q_x"][k], res["cp.q_theta"][k]])
+        v = np.array([res["cp.v_x"][k], res["cp.v_theta"][k]])
+        a = np.array([res["cp.a_x"][k], res["cp.a_theta"][k]])
+        Q = np.array([res["cp.x.f"][k], res["cp.theta.tau"][k]])
+        dM = [(M(q + h * e) - M(q - h * e)) / (2 * h) for e in np.eye(2)]
+        dV = np.array([(V(q + h * e) - V(q - h * e)) / (2 * h) for e in np.eye(2)])
+        Mdot = dM[0] * v[0] + dM[1] * v[1]
+        dT = np.array([0.5 * v @ dM[i] @ v for i in range(2)])
+        lhs = M(q) @ a + Mdot @ v - dT + dV
+        worst = max(worst, float(np.max(np.abs(lhs - Q))))
+    assert abs(res["cp.theta.tau"]).max() == 0.0  # the pendulum's coordinate is free
+    assert worst < 1e-6
+
+
+def test_the_network_mass_matrix_is_positive_definite_for_any_weights():
+    rng = np.random.default_rng(0)
+    net = ln.LagrangianNet(3, (8, 8), "tanh", eps=0.01)
+    qs = cs.SX.sym("q", 3)
+    ws = {n: cs.SX.sym(n) for n in net.raw_names}
+    M, _ = net.mass_and_potential(qs, ws)
+    f = cs.Function("M", [qs, cs.vertcat(*ws.values())], [M])
+    smallest = min(
+        np.min(np.linalg.eigvalsh(np.array(f(rng.normal(size=3), 3 * rng.normal(size=len(ws))))))
+        for _ in range(200)
+    )
+    assert smallest >= 0.01 - 1e-12
+
+
+def test_bad_lagrangians_get_clear_errors():
+    with pytest.raises(OptionError, match="ac.Flange .translation. or ac.RotFlange"):
+        ln.Lagrangian("bad", {"x": ac.Pin}, network=ln.LagrangianNet(1))
+    with pytest.raises(OptionError, match="coordinate name 'E' is taken"):
+        ln.Lagrangian("bad", {"E": ac.Flange}, network=ln.LagrangianNet(1))
+    with pytest.raises(OptionError, match="give potential"):
+        ln.Lagrangian("bad", {"x": ac.Flange}, mass=lambda q, p: [[1.0]])
+    with pytest.raises(OptionError, match="network has 2 coordinates"):
+        ln.Lagrangian("bad", {"x": ac.Flange}, network=ln.LagrangianNet(2))
+    with pytest.raises(OptionError, match="not symmetric"):
+        ln.Lagrangian(
+            "bad",
+            COORDINATES,
+            mass=lambda q, p: [[1.0, 0.5], [0.0, 1.0]],
+            potential=lambda q, p: 0.0,
+        )
+    with pytest.raises(OptionError, match="not positive definite"):
+        ln.Lagrangian(
+            "bad",
+            COORDINATES,
+            mass=lambda q, p: [[1.0, 2.0], [2.0, 1.0]],
+            potential=lambda q, p: 0.0,
+        )
+    with pytest.raises(OptionError, match="q0 names \\['y'\\]"):
+        ln.Lagrangian("bad", {"x": ac.Flange}, network=ln.LagrangianNet(1), q0={"y": 0.0})
+    with pytest.raises(OptionError, match="relu has no curvature"):
+        ln.LagrangianNet(2, activation="relu")
