@@ -50,30 +50,25 @@ Decisions:
   load's torque, its 0.6-window acceleration has a 27 % error, and the load network fits
   part of that correlated noise: 2.5 % to 12.5 % over three starts, 2.5 % to 3.5 % with
   the full window). Both meet the issue's targets with the first start;
-* ``OPENBLAS_NUM_THREADS=1`` unless set: on a loaded 2-core machine OpenBLAS's threads
-  make each SVD of scipy's least squares about 0.5 s instead of 3 ms (30x slower fits).
 """
 
 from __future__ import annotations
 
-import os
+import argparse
+import csv
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
-
-import argparse  # noqa: E402
-import csv  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import learning as ln  # noqa: E402
 from examples import two_mass_servo as ts  # noqa: E402
+from examples.plotting import friction_curves, pyplot, spectra  # noqa: E402
 from solvers import simulate  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "out"
@@ -192,36 +187,19 @@ def validate(system: object, params: dict, check: dict) -> dict[str, np.ndarray]
 
 def plots(parts: dict, data: dict, curves: dict, band: float, check: dict, sims: dict) -> None:
     """``out/servo_psd.png``, ``out/servo_friction.png``, ``out/servo_validation.png``."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(plots skipped: pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for ax, side in zip(axes, ts.SIDES):
-        parts[1.0][side].plot(ax)
-        ax.set_title(f"{side}: windows {parts[1.0][side].window} (0.6: {parts[0.6][side].window})")
-    fig.tight_layout()
-    fig.savefig(OUT / "servo_psd.png", dpi=110)
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-    for row, side in zip(axes, ts.SIDES):
-        w = data[f"true {side}.w"]
-        for ax, span in zip(row, ((w.min(), w.max()), (-0.5, 0.5))):
-            grid = np.linspace(*span, 1001)
-            ax.plot(grid, ts.friction_torque(grid, side), "k", lw=1.5, label="truth")
-            for name, by_side in curves.items():
-                ax.plot(grid, by_side[side](grid), lw=1, label=name)
-            ax.axvspan(-band, band, color="0.85", label=f"|w| < {band:.3g}")
-            ax.set_xlabel(f"{side} speed [rad/s]")
-            ax.set_ylabel("friction torque [N m]")
-        row[0].set_title(f"{side} friction over the visited speeds")
-        row[1].set_title("near zero")
-    axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(OUT / "servo_friction.png", dpi=110)
+    titles = {
+        side: f"{side}: windows {parts[1.0][side].window} (0.6: {parts[0.6][side].window})"
+        for side in ts.SIDES
+    }
+    spectra(plt, parts[1.0], titles, OUT / "servo_psd.png")
+    speeds = {side: data[f"true {side}.w"] for side in ts.SIDES}
+    bands = dict.fromkeys(ts.SIDES, band)
+    friction_curves(
+        plt, ts.SIDES, speeds, ts.friction_torque, curves, bands, 0.5, OUT / "servo_friction.png"
+    )
     fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
     for col, side in enumerate(ts.SIDES):
         truth = check[f"true {side}.phi"]

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import acausal as ac  # noqa: E402
 import learning as ln  # noqa: E402
 from examples import nnap_slider_crank as nn  # noqa: E402
+from examples.plotting import pyplot  # noqa: E402
 from learning.identifiability import IdentifiabilityReport  # noqa: E402
 
 PHYSICAL = {"sc.slider.m": nn.M_SLIDER, "sc.J": nn.J1, "Bm.d": nn.BM}
@@ -232,13 +233,8 @@ def plots(
     (force against d, coloured by v); ``out/nnap_speed.png``: a held-out trajectory's speed,
     measured and free-run by each model; ``out/nnap_split.png`` (:func:`split_plot`)
     (needs matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(plots skipped: pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return
     d = np.concatenate([x["d"] for x in data])
     v = np.concatenate([x["v"] for x in data])

@@ -25,6 +25,7 @@ from .identifiability import identifiability
 from .known import Known
 from .lagrangian import Lagrangian
 from .lagrangian_net import LagrangianNet
+from .lagrangian_training import train_lagrangian
 from .law import Law, softplus, softplus_inv
 from .mlp import MLP
 from .neural import NeuralNet
@@ -46,6 +47,7 @@ __all__ = [
     "Unknown",
     "Lagrangian",
     "LagrangianNet",
+    "train_lagrangian",
     "softplus",
     "softplus_inv",
     "fit",

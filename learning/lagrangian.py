@@ -92,6 +92,7 @@ class Lagrangian(ac.Component):
                 a[c] == ac.der(v[c]),
             )
         M, V = self._mass_and_potential(q, p, mass, potential)
+        self._q = cs.vertcat(*q.values())
         qv, vv, av, Qv = (cs.vertcat(*d.values()) for d in (q, v, a, Q))
         kinetic = 0.5 * cs.dot(vv, cs.mtimes(M, vv))
         lhs = (
@@ -206,6 +207,34 @@ class Lagrangian(ac.Component):
         if name in connectors:
             return connectors[name]
         raise AttributeError(f"{type(self).__name__} {self.full_name} has no attribute {name!r}")
+
+    def dynamics(
+        self, q: Mapping[str, np.ndarray], params: Mapping[str, float] | None = None
+    ) -> dict[str, np.ndarray]:
+        """``M(q)`` (samples x n x n), ``V(q)`` and ``dV/dq`` (samples x n) at the samples
+        ``q`` (by coordinate name), the parameters at their declared values or ``params``
+        (full or local names, e.g. a :func:`~learning.train_lagrangian` result's)."""
+        names = self._parameter_names()
+        values = []
+        for k in names:
+            given = (params or {}).get(f"{self.full_name}.{k}", (params or {}).get(k))
+            values.append(float(self._quantities[k].value if given is None else given))
+        missing = [c for c in self.coordinates if c not in q]
+        if missing:
+            raise OptionError(f"Lagrangian {self.full_name}.dynamics: q lacks {', '.join(missing)}")
+        syms = cs.vertcat(*[self._quantities[k].sym for k in names])
+        V = self.potential_energy
+        fn = cs.Function(
+            "dynamics", [self._q, syms], [self.mass_matrix, V, cs.gradient(V, self._q)]
+        )
+        Q = np.vstack([np.asarray(q[c], dtype=float).ravel() for c in self.coordinates])
+        n, count = len(self.coordinates), Q.shape[1]
+        M, Vs, dV = fn.map(count)(Q, values)
+        return {
+            "M": np.asarray(M).reshape(n, count, n).transpose(1, 0, 2),
+            "V": np.asarray(Vs).ravel(),
+            "dVdq": np.asarray(dV).T,
+        }
 
     def parameter_names(self) -> list[str]:
         """Full names of the network's raw parameters (``["cp.nn_W1_0_0", ...]``)."""

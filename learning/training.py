@@ -193,6 +193,57 @@ class Adam:
         return q - self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
 
 
+def adam_epochs(
+    loss_and_grad: Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]],
+    count: int,
+    q: np.ndarray,
+    bounds: tuple[np.ndarray, np.ndarray],
+    start: float,
+    validate: Callable[[np.ndarray], float] | None,
+    *,
+    epochs: int,
+    batch: int,
+    lr: float,
+    decay: float,
+    seed: int,
+    patience: int | None,
+    report: Callable[[FitProgress], None],
+    tic: float,
+) -> tuple[np.ndarray, list[float], list[float]]:
+    """Mini-batch Adam over ``count`` samples (windows, points): each epoch visits them in
+    a seeded random order, ``batch`` at a time (``loss_and_grad(index, q)``: the batch's
+    mean loss and its gradient), clips ``q`` to ``bounds`` after each step and multiplies
+    the learning rate by ``decay``. The epoch's score is ``validate(q)`` (held-out data)
+    or, without it, the epoch's mean training loss; the best-scoring ``q`` is returned
+    (the start's score ``start`` counts: a run that never improves returns the start),
+    with the training losses per epoch and the scores (start first). ``patience``: stop after that
+    many epochs without a better score."""
+    rng = np.random.default_rng(seed)
+    opt = Adam(q.size, lr)
+    lo, hi = bounds
+    best, best_q, history, checked, stale = start, q.copy(), [], [start], 0
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(count)
+        total = 0.0
+        for i in range(0, count, batch):
+            index = order[i : i + batch]
+            loss, grad = loss_and_grad(index, q)
+            total += loss * len(index)
+            q = np.clip(opt.step(q, grad), lo, hi)
+        opt.lr *= decay
+        history.append(total / count)
+        value = validate(q) if validate else history[-1]
+        checked.append(value)
+        if value < best:
+            best, best_q, stale = value, q.copy(), 0
+        else:
+            stale += 1
+        report(FitProgress(epoch, epoch, history[-1], value, 0, _time.perf_counter() - tic))
+        if patience is not None and stale >= patience:
+            break
+    return best_q, history, checked
+
+
 def compiled(system: ac.System | ac.Model, who: str) -> tuple[ac.Model, ac.System | None]:
     """The compiled model of ``system`` and the system (None when given a model)."""
     if isinstance(system, ac.Model):
@@ -328,34 +379,25 @@ def train(
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
     q = p[trained] / scales
     start = dict(zip(names, p[trained].tolist()))
-    rng = np.random.default_rng(seed)
-    opt = Adam(q.size, lr)
-    best_q, best = q.copy(), objective.total(check_w, q, p, batch)
-    history, checked, stale = [], [best], 0
-    report = _reporter(progress)
-    for epoch in range(1, epochs + 1):
-        order = rng.permutation(train_w.count)
-        total = 0.0
-        for i in range(0, train_w.count, batch):
-            index = order[i : i + batch]
-            loss, grad = objective(train_w, index, q, p)
-            total += loss * len(index)
-            q = np.clip(opt.step(q, grad), lo, hi)
-        opt.lr *= decay
-        history.append(total / train_w.count)
-        value = objective.total(check_w, q, p, batch) if checks else history[-1]
-        checked.append(value)
-        if value < best:
-            best, best_q, stale = value, q.copy(), 0
-        else:
-            stale += 1
-        report(FitProgress(epoch, epoch, history[-1], value, 0, _time.perf_counter() - tic))
-        if patience is not None and stale >= patience:
-            break
+    best_q, history, checked = adam_epochs(
+        lambda index, q: objective(train_w, index, q, p),
+        train_w.count,
+        q,
+        (lo, hi),
+        objective.total(check_w, q, p, batch),
+        (lambda q: objective.total(check_w, q, p, batch)) if checks else None,
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        decay=decay,
+        seed=seed,
+        patience=patience,
+        report=_reporter(progress),
+        tic=tic,
+    )
     q, message = best_q, f"{len(history)} epochs of Adam"
     if polish:
         q, message = _polish(polish, objective, train_w, q, p, batch, lo, hi, message)
-        best = objective.total(check_w, q, p, batch)
     fitted = dict(zip(names, (q * scales).tolist()))
     spread = (
         _uncertainty(objective, train_w, q, p, batch, names, physical, scales, uncertainty)

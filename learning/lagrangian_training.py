@@ -1,0 +1,292 @@
+"""``train_lagrangian``: a :class:`~learning.Lagrangian`'s network learned from samples of its
+coordinates (ServoLNN's losses, Eq. 34-38), by the mini-batch Adam of :func:`learning.train`.
+
+Each sample gives every coordinate's ``q``, ``v = q'``, ``a = q''`` and, for the coordinates
+whose generalized force is measured (set ``K``), ``Q``. The component's inverse dynamics
+
+    Q^(q, v, a) = M a + b,   b = (sum_k dM/dq_k v_k) v - dT/dq + dV/dq,
+
+give three residuals per sample, each scaled by the spread of what it predicts:
+
+* inverse: ``(Q^_k - Q_k) / std(Q_k)`` for ``k`` in ``K``;
+* forward: ``(a^_K - a_K) / std(a_K)``, ``a^_K = M_KK^{-1} (Q_K - M_KE a_E - b_K)`` (``E``:
+  the other, externally specified coordinates, whose accelerations are given);
+* power: ``(dE^/dt - sum_K v_k Q_k - sum_E v_e Q^_e) / std(sum_K v_k Q_k)``. The network's
+  energy obeys ``dE^/dt = v^T Q^`` identically (:mod:`learning.lagrangian`), so this is
+  ``sum_K v_k (Q^_k - Q_k)``: with every force measured it is the paper's power loss (36),
+  with ``Q_E`` estimated its Eq. 38.
+
+The loss is ``sum_kind w_kind mean_samples |r_kind|^2`` (``losses``: the weights ``w``; a
+kind left out is not computed).
+
+What the data cannot tell: without ``Q_E`` every residual is unchanged when a function of
+``q_E`` alone is added to ``V``, or when ``M_EE`` changes by a matrix function of ``q_E``
+alone (neither enters ``Q^_K``; ServoLNN, Section 4.2). The result's message says so when
+some force is not measured, and :meth:`learning.Lagrangian.dynamics` evaluates the
+quantities that are identified: ``M_KK``, ``M_KE``, ``dV/dq_K`` and the forward dynamics.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import casadi as cs
+import numpy as np
+import scipy.optimize as so
+
+from acausal.errors import OptionError
+
+from .fit import FitResult
+from .lagrangian import Lagrangian
+from .threads import blas_threads
+from .training import _reporter, adam_epochs, remember_last
+
+LOSSES = ("inverse", "forward", "power")
+
+
+def train_lagrangian(
+    component: Lagrangian,
+    data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    *,
+    losses: Mapping[str, float] | None = None,
+    epochs: int = 200,
+    batch: int = 256,
+    lr: float = 1e-3,
+    decay: float = 1.0,
+    seed: int = 0,
+    validation: Mapping[str, Any] | Sequence[Mapping[str, Any]] = (),
+    patience: int | None = None,
+    polish: bool = False,
+    max_nfev: int = 200,
+    progress: bool | Callable[..., None] = True,
+) -> FitResult:
+    """Learn ``component``'s network weights from ``data`` (see the module docstring).
+
+    ``data``: one or more records (e.g. one per trial) of columns named by the component's
+    variables, ``"q_<c>"``, ``"v_<c>"``, ``"a_<c>"`` for every coordinate ``c`` and
+    ``"Q_<c>"`` for those whose generalized force is measured; samples need no common time
+    grid (only the values at each sample matter). ``losses``: weights of ``"inverse"``,
+    ``"forward"``, ``"power"`` (default 1 each). ``validation``: held-out records scored
+    after each epoch (the best epoch is kept). ``polish``: then Levenberg-Marquardt on all
+    the training residuals at once (scipy's least squares, CasADi's exact Jacobian, at most
+    ``max_nfev`` evaluations), kept if it lowers the validation score (the training loss
+    without validation). The rest as :func:`learning.train`. The
+    result's ``params`` are the component's full parameter names (``"cp.nn_W1_0_0"``): pass
+    them to ``simulate(..., params=)`` of any system holding a component of that name.
+    """
+    tic = _time.perf_counter()
+    if not isinstance(component, Lagrangian) or component.network is None:
+        raise OptionError(
+            "train_lagrangian: give an ln.Lagrangian component with a network= (its "
+            f"weights are what is learned); got {component!r}"
+        )
+    losses = dict(losses if losses is not None else dict.fromkeys(LOSSES, 1.0))
+    bad = sorted(set(losses) - set(LOSSES))
+    if bad or not any(w > 0 for w in losses.values()):
+        raise OptionError(
+            f"train_lagrangian: losses={losses!r} must weight one or more of {LOSSES} "
+            "with positive numbers"
+        )
+    coordinates = component.coordinates
+    samples = _samples(data, coordinates, "data")
+    known = [c for c in coordinates if f"Q_{c}" in samples]
+    if not known:
+        raise OptionError(
+            "train_lagrangian: no generalized force is measured; give Q_<c> for one or more "
+            f"of the coordinates {', '.join(coordinates)}"
+        )
+    checks = _samples(validation, coordinates, "validation", known) if validation else None
+    residual = _residual(component, known, samples, losses)
+    names = component.parameter_names()
+    theta0 = np.array([component.initial_params()[n] for n in names])
+    columns = _columns(samples, coordinates, known)
+    held = _columns(checks, coordinates, known) if checks else None
+    loss = _BatchLoss(residual, theta0.size)
+
+    def total(cols: np.ndarray, theta: np.ndarray) -> float:
+        return loss(cols, np.arange(cols.shape[1]), theta)[0]
+
+    best, history, checked = adam_epochs(
+        lambda index, theta: loss(columns, index, theta),
+        columns.shape[1],
+        theta0,
+        (np.full(theta0.size, -np.inf), np.full(theta0.size, np.inf)),
+        total(held if held is not None else columns, theta0),
+        (lambda theta: total(held, theta)) if held is not None else None,
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        decay=decay,
+        seed=seed,
+        patience=patience,
+        report=_reporter(progress),
+        tic=tic,
+    )
+    unmeasured = [c for c in coordinates if c not in known]
+    message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"
+    if polish:
+        polished, why = _least_squares(residual, columns, best, max_nfev)
+        score = total(held if held is not None else columns, polished)
+        kept = score < min(checked)
+        best = polished if kept else best
+        message += f", then least squares ({why}; {'kept' if kept else 'not kept: no better'})"
+    if unmeasured:
+        message += (
+            f"; without Q for {', '.join(unmeasured)} the parts of M and V that depend on "
+            f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
+            "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.dynamics), not raw "
+            "M or V"
+        )
+    return FitResult(
+        params=dict(zip(names, best.tolist())),
+        weights={},
+        loss=total(columns, best),
+        loss_history=history,
+        n_simulations=0,
+        n_failed=0,
+        wall_time=_time.perf_counter() - tic,
+        success=True,
+        message=message,
+        method="lagrangian",
+        start=dict(zip(names, theta0.tolist())),
+        n_iterations=len(history),
+        validation_history=checked,
+    )
+
+
+def _samples(
+    data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    coordinates: Sequence[str],
+    what: str,
+    known: Sequence[str] | None = None,
+) -> dict[str, np.ndarray]:
+    """The records' columns concatenated, checked: every ``q_/v_/a_<c>`` (and ``Q_<c>`` for
+    ``known``), finite, of one length per record."""
+    records = [data] if isinstance(data, Mapping) else list(data)
+    if not records:
+        raise OptionError(f"train_lagrangian: {what} holds no record")
+    need = [f"{k}_{c}" for c in coordinates for k in ("q", "v", "a")]
+    need += [f"Q_{c}" for c in known or ()]
+    out: dict[str, list[np.ndarray]] = {}
+    for j, rec in enumerate(records):
+        missing = [n for n in need if n not in rec]
+        if missing:
+            raise OptionError(
+                f"train_lagrangian: {what} record {j} lacks {', '.join(missing)} (every "
+                "coordinate's q_, v_, a_ and the measured forces Q_)"
+            )
+        columns = [n for n in rec if n in need or (known is None and n.startswith("Q_"))]
+        sizes = set()
+        for n in columns:
+            v = np.asarray(rec[n], dtype=float).ravel()
+            if not np.all(np.isfinite(v)):
+                raise OptionError(f"train_lagrangian: {what} record {j}: {n!r} has NaN or inf")
+            sizes.add(v.size)
+            out.setdefault(n, []).append(v)
+        if len(sizes) != 1:
+            raise OptionError(f"train_lagrangian: {what} record {j}: columns of unequal length")
+    if known is None:
+        extra = [n for n in out if n.startswith("Q_") and n[2:] not in coordinates]
+        if extra:
+            raise OptionError(
+                f"train_lagrangian: {', '.join(extra)} name no coordinate of the component "
+                f"({', '.join(coordinates)})"
+            )
+        if len({len(v) for v in out.values()}) != 1:
+            raise OptionError("train_lagrangian: every record needs the same force columns")
+    return {n: np.concatenate(v) for n, v in out.items()}
+
+
+def _columns(
+    samples: dict[str, np.ndarray], coordinates: Sequence[str], known: Sequence[str]
+) -> np.ndarray:
+    """One column per sample: ``[q; v; a; Q_K]``."""
+    rows = [f"{k}_{c}" for k in ("q", "v", "a") for c in coordinates]
+    return np.vstack([samples[n] for n in [*rows, *(f"Q_{c}" for c in known)]])
+
+
+def _residual(
+    component: Lagrangian,
+    known: Sequence[str],
+    samples: dict[str, np.ndarray],
+    losses: Mapping[str, float],
+) -> cs.Function:
+    """``(sample column, theta) -> weighted residuals`` of one sample (SX)."""
+    coords = component.coordinates
+    n = len(coords)
+    K = [coords.index(c) for c in known]
+    E = [i for i in range(n) if i not in K]
+    col = cs.SX.sym("sample", 3 * n + len(K))
+    q, v, a, Q = col[:n], col[n : 2 * n], col[2 * n : 3 * n], col[3 * n :]
+    net = component.network
+    theta = cs.SX.sym("theta", len(net.raw_names))
+    M, V = net.mass_and_potential(q, dict(zip(net.raw_names, cs.vertsplit(theta))))
+    kinetic = 0.5 * cs.dot(v, cs.mtimes(M, v))
+    bias = cs.jtimes(cs.mtimes(M, v), q, v) - cs.gradient(kinetic, q) + cs.gradient(V, q)
+    Qhat = cs.mtimes(M, a) + bias
+    spread = {
+        "inverse": np.array([np.std(samples[f"Q_{c}"]) for c in known]),
+        "forward": np.array([np.std(samples[f"a_{c}"]) for c in known]),
+        "power": np.array([np.std(sum(samples[f"v_{c}"] * samples[f"Q_{c}"] for c in known))]),
+    }
+    parts = []
+    for kind in LOSSES:
+        w = losses.get(kind, 0.0)
+        if not w:
+            continue
+        if kind == "inverse":
+            r = Qhat[K] - Q
+        elif kind == "forward":
+            rhs = Q - cs.mtimes(M[K, E], a[E]) - bias[K] if E else Q - bias[K]
+            r = cs.solve(M[K, K], rhs) - a[K]
+        else:
+            r = cs.dot(v[K], Qhat[K] - Q)
+        scale = np.where(spread[kind] > 0, spread[kind], 1.0)
+        parts.append(np.sqrt(w) * r / cs.DM(scale))
+    return cs.Function("lagrangian_residual", [col, theta], [cs.vertcat(*parts)])
+
+
+def _least_squares(
+    residual: cs.Function, columns: np.ndarray, theta: np.ndarray, max_nfev: int
+) -> tuple[np.ndarray, str]:
+    """Levenberg-Marquardt from ``theta`` on every sample's residuals, ``r / sqrt(count)``
+    stacked (their squares sum to the loss)."""
+    count = columns.shape[1]
+    X, th = cs.MX.sym("X", columns.shape[0], count), cs.MX.sym("theta", theta.size)
+    r = cs.vec(residual.map(count)(X, th)) / np.sqrt(count)
+    fn = cs.Function("stacked", [X, th], [r, cs.jacobian(r, th)])
+    both = remember_last(lambda x: [np.asarray(a) for a in fn(columns, x)])
+    with blas_threads(1):
+        out = so.least_squares(
+            lambda x: both(x)[0].ravel(),
+            theta,
+            jac=lambda x: both(x)[1],
+            method="lm",
+            x_scale="jac",
+            max_nfev=max_nfev,
+        )
+    return out.x, f"{out.nfev} evaluations: {out.message}"
+
+
+class _BatchLoss:
+    """``(columns, index, theta) -> (mean over the indexed samples of |r|^2, gradient)``,
+    one mapped CasADi function per batch size."""
+
+    def __init__(self, residual: cs.Function, size: int) -> None:
+        self.residual, self.size = residual, size
+        self._by_size: dict[int, cs.Function] = {}
+
+    def __call__(
+        self, columns: np.ndarray, index: np.ndarray, theta: np.ndarray
+    ) -> tuple[float, np.ndarray]:
+        count = len(index)
+        if count not in self._by_size:
+            X = cs.MX.sym("X", columns.shape[0], count)
+            th = cs.MX.sym("theta", self.size)
+            R = self.residual.map(count)(X, th)
+            L = cs.sumsqr(R) / count
+            self._by_size[count] = cs.Function("batch_loss", [X, th], [L, cs.gradient(L, th)])
+        L, g = self._by_size[count](columns[:, index], theta)
+        return float(L), np.asarray(g).ravel()
