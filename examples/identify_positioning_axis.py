@@ -62,9 +62,6 @@ Decisions:
   (-0.11 N; its validation error is 1.36x the true model's); output error on the closed
   loop removes that bias. With the actuator force logged (option a) equation error alone
   meets the targets;
-* output error's ``gtol`` is 1e-15 (``GTOL``): ``ln.fit`` scales the residuals by the
-  positions' spread, which the closed loop makes some 1e5 times the misfit, and scipy's
-  absolute default 1e-8 then reports convergence at the start;
 """
 
 from __future__ import annotations

@@ -69,7 +69,6 @@ START_OFFSET = 0.0  # N: the fits' start for the offset
 V_MIN = 0.01  # m/s: equation error uses the samples with |v| above
 MIN_PIECE = 20  # samples: shorter pieces above V_MIN are left out of equation error
 MARGIN = 5  # samples of the logged force kept either side of a move (output error, a)
-GTOL = 1e-15  # output error's gtol (scipy's default 1e-8 stops closed-loop fits at once)
 INPUTS = {"actuator.f_constant": "force"}  # equation error: the logged force as an input
 MOVES = {  # the reference's moves: ranges of length (m), duration (s) and dwell (s)
     0: {"length": (0.01, 0.15), "duration": (0.2, 1.5), "dwell": (0.1, 0.5)},
@@ -371,13 +370,7 @@ def fit_output_error(
     """Mass, viscous, Coulomb and offset by output error (``ln.fit``, least squares through
     IDAS with sensitivities) on ``experiments`` simulated from ``starts``, from ``x0``
     (e.g. the equation-error fit's); with the standard errors at the result
-    (:func:`standard_errors`).
-
-    ``gtol`` is :data:`GTOL`: ``ln.fit`` divides the residuals by the outputs' spread
-    about their mean, which a closed loop makes some 1e5 times the misfit a parameter
-    error causes (the controller keeps the carriage on the reference whatever the mass),
-    so the scaled gradient starts below scipy's absolute default ``1e-8`` and the fit
-    would report convergence at its start."""
+    (:func:`standard_errors`)."""
     fit = ln.fit(
         None,
         None,
@@ -386,7 +379,6 @@ def fit_output_error(
         physical=list(TRUTH),
         x0=dict(x0 or start_values()),
         progress=False,
-        options={"gtol": GTOL},
     )
     return fit, standard_errors(fit, experiments, starts)
 

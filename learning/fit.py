@@ -410,7 +410,7 @@ def fit(
         )
     obj.fail_loss = max(obj.fail_loss, PENALTY * obj.best)  # also above the start's loss
     x_scale = _parameter_scales(obj, start, systems)
-    view = Scaled(obj, x_scale, deadline)
+    view = Scaled(obj, x_scale, deadline, obj.best)
     opts = dict(options or {})
     collocated = method == "collocation"
     best, note = start, ""

@@ -32,8 +32,8 @@ and when that asks for an ``rtol`` over 3 times tighter the fit runs again from 
 at those tolerances (collocation: its result is simulated again).
 
 The optimizer works on a scaled problem (:class:`Scaled`): parameters ``z = p / s_p`` and
-residuals ``r / sqrt(L_ref)``, so scipy's absolute tolerances (``gtol``) mean the same in any
-units.
+residuals ``r / sqrt(L_s)`` (``L_s``: the data's spread, or the start's loss when smaller),
+so scipy's absolute tolerances (``gtol``) mean the same in any units.
 """
 
 from __future__ import annotations
@@ -441,15 +441,29 @@ class OutOfTime(Exception):
 
 
 class Scaled:
-    """The problem the optimizers see: ``z = p / x_scale`` and ``r~(z) = r(p) /
-    sqrt(L_ref)`` (``J~ = J diag(x_scale) / sqrt(L_ref)``, ``L~ = L / L_ref``), so that
-    ``L~`` starts near 1 and a unit step in ``z`` is the parameters' own size whatever the
-    units. Minimizers are those of ``L``. Raises :class:`OutOfTime` once ``deadline``
-    (a ``time.perf_counter()`` value) has passed."""
+    """The problem the optimizers see: ``z = p / x_scale`` and ``r~(z) = r(p) / sqrt(L_s)``
+    (``J~ = J diag(x_scale) / sqrt(L_s)``, ``L~ = L / L_s``), so that a unit step in ``z``
+    is the parameters' own size and scipy's absolute ``gtol`` means the same whatever the
+    units. ``L_s = min(L_ref, L_start)``: the data's spread (:meth:`Objective.reference_loss`)
+    or the start's loss ``start_loss`` when that is smaller, so ``L~`` starts at most at 1.
+    The spread alone is not enough: in closed loop (a controller keeps the output on its
+    reference whatever the parameters) the misfit can be 1e-10 of the spread, the scaled
+    gradient starts below ``gtol`` and the fit would stop at its start. Minimizers are
+    those of ``L``. Raises :class:`OutOfTime` once ``deadline`` (a ``time.perf_counter()``
+    value) has passed."""
 
-    def __init__(self, objective: Objective, x_scale: np.ndarray, deadline: float = np.inf) -> None:
+    def __init__(
+        self,
+        objective: Objective,
+        x_scale: np.ndarray,
+        deadline: float = np.inf,
+        start_loss: float = np.inf,
+    ) -> None:
         self.obj, self.x_scale, self.deadline = objective, np.asarray(x_scale, float), deadline
-        self.r_scale = np.sqrt(objective.reference_loss())
+        reference = objective.reference_loss()
+        if np.isfinite(start_loss) and start_loss > 0:
+            reference = min(reference, start_loss)
+        self.r_scale = np.sqrt(reference)
 
     def _x(self, z: np.ndarray) -> np.ndarray:
         if _time.perf_counter() > self.deadline:
