@@ -102,6 +102,7 @@ class Lagrangian(ac.Component):
             + cs.gradient(V, qv)
         )
         self.equations(*[lhs[i] == Qv[i] for i in range(len(self.coordinates))])
+        self._v, self._a, self._lhs = vv, av, lhs
         self.T, self.V, self.E = (self.variable(n) for n in ENERGIES)
         self.equations(self.T == kinetic, self.V == V, self.E == self.T + self.V)
         self.P = {c: self.variable(f"P_{c}") for c in self.coordinates}
@@ -209,32 +210,53 @@ class Lagrangian(ac.Component):
         raise AttributeError(f"{type(self).__name__} {self.full_name} has no attribute {name!r}")
 
     def dynamics(
-        self, q: Mapping[str, np.ndarray], params: Mapping[str, float] | None = None
+        self,
+        q: Mapping[str, np.ndarray],
+        params: Mapping[str, float] | None = None,
+        v: Mapping[str, np.ndarray] | None = None,
+        a: Mapping[str, np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
-        """``M(q)`` (samples x n x n), ``V(q)`` and ``dV/dq`` (samples x n) at the samples
-        ``q`` (by coordinate name), the parameters at their declared values or ``params``
-        (full or local names, e.g. a :func:`~learning.train_lagrangian` result's)."""
+        """At the samples ``q`` (by coordinate name): ``M(q)`` (samples x n x n), ``V(q)``,
+        ``dV/dq`` (samples x n) and, given rates ``v`` and accelerations ``a`` too, the
+        inverse dynamics ``Q = M a + Mdot v - dT/dq + dV/dq`` (samples x n: the generalized
+        forces that move the coordinates so; ``a = 0`` gives the bias forces). Parameters at
+        their declared values or ``params`` (full or local names, e.g. a
+        :func:`~learning.train_lagrangian` result's)."""
         names = self._parameter_names()
         values = []
         for k in names:
             given = (params or {}).get(f"{self.full_name}.{k}", (params or {}).get(k))
             values.append(float(self._quantities[k].value if given is None else given))
-        missing = [c for c in self.coordinates if c not in q]
-        if missing:
-            raise OptionError(f"Lagrangian {self.full_name}.dynamics: q lacks {', '.join(missing)}")
+        columns = {"q": q, "v": v or {}, "a": a or {}}
+        wanted = ("q", "v", "a") if v is not None and a is not None else ("q",)
+        for what in wanted:
+            missing = [c for c in self.coordinates if c not in columns[what]]
+            if missing:
+                raise OptionError(
+                    f"Lagrangian {self.full_name}.dynamics: {what} lacks {', '.join(missing)}"
+                )
+        rows = [
+            np.broadcast_to(np.asarray(columns[w][c], dtype=float).ravel(), np.shape(q[c]))
+            for w in wanted
+            for c in self.coordinates
+        ]
         syms = cs.vertcat(*[self._quantities[k].sym for k in names])
         V = self.potential_energy
-        fn = cs.Function(
-            "dynamics", [self._q, syms], [self.mass_matrix, V, cs.gradient(V, self._q)]
-        )
-        Q = np.vstack([np.asarray(q[c], dtype=float).ravel() for c in self.coordinates])
-        n, count = len(self.coordinates), Q.shape[1]
-        M, Vs, dV = fn.map(count)(Q, values)
-        return {
-            "M": np.asarray(M).reshape(n, count, n).transpose(1, 0, 2),
-            "V": np.asarray(Vs).ravel(),
-            "dVdq": np.asarray(dV).T,
+        inputs = [self._q, self._v, self._a][: len(wanted)]
+        outputs = [self.mass_matrix, V, cs.gradient(V, self._q)]
+        outputs += [self._lhs] if len(wanted) == 3 else []
+        fn = cs.Function("dynamics", [cs.vertcat(*inputs), syms], outputs)
+        X = np.vstack(rows)
+        n, count = len(self.coordinates), X.shape[1]
+        out = [np.asarray(o) for o in fn.map(count)(X, values)]
+        result = {
+            "M": out[0].reshape(n, count, n).transpose(1, 0, 2),
+            "V": out[1].ravel(),
+            "dVdq": out[2].T,
         }
+        if len(out) == 4:
+            result["Q"] = out[3].T
+        return result
 
     def parameter_names(self) -> list[str]:
         """Full names of the network's raw parameters (``["cp.nn_W1_0_0", ...]``)."""

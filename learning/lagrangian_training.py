@@ -17,13 +17,21 @@ give three residuals per sample, each scaled by the spread of what it predicts:
   with ``Q_E`` estimated its Eq. 38.
 
 The loss is ``sum_kind w_kind mean_samples |r_kind|^2`` (``losses``: the weights ``w``; a
-kind left out is not computed).
+kind left out is not computed). When every measured force is zero the default is the
+forward loss alone: the inverse and power residuals are then homogeneous in the
+Lagrangian, and minimizing them would shrink ``M`` towards ``eps I`` and ``V`` towards a
+constant (the forward dynamics does not depend on the Lagrangian's scale). A measured
+force that is identically zero (a free coordinate: ``Q_theta = 0`` of a pendulum's pivot)
+has no spread; its residual, and a power residual of such forces only, stay in their own
+units.
 
 What the data cannot tell: without ``Q_E`` every residual is unchanged when a function of
 ``q_E`` alone is added to ``V``, or when ``M_EE`` changes by a matrix function of ``q_E``
-alone (neither enters ``Q^_K``; ServoLNN, Section 4.2). The result's message says so when
-some force is not measured, and :meth:`learning.Lagrangian.dynamics` evaluates the
-quantities that are identified: ``M_KK``, ``M_KE``, ``dV/dq_K`` and the forward dynamics.
+alone (neither enters ``Q^_K``; ServoLNN, Section 4.2); and when every measured force is
+zero (a free pendulum's pivot) the equations are homogeneous, so the Lagrangian's scale is
+not fixed either. The result's message says which, and :meth:`learning.Lagrangian.dynamics`
+evaluates what is identified: ``M_KK``, ``M_KE``, ``dV/dq_K`` (up to that scale) and the
+forward dynamics.
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ def train_lagrangian(
             "train_lagrangian: give an ln.Lagrangian component with a network= (its "
             f"weights are what is learned); got {component!r}"
         )
+    given = losses
     losses = dict(losses if losses is not None else dict.fromkeys(LOSSES, 1.0))
     bad = sorted(set(losses) - set(LOSSES))
     if bad or not any(w > 0 for w in losses.values()):
@@ -97,6 +106,9 @@ def train_lagrangian(
             "train_lagrangian: no generalized force is measured; give Q_<c> for one or more "
             f"of the coordinates {', '.join(coordinates)}"
         )
+    homogeneous = all(not np.any(samples[f"Q_{c}"]) for c in known)
+    if homogeneous and given is None:
+        losses = {"forward": 1.0}  # the others would shrink the Lagrangian towards eps I
     checks = _samples(validation, coordinates, "validation", known) if validation else None
     residual = _residual(component, known, samples, losses)
     names = component.parameter_names()
@@ -138,6 +150,11 @@ def train_lagrangian(
             f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
             "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.dynamics), not raw "
             "M or V"
+        )
+    if homogeneous:
+        message += (
+            "; every measured force is zero, so the Lagrangian's scale is not identified "
+            "either (any multiple fits as well): compare ratios and forward dynamics"
         )
     return FitResult(
         params=dict(zip(names, best.tolist())),
@@ -254,13 +271,21 @@ def _least_squares(
     """Levenberg-Marquardt from ``theta`` on every sample's residuals, ``r / sqrt(count)``
     stacked (their squares sum to the loss)."""
     count = columns.shape[1]
-    X, th = cs.MX.sym("X", columns.shape[0], count), cs.MX.sym("theta", theta.size)
-    r = cs.vec(residual.map(count)(X, th)) / np.sqrt(count)
-    fn = cs.Function("stacked", [X, th], [r, cs.jacobian(r, th)])
-    both = remember_last(lambda x: [np.asarray(a) for a in fn(columns, x)])
+    col, th = cs.SX.sym("sample", columns.shape[0]), cs.SX.sym("theta", theta.size)
+    r = residual(col, th)
+    per_sample = cs.Function("rJ", [col, th], [r, cs.jacobian(r, th)]).map(count)
+    rows = r.numel()
+
+    def fn(cols: np.ndarray, x: np.ndarray) -> list[np.ndarray]:
+        """Sample-major residuals and their Jacobian, over ``sqrt(count)``."""
+        R, J = (np.asarray(a) for a in per_sample(cols, x))
+        J = J.reshape(rows, count, -1).transpose(1, 0, 2).reshape(count * rows, -1)
+        return [R.T.ravel() / np.sqrt(count), J / np.sqrt(count)]
+
+    both = remember_last(lambda x: fn(columns, x))
     with blas_threads(1):
         out = so.least_squares(
-            lambda x: both(x)[0].ravel(),
+            lambda x: both(x)[0],
             theta,
             jac=lambda x: both(x)[1],
             method="lm",
