@@ -204,10 +204,10 @@ class Lagrangian(ac.Component):
 
     def __getattr__(self, name: str) -> ac.Connector:
         """A coordinate's connector by the coordinate's name (``cart_pendulum.x``)."""
-        connectors = self.__dict__.get("_connectors", {})
+        connectors = {} if name.startswith("_") else self.__dict__.get("_connectors", {})
         if name in connectors:
             return connectors[name]
-        raise AttributeError(f"{type(self).__name__} {self.full_name} has no attribute {name!r}")
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     def dynamics(
         self,

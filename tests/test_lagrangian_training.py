@@ -98,7 +98,7 @@ def test_training_lowers_the_loss_and_reports_what_is_not_identified(data):
     fit = ln.train_lagrangian(comp, without, epochs=5, batch=64, lr=1e-2, progress=False)
     assert fit.loss < 0.5 * fit.validation_history[0]
     assert "without Q for x" in fit.message and "not identified" in fit.message
-    assert "scale is not identified" in fit.message and "Adam on forward" in fit.message
+    assert "scale is not identified" in fit.message
     assert set(fit.params) == set(comp.parameter_names())
     full = ln.train_lagrangian(comp, data, epochs=5, batch=64, lr=1e-2, progress=False)
     assert "not identified" not in full.message
@@ -142,3 +142,35 @@ def test_with_the_servo_force_the_learned_lagrangian_is_the_truths():
     force = np.sqrt(np.mean((run["Q_e"] - run["true Q_e"]) ** 2) / np.mean(run["true Q_e"] ** 2))
     assert theta < 0.01
     assert force < 0.02
+
+
+def test_a_lagrangian_trains_through_rollouts_and_pickles(data):
+    """It is a component: ``ln.train`` (10-step windows of the compiled model, the servo's
+    motion differentiated by index reduction) lowers the loss of its weights, and the
+    system pickles (the coordinates' connectors are reached through ``__getattr__``)."""
+    import pickle
+
+    from solvers import simulate
+
+    motion = 0.2 * (1 - ac.cos(2.0 * ac.time))
+    t = np.arange(0.0, 4.0, 0.01)
+    res = simulate(cp.truth(motion), grid=t, rtol=1e-10, atol=1e-12)
+    system, comp = cp.learned(cp.network(data), motion)
+    traj = {"t": t, "lnn.q_theta": res["pivot.phi"], "lnn.v_theta": res["pivot.w"]}
+    fit = ln.train(
+        system,
+        [traj],
+        params=comp.parameter_names(),
+        horizon=10,
+        stride=10,
+        epochs=3,
+        batch=16,
+        lr=1e-2,
+        progress=False,
+    )
+    assert fit.loss < 0.05 * fit.validation_history[0]  # measured 0.04 from 8.9
+    copy = pickle.loads(pickle.dumps(system))
+    a = simulate(system, t_end=1.0, dt=0.1, params=fit.params)
+    b = simulate(copy, t_end=1.0, dt=0.1, params=fit.params)
+    assert np.array_equal(a["lnn.q_theta"], b["lnn.q_theta"])
+    assert np.ptp(a["lnn.q_theta"]) > 0.0
