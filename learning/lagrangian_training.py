@@ -69,6 +69,7 @@ def train_lagrangian(
     patience: int | None = None,
     polish: bool = False,
     max_nfev: int = 200,
+    x0: Mapping[str, float] | None = None,
     progress: bool | Callable[..., None] = True,
 ) -> FitResult:
     """Learn ``component``'s network weights from ``data`` (see the module docstring).
@@ -81,7 +82,8 @@ def train_lagrangian(
     after each epoch (the best epoch is kept). ``polish``: then Levenberg-Marquardt on all
     the training residuals at once (scipy's least squares, CasADi's exact Jacobian, at most
     ``max_nfev`` evaluations), kept if it lowers the validation score (the training loss
-    without validation). The rest as :func:`learning.train`. The
+    without validation). ``x0``: start weights by full name (e.g. an earlier result's
+    ``params``; default the network's drawn ones). The rest as :func:`learning.train`. The
     result's ``params`` are the component's full parameter names (``"cp.nn_W1_0_0"``): pass
     them to ``simulate(..., params=)`` of any system holding a component of that name.
     """
@@ -110,7 +112,14 @@ def train_lagrangian(
     checks = _samples(validation, coordinates, "validation", known) if validation else None
     residual = _residual(component, known, samples, losses)
     names = component.parameter_names()
-    theta0 = np.array([component.initial_params()[n] for n in names])
+    start = {**component.initial_params(), **(x0 or {})}
+    unknown = sorted(set(x0 or {}) - set(names))
+    if unknown:
+        raise OptionError(
+            f"train_lagrangian: x0 names {unknown[:3]}, not weights of {component.full_name} "
+            f"(e.g. {names[0]!r})"
+        )
+    theta0 = np.array([start[n] for n in names])
     columns = _columns(samples, coordinates, known)
     held = _columns(checks, coordinates, known) if checks else None
     loss = _BatchLoss(residual, theta0.size)

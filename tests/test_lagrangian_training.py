@@ -113,6 +113,8 @@ def test_bad_data_get_clear_errors(data):
     bad = dict(data[0], q_x=np.where(np.arange(data[0]["q_x"].size) == 3, np.nan, data[0]["q_x"]))
     with pytest.raises(OptionError, match="'q_x' has NaN"):
         ln.train_lagrangian(comp, [bad])
+    with pytest.raises(OptionError, match="x0 names \\['lnn.nn_W9_0_0'\\]"):
+        ln.train_lagrangian(comp, data, x0={"lnn.nn_W9_0_0": 1.0}, epochs=1)
     with pytest.raises(OptionError, match="losses="):
         ln.train_lagrangian(comp, data, losses={"energy": 1.0})
     with pytest.raises(OptionError, match="with a network="):
