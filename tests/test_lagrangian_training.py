@@ -127,13 +127,14 @@ def test_bad_data_get_clear_errors(data):
 
 
 def test_with_the_servo_force_the_learned_lagrangian_is_the_truths():
-    """The example's quick case (3 + 1 trials of 20 s, 30 epochs, 40 Levenberg-Marquardt
-    evaluations): M(theta) and dV/dtheta over the visited angles within 2 % of the truth's
-    (measured 0.3-0.9 %), and on a motion it never saw, simulated by IDAS, theta within 1 %
-    of its range (0.43 %) and the servo's force within 2 % RMS (0.40 %)."""
+    """The example's quick size (3 + 1 trials of 20 s, 30 epochs, 40 Levenberg-Marquardt
+    evaluations) on single-cosine trials: M(theta) and dV/dtheta over the visited angles
+    within 2 % of the truth's (measured 0.3-0.9 %), and on a motion it never saw, simulated
+    by IDAS, theta within 1 % of its range (0.43 %) and the servo's force within 2 % RMS
+    (0.40 %)."""
     from examples import learn_servo_lnn as ex
 
-    trials = cp.trials(4, duration=20.0)
+    trials = cp.trials(4, duration=20.0, cosines=1)
     data, check = trials[:-1], trials[-1]
     fit = ex.train(data, [check], True, ex.QUICK)
     errors = ex.errors(fit, data, check, True)
