@@ -63,7 +63,7 @@ from examples.plotting import pyplot  # noqa: E402
 from solvers import simulate  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "out"
-FULL = {"trials": 11, "duration": cp.DURATION, "epochs": 100, "max_nfev": 200}
+FULL = {"trials": 11, "duration": cp.DURATION, "epochs": 100, "max_nfev": 500}
 QUICK = {"trials": 4, "duration": 20.0, "epochs": 30, "max_nfev": 40}
 ENTRIES = {"M_xx": (0, 0), "M_xtheta": (0, 1), "M_thetatheta": (1, 1)}
 

@@ -17,14 +17,15 @@ give three residuals per sample, each scaled by the spread of what it predicts:
   with ``Q_E`` estimated its Eq. 38.
 
 The loss is ``sum_kind w_kind mean_samples |r_kind|^2`` (``losses``: the weights ``w``; a
-kind left out is not computed). When every measured force is zero the inverse and power
-residuals are homogeneous in the Lagrangian (they favour a small one; ``eps I`` bounds
-``M`` from below) and the forward residual does not depend on its scale; the default keeps
-all three: measured on the cart-pendulum without its servo force, the forward loss alone
-stalls at 76 % of the accelerations' spread (its residual is a ratio of network outputs)
-where all three reach 3e-9. A measured force that is identically zero (a free
-coordinate: ``Q_theta = 0`` of a pendulum's pivot) has no spread; its residual, and a
-power residual of such forces only, stay in their own units.
+kind left out is not computed). A measured force that is identically zero (a free
+coordinate: ``Q_theta = 0`` of a pendulum's pivot) has no spread, and its residual
+``Q^_k`` would pull the whole Lagrangian towards zero (``M`` towards ``eps I``); its
+inverse residual is taken in accelerations instead, ``Q^_k / M_kk / std(a_k)``, and when
+every measured force is zero the power residual likewise, ``sum_K v_k Q^_k / M_kk /
+std(sum_K v_k a_k)``: then no residual depends on the Lagrangian's scale. (Measured on the
+cart-pendulum without its servo force: the collapse took ``M_thetatheta`` to 0.28 of the
+truth and ``M_xx`` to ``eps``; the forward loss alone stalls at 76 % of the spread from a
+random start, so the default keeps all three.)
 
 What the data cannot tell: without ``Q_E`` every residual is unchanged when a function of
 ``q_E`` alone is added to ``V``, or when ``M_EE`` changes by a matrix function of ``q_E``
@@ -250,10 +251,21 @@ def _residual(
     kinetic = 0.5 * cs.dot(v, cs.mtimes(M, v))
     bias = cs.jtimes(cs.mtimes(M, v), q, v) - cs.gradient(kinetic, q) + cs.gradient(V, q)
     Qhat = cs.mtimes(M, a) + bias
+    zero = [j for j, c in enumerate(known) if not np.any(samples[f"Q_{c}"])]
+    homogeneous = len(zero) == len(known)
+    # a zero force's residual in accelerations, Q^_k / M_kk: not pulled by the scale
+    per_mass = cs.DM.ones(len(K))
+    for j in zero:
+        per_mass[j] = 0
+    weight = per_mass + sum(cs.DM.eye(len(K))[:, j] / M[K[j], K[j]] for j in zero)
+    accel = np.array([np.std(samples[f"a_{c}"]) for c in known])
+    force = np.array([np.std(samples[f"Q_{c}"]) for c in known])
+    vq = sum(samples[f"v_{c}"] * samples[f"Q_{c}"] for c in known)
+    va = sum(samples[f"v_{c}"] * samples[f"a_{c}"] for c in known)
     spread = {
-        "inverse": np.array([np.std(samples[f"Q_{c}"]) for c in known]),
-        "forward": np.array([np.std(samples[f"a_{c}"]) for c in known]),
-        "power": np.array([np.std(sum(samples[f"v_{c}"] * samples[f"Q_{c}"] for c in known))]),
+        "inverse": np.where(force > 0, force, accel),
+        "forward": accel,
+        "power": np.array([np.std(va if homogeneous else vq)]),
     }
     parts = []
     for kind in LOSSES:
@@ -261,12 +273,12 @@ def _residual(
         if not w:
             continue
         if kind == "inverse":
-            r = Qhat[K] - Q
+            r = (Qhat[K] - Q) * weight
         elif kind == "forward":
             rhs = Q - cs.mtimes(M[K, E], a[E]) - bias[K] if E else Q - bias[K]
             r = cs.solve(M[K, K], rhs) - a[K]
         else:
-            r = cs.dot(v[K], Qhat[K] - Q)
+            r = cs.dot(v[K], (Qhat[K] - Q) * (weight if homogeneous else 1))
         scale = np.where(spread[kind] > 0, spread[kind], 1.0)
         parts.append(np.sqrt(w) * r / cs.DM(scale))
     return cs.Function("lagrangian_residual", [col, theta], [cs.vertcat(*parts)])
