@@ -2,7 +2,7 @@
 component, with and without the servo's force, then dropped into a system with a motion it
 never saw.
 
-    python examples/learn_servo_lnn.py            # the full experiment (~13 min, 2 cores)
+    python examples/learn_servo_lnn.py            # the full experiment (~30 min, 2 cores)
     python examples/learn_servo_lnn.py --quick    # 4 trials, few iterations (~40 s)
 
 Steps (builders and data in ``examples/cart_pendulum.py``):
@@ -25,15 +25,14 @@ Steps (builders and data in ``examples/cart_pendulum.py``):
 5. ``out/servo_lnn_mass.png`` (M entries and dV/dtheta), ``out/servo_lnn_unseen.png``
    (theta and Q_e on the unseen motion), ``out/servo_lnn.csv``.
 
-Measured (full run, shared 2-core machine, 741 s): with ``Q_e``, ``M_xx`` 0.28 %,
-``M_xtheta`` 0.35 %, ``M_thetatheta`` 2.5 %, ``dV/dtheta`` 1.3 % (max over the visited
-angles: the largest errors sit at the rarely visited extremes, |theta| > 2 rad), the
-held-out trial's theta'' 0.005 % RMS, the unseen motion's theta 0.004 % of its range and
-``Q_e`` 0.005 % RMS; without ``Q_e``, theta'' 4.0 % RMS on the held-out trial and the
-unseen motion's theta 0.63 % of its range (its ``Q_e`` is not identified: 236 %). With
-single-cosine trials (``cart_pendulum.trials(cosines=1)``) the case with ``Q_e`` gives
-0.05-0.13 % on every entry but the one without ``Q_e`` 64 % (see
-:func:`cart_pendulum.profiles`).
+Measured (full run, shared and loaded 2-core machine): with ``Q_e`` (500 LM evaluations,
+1231 s) ``M_xx`` 0.87 %, ``M_xtheta`` 1.17 %, ``M_thetatheta`` 0.98 %, ``dV/dtheta``
+0.28 % (max over the visited angles), the held-out trial's theta'' 0.002 % RMS, the unseen
+motion's theta 0.013 % of its range and ``Q_e`` 0.012 % RMS. Without ``Q_e`` (measured
+with 200 LM evaluations): theta'' 4.0 % RMS on the held-out trial, the unseen motion's
+theta 0.63 % of its range (its ``Q_e`` is not identified). With single-cosine trials
+(``cart_pendulum.trials(cosines=1)``) the case with ``Q_e`` gives 0.05-0.13 % on every
+entry (200 evaluations) but the one without ``Q_e`` 64 % (see :func:`cart_pendulum.profiles`).
 
 Decisions: the study trains 10,000 epochs of Adam at lr 1e-4; here a few hundred epochs at
 a higher rate find the basin and Levenberg-Marquardt on all residuals (exact Jacobian)
