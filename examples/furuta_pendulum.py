@@ -56,6 +56,7 @@ import acausal as ac
 import learning as ln
 from components import friction
 from components import rotational as rot
+from examples.two_mass_servo import network_friction
 from solvers import simulate
 
 TRUTH = {"furuta.I1": 0.26, "furuta.I2": 0.0223, "furuta.I3": 0.0149, "furuta.I4": 0.0222}
@@ -179,13 +180,6 @@ def smooth_friction(side: str, w_smooth: float, scale: float = 1.0) -> list[ac.C
     ]
 
 
-def network_friction(side: str, speeds: np.ndarray, hidden: int, seed: int) -> ln.Unknown:
-    """The hybrid model's friction of ``side``: ``f = NN(w)``, ``hidden`` tanh units on the
-    joint's speed alone (seeded start), standardized by the ``speeds`` it will see."""
-    law = ln.MLP((hidden,), "tanh", inputs=("der(x)",), seed=seed)
-    return ln.Unknown(f"{side}_friction", ac.RotFlange, law.standardized({"der(x)": speeds}))
-
-
 def pendulum_system(
     arm_friction: Sequence[ac.Component],
     pendulum_friction: Sequence[ac.Component],
@@ -297,9 +291,10 @@ def hybrid(
     drive: object = None,
     values: Mapping[str, float] | None = None,
 ) -> tuple[ac.System, dict[str, ln.Unknown]]:
-    """The hybrid model: :func:`pendulum_system` with a :func:`network_friction` on each
-    joint (``hidden[side]`` units, standardized by ``speeds[side]``; the pendulum's seeded
-    ``seed + 1``), and the networks by side. ``drive``, ``values``: as
+    """The hybrid model: :func:`pendulum_system` with a friction network on each joint
+    (``two_mass_servo.network_friction``: ``hidden[side]`` tanh units on the joint's speed,
+    standardized by ``speeds[side]``; the pendulum's seeded ``seed + 1``), and the networks
+    by side. ``drive``, ``values``: as
     :func:`pendulum_system`."""
     nets = {
         side: network_friction(side, speeds[side], hidden[side], seed + k)

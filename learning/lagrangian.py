@@ -40,6 +40,18 @@ ENERGIES = ("T", "V", "E")
 ATTRIBUTES = (*ENERGIES, "P", "coordinates", "network", "mass_matrix", "potential_energy")
 
 
+def inverse_dynamics(
+    M: cs.SX, V: cs.SX, q: cs.SX, v: cs.SX, a: cs.SX
+) -> tuple[cs.SX, cs.SX, cs.SX]:
+    """The Euler-Lagrange left-hand side of ``L = T - V``, ``T = 1/2 v^T M(q) v``: the
+    generalized forces ``M a + b`` that move the coordinates ``q`` (symbols) with rates
+    ``v`` and accelerations ``a``, the bias ``b = (sum_k dM/dq_k v_k) v - dT/dq + dV/dq``
+    and ``T``."""
+    kinetic = 0.5 * cs.dot(v, cs.mtimes(M, v))
+    bias = cs.jtimes(cs.mtimes(M, v), q, v) - cs.gradient(kinetic, q) + cs.gradient(V, q)
+    return cs.mtimes(M, a) + bias, bias, kinetic
+
+
 class Lagrangian(ac.Component):
     """A mechanism known only through its Lagrangian (see the module docstring).
 
@@ -92,17 +104,10 @@ class Lagrangian(ac.Component):
                 a[c] == ac.der(v[c]),
             )
         M, V = self._mass_and_potential(q, p, mass, potential)
-        self._q = cs.vertcat(*q.values())
         qv, vv, av, Qv = (cs.vertcat(*d.values()) for d in (q, v, a, Q))
-        kinetic = 0.5 * cs.dot(vv, cs.mtimes(M, vv))
-        lhs = (
-            cs.mtimes(M, av)
-            + cs.jtimes(cs.mtimes(M, vv), qv, vv)
-            - cs.gradient(kinetic, qv)
-            + cs.gradient(V, qv)
-        )
+        lhs, _, kinetic = inverse_dynamics(M, V, qv, vv, av)
         self.equations(*[lhs[i] == Qv[i] for i in range(len(self.coordinates))])
-        self._v, self._a, self._lhs = vv, av, lhs
+        self._q, self._v, self._a, self._lhs = qv, vv, av, lhs
         self.T, self.V, self.E = (self.variable(n) for n in ENERGIES)
         self.equations(self.T == kinetic, self.V == V, self.E == self.T + self.V)
         self.P = {c: self.variable(f"P_{c}") for c in self.coordinates}

@@ -48,7 +48,7 @@ import scipy.optimize as so
 from acausal.errors import OptionError
 
 from .fit import FitResult
-from .lagrangian import Lagrangian
+from .lagrangian import Lagrangian, inverse_dynamics
 from .threads import blas_threads
 from .training import _reporter, adam_epochs, remember_last
 
@@ -108,7 +108,7 @@ def train_lagrangian(
             "train_lagrangian: no generalized force is measured; give Q_<c> for one or more "
             f"of the coordinates {', '.join(coordinates)}"
         )
-    homogeneous = all(not np.any(samples[f"Q_{c}"]) for c in known)
+    homogeneous = len(_unforced(samples, known)) == len(known)
     checks = _samples(validation, coordinates, "validation", known) if validation else None
     residual = _residual(component, known, samples, losses)
     names = component.parameter_names()
@@ -123,6 +123,7 @@ def train_lagrangian(
     columns = _columns(samples, coordinates, known)
     held = _columns(checks, coordinates, known) if checks else None
     loss = _BatchLoss(residual, theta0.size)
+    scored = held if held is not None else columns  # the data that pick the best weights
 
     def total(cols: np.ndarray, theta: np.ndarray) -> float:
         return loss(cols, np.arange(cols.shape[1]), theta)[0]
@@ -132,7 +133,7 @@ def train_lagrangian(
         columns.shape[1],
         theta0,
         (np.full(theta0.size, -np.inf), np.full(theta0.size, np.inf)),
-        total(held if held is not None else columns, theta0),
+        total(scored, theta0),
         (lambda theta: total(held, theta)) if held is not None else None,
         epochs=epochs,
         batch=batch,
@@ -147,7 +148,7 @@ def train_lagrangian(
     message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"
     if polish:
         polished, why = _least_squares(residual, columns, best, max_nfev)
-        score = total(held if held is not None else columns, polished)
+        score = total(scored, polished)
         kept = score < min(checked)
         best = polished if kept else best
         message += f", then least squares ({why}; {'kept' if kept else 'not kept: no better'})"
@@ -223,6 +224,11 @@ def _samples(
     return {n: np.concatenate(v) for n, v in out.items()}
 
 
+def _unforced(samples: dict[str, np.ndarray], known: Sequence[str]) -> list[str]:
+    """The coordinates of ``known`` whose measured force is zero at every sample."""
+    return [c for c in known if not np.any(samples[f"Q_{c}"])]
+
+
 def _columns(
     samples: dict[str, np.ndarray], coordinates: Sequence[str], known: Sequence[str]
 ) -> np.ndarray:
@@ -238,6 +244,7 @@ def _residual(
     losses: Mapping[str, float],
 ) -> cs.Function:
     """``(sample column, theta) -> weighted residuals`` of one sample (SX)."""
+    unforced = _unforced(samples, known)
     coords = component.coordinates
     n = len(coords)
     K = [coords.index(c) for c in known]
@@ -247,10 +254,8 @@ def _residual(
     net = component.network
     theta = cs.SX.sym("theta", len(net.raw_names))
     M, V = net.mass_and_potential(q, dict(zip(net.raw_names, cs.vertsplit(theta))))
-    kinetic = 0.5 * cs.dot(v, cs.mtimes(M, v))
-    bias = cs.jtimes(cs.mtimes(M, v), q, v) - cs.gradient(kinetic, q) + cs.gradient(V, q)
-    Qhat = cs.mtimes(M, a) + bias
-    zero = [j for j, c in enumerate(known) if not np.any(samples[f"Q_{c}"])]
+    Qhat, bias, _ = inverse_dynamics(M, V, q, v, a)
+    zero = [j for j, c in enumerate(known) if c in unforced]
     homogeneous = len(zero) == len(known)
     # beside a measured nonzero force, a zero force's residual in accelerations, Q^_k / M_kk
     weight = cs.SX.ones(len(K))
