@@ -37,19 +37,23 @@ COORDINATES = {"x": ac.Flange, "theta": ac.RotFlange}
 UNSEEN = 0.3 * (1 - ac.exp(-5 * ac.time))  # the study's new motion, never in the training
 
 
-def truth(profile: object) -> ac.System:
-    """The planar cart-pendulum with the cart's position ``profile`` (an expression of
-    ``ac.time``), the pendulum at rest hanging down at t = 0."""
+def truth(motion: object = None, drive: ac.Component | None = None) -> ac.System:
+    """The planar cart-pendulum, the pendulum at rest hanging down at t = 0: the cart's
+    position prescribed by ``motion`` (an expression of ``ac.time``, the servo
+    ``servo``), or a free cart at rest at 0 pushed through the rail's axis by ``drive`` (a
+    1-D source with a ``flange``)."""
     s = ac.System("cart_pendulum")
     world = pl.World("world", g=G)
-    rail = pl.Prismatic("rail", axis=(1.0, 0.0), use_axis=True)
-    servo = tr.Position("servo", s=profile)
+    start = {} if drive is None else {"s0": 0.0, "v0": 0.0}
+    rail = pl.Prismatic("rail", axis=(1.0, 0.0), use_axis=True, **start)
+    if drive is None:
+        drive = tr.Position("servo", s=motion)
     cart = pl.Body("cart", m=M_CART, I=0.0)
     pivot = pl.Revolute("pivot", phi0=0.0, w0=0.0)
     rod = pl.FixedTranslation("rod", r=(0.0, -LENGTH))
     bob = pl.Body("bob", m=M_BOB, I=0.0)
     s.connect(world.frame_b, rail.frame_a)
-    s.connect(servo.flange, rail.axis)
+    s.connect(drive.flange, rail.axis)
     s.connect(rail.frame_b, cart.frame_a, pivot.frame_a)
     s.connect(pivot.frame_b, rod.frame_a)
     s.connect(rod.frame_b, bob.frame_a)

@@ -18,6 +18,7 @@ import acausal as ac
 from components import planar as pl
 from components import rotational as rot
 from components import translational as tr
+from examples import cart_pendulum as cp
 from solvers import simulate
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")
@@ -176,7 +177,7 @@ def test_slider_crank_conserves_energy_without_friction_and_drive():
 
 
 # -- pendulum on a cart with a prescribed position ----------------------------------------
-M_CART, M_BOB, STRING, G_CART = 0.45, 0.13, 1.5, 9.8
+M_CART, M_BOB, STRING, G_CART = cp.M_CART, cp.M_BOB, cp.LENGTH, cp.G
 
 
 def x_servo(t):
@@ -198,27 +199,14 @@ class WorkMeter(ac.Component):
 
 
 def cart_pendulum(drive=None):
-    """Cart on a rail with a pendulum, driven through the rail's axis: by default the servo
-    x(t) = 0.2 (cos 2t - 1) with a work meter; else by ``drive`` (a 1-D source with a
-    ``flange``) on a free cart starting at rest at 0."""
-    servo = drive is None
-    s = ac.System("cart_pendulum" if servo else "free_cart")
-    world = pl.World("world", g=G_CART)
-    start = {} if servo else {"s0": 0.0, "v0": 0.0}
-    rail = pl.Prismatic("rail", axis=(1.0, 0.0), use_axis=True, **start)
-    if servo:
-        drive = tr.Position("servo", s=0.2 * (ac.cos(2 * ac.time) - 1))
-    cart = pl.Body("cart", m=M_CART, I=0.0)
-    pivot = pl.Revolute("pivot", phi0=0.0, w0=0.0)  # phi = 0: hanging straight down
-    string = pl.FixedTranslation("string", r=(0.0, -STRING))
-    bob = pl.Body("bob", m=M_BOB, I=0.0)
-    s.connect(world.frame_b, rail.frame_a)
-    s.connect(drive.flange, rail.axis)
-    s.connect(rail.frame_b, cart.frame_a, pivot.frame_a)
-    s.connect(pivot.frame_b, string.frame_a)
-    s.connect(string.frame_b, bob.frame_a)
-    if servo:
-        s.add(WorkMeter("work", rail.f))
+    """Cart on a rail with a pendulum (``examples/cart_pendulum.truth``), driven through the
+    rail's axis: by default the servo x(t) = 0.2 (cos 2t - 1) with a work meter; else by
+    ``drive`` (a 1-D source with a ``flange``) on a free cart starting at rest at 0."""
+    if drive is not None:
+        return cp.truth(drive=drive)
+    s = cp.truth(0.2 * (ac.cos(2 * ac.time) - 1))
+    rail = next(c for c in s.all_components() if c.name == "rail")
+    s.add(WorkMeter("work", rail.f))
     return s
 
 
