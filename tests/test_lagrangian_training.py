@@ -9,6 +9,7 @@ import learning as ln
 from acausal.errors import OptionError
 from examples import cart_pendulum as cp
 from learning.lagrangian_training import _BatchLoss, _columns, _residual
+from tests.test_lagrangian import finite_difference_dynamics
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors:UserWarning")
 
@@ -66,20 +67,9 @@ def test_the_residual_kinds_against_their_definitions(data):
     columns = _columns(samples, comp.coordinates, ["theta"])
     got = np.asarray(residual.map(columns.shape[1])(columns, comp.network.raw_init))
     q = {c: samples[f"q_{c}"] for c in comp.coordinates}
-    at = comp.dynamics(q)
-    h = 1e-6
-    dM = []
-    for c in comp.coordinates:
-        up = comp.dynamics({**q, c: q[c] + h})["M"]
-        down = comp.dynamics({**q, c: q[c] - h})["M"]
-        dM.append((up - down) / (2 * h))
     v = np.vstack([samples["v_x"], samples["v_theta"]]).T
     a = np.vstack([samples["a_x"], samples["a_theta"]]).T
-    Mdot = dM[0] * v[:, 0, None, None] + dM[1] * v[:, 1, None, None]
-    dT = np.stack([0.5 * np.einsum("ki,kij,kj->k", v, d, v) for d in dM], axis=1)
-    bias = np.einsum("kij,kj->ki", Mdot, v) - dT + at["dVdq"]
-    Qhat = np.einsum("kij,kj->ki", at["M"], a) + bias
-    M = at["M"]
+    M, bias, Qhat = finite_difference_dynamics(comp, q, v, a)
     a_theta = (0.0 - M[:, 1, 0] * a[:, 0] - bias[:, 1]) / M[:, 1, 1]
     scale = {k: np.std(x) for k, x in (("Q", samples["Q_theta"]), ("a", samples["a_theta"]))}
     expected = [
