@@ -81,11 +81,11 @@ def newton_along(
     if not nz:
         return out
     solve = functions.algebraic_solver("z_of_x")
-    pk = np.array(p, dtype=float)
-    pk[list(positions)] = U[:, 0]
+    pk, at = np.array(p, dtype=float), list(positions)
+    pk[at] = U[:, 0]
     z = (first or z_start_values(model))(pk).full().ravel()
     for k in range(len(t)):
-        pk[list(positions)] = U[:, k]
+        pk[at] = U[:, k]
         z = solve(z, X[:, k], pk, t[k]).full().ravel()
         out[:, k] = z
     return out
