@@ -11,9 +11,12 @@ trajectories to train on, 1 held out), the learner of ``examples/learn_slider_cr
 * to a target: the held-out trajectory's free-run RMSE of the crank speed (IDAS on the
   fitted model, the same for both methods) after feedforward rollout training, and the time
   ``ln.fit(method="least_squares")`` (IDAS forward sensitivities of all 132 parameters, each
-  experiment a system playing its torque samples) takes to reach it, within ``--budget`` s.
+  experiment a system playing its torque samples) takes to reach it, within ``--budget`` s;
+* threads: seconds per epoch at N = 1 and 300 with the windows on one thread and on every
+  core (``ln.train(threads=...)``), explicit Euler and RK4.
 
     python bench/rollout.py --json /tmp/bench_out/rollout.json
+    python bench/rollout.py --threads-only --json /tmp/bench_out/rollout_threads.json
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from examples import nnap_slider_crank as nn  # noqa: E402
 EPOCHS = 3
 
 
-def per_epoch(data: list[dict], horizons: list[int]) -> list[dict]:
+def per_epoch(
+    data: list[dict], horizons: list[int], scheme: str = "euler", threads: int | None = 1
+) -> list[dict]:
     import learning as ln
 
     rows = []
@@ -52,8 +57,9 @@ def per_epoch(data: list[dict], horizons: list[int]) -> list[dict]:
             epochs=EPOCHS,
             batch=200 if n == 1 else 16,
             lr=1e-3,
-            scheme="euler",
+            scheme=scheme,
             progress=False,
+            threads=threads,
         )
         windows = sum(len(range(0, nn.SAMPLES - n, max(1, n // 3))) for _ in data[:3])
         rows.append(
@@ -65,8 +71,24 @@ def per_epoch(data: list[dict], horizons: list[int]) -> list[dict]:
             }
         )
         print(
-            f"N = {n:4d}: {rows[-1]['s_per_epoch']:.3f} s per epoch ({windows} windows)", flush=True
+            f"N = {n:4d}, {scheme}, threads {threads or 'all'}: "
+            f"{rows[-1]['s_per_epoch']:.3f} s per epoch ({windows} windows)",
+            flush=True,
         )
+    return rows
+
+
+def threaded(data: list[dict], horizons: list[int]) -> list[dict]:
+    """Seconds per epoch with the windows on one thread and on every core, for both schemes
+    (the losses must agree: the threads only split the batch)."""
+    rows = []
+    for scheme in ("euler", "rk4"):
+        one, every = per_epoch(data, horizons, scheme, 1), per_epoch(data, horizons, scheme, None)
+        for a, b in zip(one, every):
+            assert abs(a["loss"] - b["loss"]) <= 1e-12 * abs(a["loss"]), (a, b)
+            rows.append(
+                {"scheme": scheme, "N": a["N"], "one": a["s_per_epoch"], "all": b["s_per_epoch"]}
+            )
     return rows
 
 
@@ -150,14 +172,16 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=40, help="rollout epochs to the target")
     parser.add_argument("--budget", type=float, default=600.0, help="least squares' seconds")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument(
+        "--threads-only", action="store_true", help="only one thread against every core"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
     data = nn.trajectories(count=2)
-    out = {
-        "machine": machine(),
-        "per_epoch": per_epoch(data, args.horizons),
-        "to_target": to_target(data, args.epochs, args.budget),
-    }
+    out = {"machine": machine(), "threads": threaded(data, [1, 300])}
+    if not args.threads_only:
+        out["per_epoch"] = per_epoch(data, args.horizons)
+        out["to_target"] = to_target(data, args.epochs, args.budget)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)

@@ -88,25 +88,26 @@ def train(data: list[dict], check: list[dict], with_qe: bool, cfg: dict) -> ln.F
 
 
 def errors(fit: ln.FitResult, data: list[dict], check: dict, with_qe: bool) -> dict[str, float]:
-    """The learned quantities at the visited ``(x, theta)`` against the truth (max error
-    over the largest true magnitude): with ``Q_e`` the ``M`` entries and ``dV/dtheta``;
-    without it only what the pendulum's equation fixes, ``M_xtheta / M_thetatheta`` and
-    ``dV/dtheta / M_thetatheta`` (``Q_theta = 0`` is homogeneous: a Lagrangian times any
-    constant fits as well). Also the held-out trial's theta acceleration from the forward
-    dynamics (RMS error over the true RMS)."""
+    """What the data identify (``Lagrangian.identified``) at the visited ``(x, theta)``
+    against the truth, max error over the largest true magnitude: with ``Q_e`` every ``M``
+    entry and ``dV/dtheta``; without it the pendulum's row, ``M_thetatheta``, ``M_thetax``
+    and ``dV/dtheta``, each divided by its gauge ``mean M_thetatheta`` (``Q_theta = 0`` is
+    homogeneous: a Lagrangian times any constant fits as well). Also the held-out trial's
+    theta acceleration from the forward dynamics (RMS error over the true RMS)."""
     _, component = cp.learned(cp.network(data))
     q = {c: np.concatenate([r[f"q_{c}"] for r in data]) for c in cp.COORDINATES}
-    got = component.dynamics(q, fit.params)
-    M, dV = got["M"], got["dVdq"][:, 1]
     truth, true_dV = cp.true_mass(q["theta"]), cp.true_dV(q["theta"])
     if with_qe:
-        pairs = {name: (M[:, i, j], truth[:, i, j]) for name, (i, j) in ENTRIES.items()}
-        pairs["dV/dtheta"] = (dV, true_dV)
+        got = component.identified(q, fit.params, list(cp.COORDINATES))
+        pairs = {name: (got["M_KK"][:, i, j], truth[:, i, j]) for name, (i, j) in ENTRIES.items()}
+        pairs["dV/dtheta"] = (got["dVdq_K"][:, 1], true_dV)
     else:
-        tt, true_tt = M[:, 1, 1], truth[:, 1, 1]
+        got = component.identified(q, fit.params, ["theta"], scale_free=True)
+        gauge = np.mean(truth[:, 1, 1])
         pairs = {
-            "M_xtheta/M_thetatheta": (M[:, 0, 1] / tt, truth[:, 0, 1] / true_tt),
-            "dV/dtheta/M_thetatheta": (dV / tt, true_dV / true_tt),
+            "M_thetatheta/gauge": (got["M_KK"][:, 0, 0], truth[:, 1, 1] / gauge),
+            "M_thetax/gauge": (got["M_KE"][:, 0, 0], truth[:, 1, 0] / gauge),
+            "dV/dtheta/gauge": (got["dVdq_K"][:, 0], true_dV / gauge),
         }
     out = {
         name: float(np.max(np.abs(mine - exact)) / np.max(np.abs(exact)))
@@ -117,13 +118,10 @@ def errors(fit: ln.FitResult, data: list[dict], check: dict, with_qe: bool) -> d
 
 
 def forward_error(component: ln.Lagrangian, fit: ln.FitResult, check: dict) -> float:
-    """theta'' predicted from ``(q, v, x'')`` and ``Q_theta = 0`` on the record ``check``
-    (``M_tt a_t = Q_t - M_tx a_x - b_t``, ``b``: the inverse dynamics at ``a = 0``), RMS
-    error over the true RMS."""
-    q, v = ({c: check[f"{k}_{c}"] for c in cp.COORDINATES} for k in ("q", "v"))
-    at = component.dynamics(q, fit.params, v, {"x": 0.0, "theta": 0.0})
-    M, bias = at["M"], at["Q"]
-    predicted = (0.0 - M[:, 1, 0] * check["a_x"] - bias[:, 1]) / M[:, 1, 1]
+    """theta'' predicted by the forward dynamics from ``(q, v, x'')`` and ``Q_theta = 0`` on
+    the record ``check``, RMS error over the true RMS."""
+    q, v, a = ({c: check[f"{k}_{c}"] for c in cp.COORDINATES} for k in ("q", "v", "a"))
+    predicted = component.identified(q, fit.params, ["theta"], v=v, a=a)["a_K"][:, 0]
     truth = check["a_theta"]
     return float(np.sqrt(np.mean((predicted - truth) ** 2)) / np.sqrt(np.mean(truth**2)))
 

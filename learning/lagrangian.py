@@ -263,6 +263,59 @@ class Lagrangian(ac.Component):
             result["Q"] = out[3].T
         return result
 
+    def identified(
+        self,
+        q: Mapping[str, np.ndarray],
+        params: Mapping[str, float] | None = None,
+        measured: Sequence[str] = (),
+        *,
+        v: Mapping[str, np.ndarray] | None = None,
+        a: Mapping[str, np.ndarray] | None = None,
+        Q: Mapping[str, np.ndarray] | None = None,
+        scale_free: bool = False,
+    ) -> dict[str, np.ndarray]:
+        """What data with the generalized forces of the coordinates ``measured`` (the set
+        ``K``; the others, ``E``, externally specified) determine, at the samples ``q``:
+        ``"M_KK"`` (samples x |K| x |K|), ``"M_KE"`` (samples x |K| x |E|), ``"dVdq_K"``
+        (samples x |K|) and, given ``v`` and ``a`` (``a_K`` is not used) and ``Q`` of ``K``
+        (default zero), the forward dynamics ``"a_K" = M_KK^{-1} (Q_K - M_KE a_E - b_K)``.
+        ``M_EE`` and the parts of ``V`` that depend on ``q_E`` alone do not enter the
+        equations of ``K``, so such data cannot fix them (ServoLNN, Section 4.2) and they are
+        not returned. ``scale_free``: every measured force is zero (homogeneous equations:
+        any multiple of the Lagrangian fits), so ``M_KK``, ``M_KE`` and ``dV/dq_K`` are
+        divided by the gauge ``mean tr M_KK`` over the samples, ``"gauge"`` in the result
+        (the forward dynamics need no division)."""
+        K = [self.coordinates.index(c) for c in measured if c in self.coordinates]
+        if not K or len(K) != len(measured):
+            raise OptionError(
+                f"Lagrangian {self.full_name}.identified: measured={list(measured)!r} must "
+                f"name one or more of its coordinates {', '.join(self.coordinates)}"
+            )
+        E = [i for i in range(len(self.coordinates)) if i not in K]
+        got = self.dynamics(q, params)
+        M = got["M"]
+        gauge = float(np.mean(np.trace(M[:, K][:, :, K], axis1=1, axis2=2)))
+        c = gauge if scale_free else 1.0
+        out = {
+            "M_KK": M[:, K][:, :, K] / c,
+            "M_KE": M[:, K][:, :, E] / c,
+            "dVdq_K": got["dVdq"][:, K] / c,
+            "gauge": np.asarray(gauge),
+        }
+        if v is not None and a is not None:
+            held = {**a, **{self.coordinates[k]: 0.0 for k in K}}
+            rest = self.dynamics(q, params, v, held)["Q"][:, K]  # M_KE a_E + b_K
+            force = np.column_stack(
+                [
+                    np.broadcast_to(
+                        np.asarray((Q or {}).get(self.coordinates[k], 0.0)), rest[:, 0].shape
+                    )
+                    for k in K
+                ]
+            )
+            out["a_K"] = np.linalg.solve(M[:, K][:, :, K], (force - rest)[..., None])[..., 0]
+        return out
+
     def parameter_names(self) -> list[str]:
         """Full names of the network's raw parameters (``["cp.nn_W1_0_0", ...]``)."""
         return [f"{self.full_name}.nn_{raw}" for raw in self._theta]

@@ -18,21 +18,24 @@ give three residuals per sample, each scaled by the spread of what it predicts:
 
 The loss is ``sum_kind w_kind mean_samples |r_kind|^2`` (``losses``: the weights ``w``; a
 kind left out is not computed). A measured force that is identically zero (a free
-coordinate: ``Q_theta = 0`` of a pendulum's pivot) has no spread: beside a nonzero one its
-inverse residual is taken in accelerations, ``Q^_k / M_kk / std(a_k)``. When every
-measured force is zero the equations are homogeneous and the inverse and power residuals
-stay in force units, unscaled: they pull the Lagrangian towards zero (measured on the
-cart-pendulum without its servo force: ``M_thetatheta`` at 0.28 of the truth, ``M_xx`` at
-``eps``), but the scale-free forms (accelerations, or the forward loss alone) stall from a
-random start at the trivial fit ``a^ = 0`` (loss ~1 of the spread, on 10 trials).
+coordinate: ``Q_theta = 0`` of a pendulum's pivot) has no spread: its inverse residual is
+taken in accelerations, ``Q^_k / M_kk / std(a_k)``. When every measured force is zero the
+equations are homogeneous: the power residual is then taken in accelerations too,
+``sum_K v_k Q^_k / M_kk / std(sum_K v_k a_k)``, the residuals are all scale-free and the
+Lagrangian's scale is fixed by the gauge ``g = log(mean_batch tr M_KK(q) / m_0)`` added to
+the loss as ``g^2`` (``m_0``: the start network's mean ``tr M_KK`` over the training
+samples), which no residual depends on, so the fit is the same up to that scale. Without the
+gauge, force-unit residuals pull the Lagrangian towards zero (measured on the cart-pendulum
+without its servo force: ``M_thetatheta`` at 0.28 of the truth, ``M_xx`` at ``eps`` and
+``M_xtheta`` capped by positive definiteness; theta'' 4 % off on a held-out trial).
 
 What the data cannot tell: without ``Q_E`` every residual is unchanged when a function of
 ``q_E`` alone is added to ``V``, or when ``M_EE`` changes by a matrix function of ``q_E``
 alone (neither enters ``Q^_K``; ServoLNN, Section 4.2); and when every measured force is
 zero (a free pendulum's pivot) the equations are homogeneous, so the Lagrangian's scale is
-not fixed either. The result's message says which, and :meth:`learning.Lagrangian.dynamics`
-evaluates what is identified: ``M_KK``, ``M_KE``, ``dV/dq_K`` (up to that scale) and the
-forward dynamics.
+not fixed either. The result's message says which, and :meth:`learning.Lagrangian.identified`
+evaluates what is identified: ``M_KK``, ``M_KE``, ``dV/dq_K`` (divided by the gauge when the
+scale is free) and the forward dynamics.
 """
 
 from __future__ import annotations
@@ -122,7 +125,9 @@ def train_lagrangian(
     theta0 = np.array([start[n] for n in names])
     columns = _columns(samples, coordinates, known)
     held = _columns(checks, coordinates, known) if checks else None
-    loss = _BatchLoss(residual, theta0.size)
+    # homogeneous: the scale the data cannot fix is the start's, mean tr M_KK = m_0
+    m0 = float(np.mean(residual.map(columns.shape[1])(columns, theta0)[1])) if homogeneous else 0
+    loss = _BatchLoss(residual, theta0.size, m0)
     scored = held if held is not None else columns  # the data that pick the best weights
 
     def total(cols: np.ndarray, theta: np.ndarray) -> float:
@@ -147,7 +152,7 @@ def train_lagrangian(
     unmeasured = [c for c in coordinates if c not in known]
     message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"
     if polish:
-        polished, why = _least_squares(residual, columns, best, max_nfev)
+        polished, why = _least_squares(residual, columns, best, max_nfev, loss.gauge)
         score = total(scored, polished)
         kept = score < min(checked)
         best = polished if kept else best
@@ -156,13 +161,14 @@ def train_lagrangian(
         message += (
             f"; without Q for {', '.join(unmeasured)} the parts of M and V that depend on "
             f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
-            "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.dynamics), not raw "
-            "M or V"
+            "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.identified), not "
+            "raw M or V"
         )
     if homogeneous:
         message += (
             "; every measured force is zero, so the Lagrangian's scale is not identified "
-            "either (any multiple fits as well): compare ratios and forward dynamics"
+            f"either (any multiple fits as well; fixed at the start's mean tr M_KK = {m0:.4g}): "
+            "compare them divided by it (Lagrangian.identified(..., scale_free=True))"
         )
     return FitResult(
         params=dict(zip(names, best.tolist())),
@@ -243,7 +249,7 @@ def _residual(
     samples: dict[str, np.ndarray],
     losses: Mapping[str, float],
 ) -> cs.Function:
-    """``(sample column, theta) -> weighted residuals`` of one sample (SX)."""
+    """``(sample column, theta) -> (weighted residuals, tr M_KK)`` of one sample (SX)."""
     unforced = _unforced(samples, known)
     coords = component.coordinates
     n = len(coords)
@@ -257,16 +263,17 @@ def _residual(
     Qhat, bias, _ = inverse_dynamics(M, V, q, v, a)
     zero = [j for j, c in enumerate(known) if c in unforced]
     homogeneous = len(zero) == len(known)
-    # beside a measured nonzero force, a zero force's residual in accelerations, Q^_k / M_kk
+    # a zero force's residual in accelerations, Q^_k / M_kk
     weight = cs.SX.ones(len(K))
-    for j in [] if homogeneous else zero:
+    for j in zero:
         weight[j] = 1 / M[K[j], K[j]]
     accel = np.array([np.std(samples[f"a_{c}"]) for c in known])
     force = np.array([np.std(samples[f"Q_{c}"]) for c in known])
+    power = sum(samples[f"v_{c}"] * samples[f"{'a' if homogeneous else 'Q'}_{c}"] for c in known)
     spread = {
-        "inverse": np.where(force > 0, force, 1.0 if homogeneous else accel),
+        "inverse": np.where(force > 0, force, accel),
         "forward": accel,
-        "power": np.array([np.std(sum(samples[f"v_{c}"] * samples[f"Q_{c}"] for c in known))]),
+        "power": np.array([np.std(power)]),
     }
     parts = []
     for kind in LOSSES:
@@ -279,28 +286,35 @@ def _residual(
             rhs = Q - cs.mtimes(M[K, E], a[E]) - bias[K] if E else Q - bias[K]
             r = cs.solve(M[K, K], rhs) - a[K]
         else:
-            r = cs.dot(v[K], Qhat[K] - Q)
+            r = cs.dot(v[K], (Qhat[K] - Q) * weight) if homogeneous else cs.dot(v[K], Qhat[K] - Q)
         scale = np.where(spread[kind] > 0, spread[kind], 1.0)
         parts.append(np.sqrt(w) * r / cs.DM(scale))
-    return cs.Function("lagrangian_residual", [col, theta], [cs.vertcat(*parts)])
+    gauge = cs.trace(M[K, K])
+    return cs.Function("lagrangian_residual", [col, theta], [cs.vertcat(*parts), gauge])
 
 
 def _least_squares(
-    residual: cs.Function, columns: np.ndarray, theta: np.ndarray, max_nfev: int
+    residual: cs.Function, columns: np.ndarray, theta: np.ndarray, max_nfev: int, gauge: float
 ) -> tuple[np.ndarray, str]:
     """Levenberg-Marquardt from ``theta`` on every sample's residuals, ``r / sqrt(count)``
-    stacked (their squares sum to the loss)."""
+    stacked (their squares sum to the loss), and the gauge row when ``gauge`` (``m_0``)."""
     count = columns.shape[1]
     col, th = cs.SX.sym("sample", columns.shape[0]), cs.SX.sym("theta", theta.size)
-    r = residual(col, th)
-    per_sample = cs.Function("rJ", [col, th], [r, cs.jacobian(r, th)]).map(count)
+    r, g = residual(col, th)
+    rJ = cs.Function("rJ", [col, th], [r, cs.jacobian(r, th), g, cs.jacobian(g, th)])
+    per_sample = rJ.map(count)
     rows = r.numel()
 
     def fn(cols: np.ndarray, x: np.ndarray) -> list[np.ndarray]:
-        """Sample-major residuals and their Jacobian, over ``sqrt(count)``."""
-        R, J = (np.asarray(a) for a in per_sample(cols, x))
+        """Sample-major residuals and their Jacobian, over ``sqrt(count)``, then the gauge's."""
+        R, J, G, dG = (np.asarray(a) for a in per_sample(cols, x))
         J = J.reshape(rows, count, -1).transpose(1, 0, 2).reshape(count * rows, -1)
-        return [R.T.ravel() / np.sqrt(count), J / np.sqrt(count)]
+        R, J = R.T.ravel() / np.sqrt(count), J / np.sqrt(count)
+        if not gauge:
+            return [R, J]
+        mean = G.mean()
+        dmean = dG.reshape(count, -1).mean(axis=0)
+        return [np.append(R, np.log(mean / gauge)), np.vstack([J, dmean / mean])]
 
     both = remember_last(lambda x: fn(columns, x))
     with blas_threads(1):
@@ -316,11 +330,12 @@ def _least_squares(
 
 
 class _BatchLoss:
-    """``(columns, index, theta) -> (mean over the indexed samples of |r|^2, gradient)``,
-    one mapped CasADi function per batch size."""
+    """``(columns, index, theta) -> (mean over the indexed samples of |r|^2 (+ the gauge's
+    square when ``gauge``: ``log(mean tr M_KK / gauge)^2``), gradient)``, one mapped CasADi
+    function per batch size."""
 
-    def __init__(self, residual: cs.Function, size: int) -> None:
-        self.residual, self.size = residual, size
+    def __init__(self, residual: cs.Function, size: int, gauge: float = 0.0) -> None:
+        self.residual, self.size, self.gauge = residual, size, gauge
         self._by_size: dict[int, cs.Function] = {}
 
     def __call__(
@@ -330,8 +345,10 @@ class _BatchLoss:
         if count not in self._by_size:
             X = cs.MX.sym("X", columns.shape[0], count)
             th = cs.MX.sym("theta", self.size)
-            R = self.residual.map(count)(X, th)
+            R, G = self.residual.map(count)(X, th)
             L = cs.sumsqr(R) / count
+            if self.gauge:
+                L += cs.log(cs.sum2(G) / count / self.gauge) ** 2
             self._by_size[count] = cs.Function("batch_loss", [X, th], [L, cs.gradient(L, th)])
         L, g = self._by_size[count](columns[:, index], theta)
         return float(L), np.asarray(g).ravel()

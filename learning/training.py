@@ -41,7 +41,7 @@ from acausal.errors import OptionError, unknown_name
 
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .rollout import StepMap, Trajectory
-from .threads import blas_threads
+from .threads import blas_threads, cores
 from .uncertainty import Uncertainty, from_jacobian
 
 
@@ -86,7 +86,8 @@ def with_trained(base: cs.MX, q: cs.MX, trained: Sequence[int], scales: np.ndarr
 
 class RolloutLoss:
     """``L`` and ``dL/dq`` of a batch of ``B`` windows as one CasADi function of the scaled
-    trained parameters ``q`` (built once per batch size)."""
+    trained parameters ``q`` (built once per batch size), the windows evaluated on
+    ``threads`` threads (CasADi's threaded ``map``; its reverse mode is threaded too)."""
 
     def __init__(
         self,
@@ -96,8 +97,9 @@ class RolloutLoss:
         scales: np.ndarray,
         weights: np.ndarray,
         penalties: Sequence[tuple[cs.SX, float]] = (),
+        threads: int = 1,
     ) -> None:
-        self.step, self.horizon = step, horizon
+        self.step, self.horizon, self.threads = step, horizon, threads
         self.trained, self.scales, self.weights = list(trained), scales, weights
         m = step.model
         exprs = cs.vertcat(*[e for e, _ in penalties]) if penalties else cs.SX(0, 1)
@@ -119,7 +121,8 @@ class RolloutLoss:
         q = cs.MX.sym("q", len(self.trained))
         base = cs.MX.sym("p", step.model.p.numel())
         p = with_trained(base, q, self.trained, self.scales)
-        xhat = step.rollout(n).map(size)(xz0, u, t, p)[:nx, :]
+        windows = step.rollout(n).map(size, "thread", min(self.threads, size))
+        xhat = windows(xz0, u, t, p)[:nx, :]
         r = cs.vec(cs.DM(np.sqrt(self.weights / (n * size))) * (xhat - xm))
         if self.factors.numel():  # c mean(eta^2) at the windows' measured starts
             eta = self.penalty.map(size)(xz0[:nx, :], xz0[nx:, :], p, t[:, ::n])
@@ -320,6 +323,7 @@ def train(
     penalties: Sequence[tuple[cs.SX, float]] = (),
     uncertainty: bool | str = False,
     progress: bool | Callable[[FitProgress], None] = True,
+    threads: int | None = None,
 ) -> FitResult:
     """Learn ``params`` (default: the raw parameters of every :class:`~learning.Unknown`)
     and ``physical`` parameters from measured ``trajectories`` by rollouts (see the module
@@ -340,7 +344,9 @@ def train(
     as nuisance (:mod:`learning.uncertainty`, one full-batch Jacobian), for measurement
     noise on the states (``True`` or ``"measurement"``) or process noise (``"process"``);
     feedforward only (``horizon=1``: a longer window's residuals are correlated along it
-    by the model's own dynamics, which the formulas do not allow for).
+    by the model's own dynamics, which the formulas do not allow for). ``threads``: threads
+    evaluating a batch's windows (default: every core this process may use; the results do
+    not depend on it).
     """
     tic = _time.perf_counter()
     model, source = compiled(system, "train")
@@ -356,6 +362,8 @@ def train(
         )
     if horizon < 1 or stride < 1:
         raise OptionError(f"train: horizon={horizon} and stride={stride} must be >= 1")
+    if threads is not None and threads < 1:
+        raise OptionError(f"train: threads={threads} must be >= 1 (or None: every core)")
     trajs = [Trajectory(model, d, inputs) for d in trajectories]
     checks = [Trajectory(model, d, inputs) for d in validation]
     if not trajs:
@@ -374,7 +382,8 @@ def train(
         if s not in model.states:
             raise unknown_name("state", s, model.states)
         weights[model.states.index(s)] = float(w)
-    objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties)
+    threads = cores() if threads is None else threads
+    objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties, threads)
     train_w = Windows(step, trajs, horizon, stride, p)
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
     q = p[trained] / scales

@@ -128,6 +128,29 @@ def test_the_network_mass_matrix_is_positive_definite_for_any_weights():
     assert smallest >= 0.01 - 1e-12
 
 
+def test_what_the_pendulum_equation_identifies_against_the_closed_form():
+    """With theta's force measured (x prescribed): ``M_KK = m2 l^2``, ``M_KE = m2 l cos``,
+    ``dV/dtheta = m2 g l sin`` and the forward dynamics ``theta'' = -(cos x'' + g sin) / l``;
+    scale-free, the same divided by ``m2 l^2``."""
+    rng = np.random.default_rng(0)
+    th, v, ax = rng.uniform(-1.5, 1.5, 50), rng.normal(size=(2, 50)), rng.normal(size=50)
+    q = {"x": rng.normal(size=50), "theta": th}
+    rates, accel = {"x": v[0], "theta": v[1]}, {"x": ax, "theta": np.full(50, 7.0)}
+    comp = known()
+    got = comp.identified(q, measured=["theta"], v=rates, a=accel)
+    scaled = comp.identified(q, measured=["theta"], scale_free=True)
+    m2l2 = M_BOB * STRING**2
+    assert np.allclose(got["M_KK"][:, 0, 0], m2l2, rtol=1e-12)
+    assert np.allclose(got["M_KE"][:, 0, 0], M_BOB * STRING * np.cos(th), rtol=1e-12)
+    assert np.allclose(got["dVdq_K"][:, 0], M_BOB * G_CART * STRING * np.sin(th), atol=1e-12)
+    forward = -(np.cos(th) * ax + G_CART * np.sin(th)) / STRING
+    assert np.allclose(got["a_K"][:, 0], forward, rtol=1e-10, atol=1e-12)
+    assert float(scaled["gauge"]) == pytest.approx(m2l2, rel=1e-12)
+    assert np.allclose(scaled["M_KE"][:, 0, 0], np.cos(th) / STRING, rtol=1e-12)
+    with pytest.raises(OptionError, match="measured=\\['y'\\] must name one or more"):
+        comp.identified(q, measured=["y"])
+
+
 def test_bad_lagrangians_get_clear_errors():
     with pytest.raises(OptionError, match="ac.Flange .translation. or ac.RotFlange"):
         ln.Lagrangian("bad", {"x": ac.Pin}, network=ln.LagrangianNet(1))

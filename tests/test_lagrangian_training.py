@@ -23,13 +23,15 @@ def component(data, seed: int = 0) -> ln.Lagrangian:
     return ln.Lagrangian("lnn", cp.COORDINATES, network=cp.network(data, seed))
 
 
-def test_the_batch_gradient_agrees_with_finite_differences(data):
+@pytest.mark.parametrize("gauge", [0.0, 0.05])
+def test_the_batch_gradient_agrees_with_finite_differences(data, gauge):
+    """With and without the gauge term ``log(mean tr M_KK / m_0)^2``."""
     comp = component(data)
     samples = {k: np.concatenate([r[k] for r in data]) for k in data[0]}
     known = ["x", "theta"]
     residual = _residual(comp, known, samples, dict.fromkeys(("inverse", "forward", "power"), 1.0))
     columns = _columns(samples, comp.coordinates, known)
-    loss = _BatchLoss(residual, len(comp.network.raw_names))
+    loss = _BatchLoss(residual, len(comp.network.raw_names), gauge)
     theta = comp.network.raw_init
     index = np.arange(0, columns.shape[1], 7)
     value, grad = loss(columns, index, theta)
@@ -65,21 +67,25 @@ def test_the_residual_kinds_against_their_definitions(data):
     weights = dict.fromkeys(("inverse", "forward", "power"), 1.0)
     residual = _residual(comp, ["theta"], samples, weights)
     columns = _columns(samples, comp.coordinates, ["theta"])
-    got = np.asarray(residual.map(columns.shape[1])(columns, comp.network.raw_init))
+    got, gauge = (
+        np.asarray(x) for x in residual.map(columns.shape[1])(columns, comp.network.raw_init)
+    )
     q = {c: samples[f"q_{c}"] for c in comp.coordinates}
     v = np.vstack([samples["v_x"], samples["v_theta"]]).T
     a = np.vstack([samples["a_x"], samples["a_theta"]]).T
     M, bias, Qhat = finite_difference_dynamics(comp, q, v, a)
     a_theta = (0.0 - M[:, 1, 0] * a[:, 0] - bias[:, 1]) / M[:, 1, 1]
     scale = {k: np.std(x) for k, x in (("Q", samples["Q_theta"]), ("a", samples["a_theta"]))}
+    # Q_theta = 0 (no spread) and no other force: homogeneous, every kind in accelerations
     expected = [
-        Qhat[:, 1] - 0.0,  # Q_theta = 0: its std is 0, so it is divided by 1
+        Qhat[:, 1] / M[:, 1, 1] / scale["a"],
         (a_theta - a[:, 1]) / scale["a"],
-        v[:, 1] * (Qhat[:, 1] - 0.0),  # the power's spread is 0 too: divided by 1
+        v[:, 1] * Qhat[:, 1] / M[:, 1, 1] / np.std(v[:, 1] * a[:, 1]),
     ]
     assert scale["Q"] == 0.0
     for row, want in zip(got, expected):
         assert np.max(np.abs(row - want)) < 1e-6 * max(1.0, np.max(np.abs(want)))
+    assert np.allclose(gauge.ravel(), M[:, 1, 1], rtol=1e-12)  # the gauge: tr M_KK
 
 
 def test_training_lowers_the_loss_and_reports_what_is_not_identified(data):

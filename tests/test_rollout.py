@@ -109,6 +109,11 @@ def test_rollout_gradient_through_a_newton_block_matches_central_differences():
     r, J = (a.full() for a in loss.jacobian(windows.count)(*windows.batch(index), q, p))
     assert float(np.sum(r**2)) == pytest.approx(value, rel=1e-12)
     assert np.allclose(2 * J.T @ r.ravel(), grad, rtol=1e-9, atol=1e-12 * np.abs(grad).max())
+    # the windows on two threads: the same loss and gradient to rounding
+    threaded = RolloutLoss(step, 20, trained, scales, np.ones((1, 1)), threads=2)
+    value2, grad2 = threaded(windows, index, q, p)
+    assert value2 == pytest.approx(value, rel=1e-13)
+    assert np.allclose(grad2, grad, rtol=1e-12, atol=1e-15 * np.abs(grad).max())
 
 
 @pytest.mark.parametrize("horizon", [1, 20])
