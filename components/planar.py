@@ -105,7 +105,8 @@ class Body(ac.Component):
     ``w``, ``alpha``, ``E_kin = m |v_cm|^2 / 2 + I w^2 / 2``, ``E_pot = m g y_cm``, ``P_frame_a``.
     A body built with ``I=0`` is a point mass: its rotational equation becomes the torque
     balance ``0 = tau + (r_a - r_cm) x F`` (so ``I`` cannot be made non-zero later by
-    ``simulate(params=)``).
+    ``simulate(params=)``). ``phi_start`` is a guess of the body's angle for initialization
+    (where the joints leave it to Newton, e.g. a closed loop whose angles are not states).
     """
 
     def __init__(
@@ -114,6 +115,7 @@ class Body(ac.Component):
         m: float | cs.SX = 1.0,
         I: float | cs.SX = 0.1,
         r_cm: tuple[float | cs.SX, float | cs.SX] = (0.0, 0.0),
+        phi_start: float | cs.SX | None = None,
     ) -> None:
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
@@ -127,7 +129,7 @@ class Body(ac.Component):
         self.x_cm, self.y_cm = v("x_cm"), v("y_cm")
         self.vx_cm, self.vy_cm = v("vx_cm"), v("vy_cm")
         self.ax_cm, self.ay_cm = v("ax_cm"), v("ay_cm")
-        self.phi, self.w, self.alpha = v("phi"), v("w"), v("alpha")
+        self.phi, self.w, self.alpha = v("phi", start=phi_start), v("w"), v("alpha")
         self.E_kin, self.E_pot = v("E_kin"), v("E_pot")
         dx, dy = rotate(self.phi, rx, ry)  # centre of mass relative to frame_a
         rotation = inertia * self.alpha if not point_mass else 0

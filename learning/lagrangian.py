@@ -37,7 +37,15 @@ from .lagrangian_net import LagrangianNet
 
 Expression = Callable[[dict[str, cs.SX], dict[str, cs.SX]], object]
 ENERGIES = ("T", "V", "E")
-ATTRIBUTES = (*ENERGIES, "P", "coordinates", "network", "mass_matrix", "potential_energy")
+ATTRIBUTES = (
+    *ENERGIES,
+    "P",
+    "coordinates",
+    "loads",
+    "network",
+    "mass_matrix",
+    "potential_energy",
+)
 
 
 def inverse_dynamics(
@@ -55,8 +63,13 @@ def inverse_dynamics(
 class Lagrangian(ac.Component):
     """A mechanism known only through its Lagrangian (see the module docstring).
 
-    ``coordinates``: ``{name: ac.Flange | ac.RotFlange}``, one connector per generalized
-    coordinate, in order. ``mass(q, p)`` (rows of an n x n symmetric positive definite
+    ``coordinates``: ``{name: ac.Flange | ac.RotFlange | None}``, one connector per generalized
+    coordinate, in order (``None``: an internal coordinate, no connector, ``Q = 0``).
+    ``loads``: ``{name: (ac.Flange | ac.RotFlange, position(q, p))}``, connectors whose
+    potential is an expression ``s(q)`` of the coordinates (a point's displacement along a
+    direction, a body's angle) and whose flow ``f`` acts on the coordinates as the
+    generalized force ``(ds/dq)^T f`` (virtual work ``f ds``); its power is
+    ``P_<load> = f ds/dt``. ``mass(q, p)`` (rows of an n x n symmetric positive definite
     matrix, or a CasADi matrix) and ``potential(q, p)`` (a scalar) are user expressions of
     the coordinates ``q`` and the component's ``parameters`` ``p`` (both dicts by name, e.g.
     ``lambda q, p: -p["m"] * p["g"] * p["l"] * ac.cos(q["theta"])``); a ``network``
@@ -76,9 +89,10 @@ class Lagrangian(ac.Component):
         parameters: Mapping[str, float] | None = None,
         q0: Mapping[str, float] | None = None,
         v0: Mapping[str, float] | None = None,
+        loads: Mapping[str, tuple[ac.ConnectorType, Expression]] | None = None,
     ) -> None:
         super().__init__(name)
-        self._check(coordinates, mass, potential, network, q0, v0)
+        self._check(coordinates, mass, potential, network, q0, v0, loads or {})
         self.coordinates = tuple(coordinates)
         self.network = network
         p = {k: self.parameter(k, float(v)) for k, v in (parameters or {}).items()}
@@ -88,7 +102,6 @@ class Lagrangian(ac.Component):
                 self._theta[raw] = self.parameter(f"nn_{raw}", float(value))
         q, v, a, Q = {}, {}, {}, {}
         for c, ctype in coordinates.items():
-            port = self.connector(c, ctype)  # reached as self.<c> (__getattr__)
             start_q, start_v = (q0 or {}).get(c), (v0 or {}).get(c)
             q[c] = self.variable(
                 f"q_{c}", start=self.initial(f"q_{c}0", start_q), fixed=start_q is not None
@@ -97,21 +110,32 @@ class Lagrangian(ac.Component):
                 f"v_{c}", start=self.initial(f"v_{c}0", start_v), fixed=start_v is not None
             )
             a[c] = self.variable(f"a_{c}")
-            Q[c] = getattr(port, ctype.flows[0])
-            self.equations(
-                getattr(port, ctype.potentials[0]) == q[c],
-                v[c] == ac.der(q[c]),
-                a[c] == ac.der(v[c]),
-            )
+            self.equations(v[c] == ac.der(q[c]), a[c] == ac.der(v[c]))
+            Q[c] = cs.SX(0)
+            if ctype is not None:
+                port = self.connector(c, ctype)  # reached as self.<c> (__getattr__)
+                Q[c] = getattr(port, ctype.flows[0])
+                self.equations(getattr(port, ctype.potentials[0]) == q[c])
         M, V = self._mass_and_potential(q, p, mass, potential)
         qv, vv, av, Qv = (cs.vertcat(*d.values()) for d in (q, v, a, Q))
         lhs, _, kinetic = inverse_dynamics(M, V, qv, vv, av)
+        self.loads = tuple(loads or {})
+        for load, (ltype, position) in (loads or {}).items():
+            port = self.connector(load, ltype)
+            s_l, f_l = (getattr(port, k[0]) for k in (ltype.potentials, ltype.flows))
+            where = cs.SX(position(dict(q), dict(p)))
+            self.equations(
+                s_l == where,
+                self.variable(f"P_{load}") == f_l * cs.jtimes(where, qv, vv),
+            )
+            Qv = Qv + cs.gradient(where, qv) * f_l
         self.equations(*[lhs[i] == Qv[i] for i in range(len(self.coordinates))])
         self._q, self._v, self._a, self._lhs = qv, vv, av, lhs
         self.T, self.V, self.E = (self.variable(n) for n in ENERGIES)
         self.equations(self.T == kinetic, self.V == V, self.E == self.T + self.V)
-        self.P = {c: self.variable(f"P_{c}") for c in self.coordinates}
-        self.equations(*[self.P[c] == v[c] * Q[c] for c in self.coordinates])
+        ported = [c for c in self.coordinates if coordinates[c] is not None]
+        self.P = {c: self.variable(f"P_{c}") for c in ported}
+        self.equations(*[self.P[c] == v[c] * Q[c] for c in ported])
         self.mass_matrix, self.potential_energy = M, V
 
     def _check(
@@ -122,6 +146,7 @@ class Lagrangian(ac.Component):
         network: LagrangianNet | None,
         q0: Mapping[str, float] | None,
         v0: Mapping[str, float] | None,
+        loads: Mapping[str, tuple[ac.ConnectorType, Expression]],
     ) -> None:
         who = f"Lagrangian {self.full_name}"
         if not isinstance(coordinates, Mapping) or not coordinates:
@@ -129,17 +154,25 @@ class Lagrangian(ac.Component):
                 f"{who}: coordinates must map names to ac.Flange or ac.RotFlange, e.g. "
                 "{'x': ac.Flange, 'theta': ac.RotFlange}"
             )
-        for c, ctype in coordinates.items():
-            if ctype not in (ac.Flange, ac.RotFlange):
+        ports = {**coordinates, **{k: v[0] for k, v in loads.items()}}
+        for c, ctype in ports.items():
+            kind = "coordinate" if c in coordinates else "load"
+            if ctype not in (ac.Flange, ac.RotFlange) and not (
+                kind == "coordinate" and ctype is None
+            ):
                 raise OptionError(
-                    f"{who}: coordinate {c!r} has connector type {ctype!r}; use ac.Flange "
+                    f"{who}: {kind} {c!r} has connector type {ctype!r}; use ac.Flange "
                     "(translation) or ac.RotFlange (rotation)"
+                    + (" or None (internal)" if kind == "coordinate" else "")
                 )
             if c in ATTRIBUTES or c.startswith("_") or hasattr(ac.Component, c):
                 raise OptionError(
-                    f"{who}: the coordinate name {c!r} is taken by the component "
+                    f"{who}: the {kind} name {c!r} is taken by the component "
                     f"({', '.join(ATTRIBUTES)} and the methods of ac.Component); rename it"
                 )
+        clash = sorted(set(coordinates) & set(loads))
+        if clash:
+            raise OptionError(f"{who}: {clash} name both a coordinate and a load; rename one")
         if network is not None and not isinstance(network, LagrangianNet):
             raise OptionError(f"{who}: network= must be an ln.LagrangianNet, got {network!r}")
         if network is not None and network.n != len(coordinates):

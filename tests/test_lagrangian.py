@@ -80,6 +80,38 @@ def test_a_learned_lagrangian_obeys_the_energy_balance():
     assert np.allclose(res["cp.P_x"], res["cp.v_x"] * res["cp.x.f"], rtol=0, atol=1e-12)
 
 
+def test_a_load_point_acts_by_its_virtual_work():
+    """A pendulum in its angle with the bob's horizontal position ``l sin(theta)`` as a load
+    connector pushed by a constant force ``F``, a damper on the angle: it settles at
+    ``tan(theta) = F / (m g)`` (closed form), and ``E(t) - E(0)`` is the work done through
+    both connectors."""
+    from components import rotational as rot
+
+    m, l, g, force = 0.4, 0.8, 9.81, 1.5
+    pendulum = ln.Lagrangian(
+        "pend",
+        {"theta": ac.RotFlange},
+        mass=lambda q, p: [[p["m"] * p["l"] ** 2]],
+        potential=lambda q, p: -p["m"] * g * p["l"] * ac.cos(q["theta"]),
+        parameters={"m": m, "l": l},
+        q0={"theta": 0.0},
+        v0={"theta": 0.0},
+        loads={"bob": (ac.Flange, lambda q, p: p["l"] * ac.sin(q["theta"]))},
+    )
+    s = ac.System("pushed")
+    damper, ground = rot.Damper("damper", d=0.3), rot.Fixed("ground")
+    push = tr.ConstantForce("push", f_constant=force)
+    s.connect(pendulum.theta, damper.flange_b)
+    s.connect(damper.flange_a, ground.flange)
+    s.connect(push.flange, pendulum.bob)
+    res = simulate(s, t_end=30.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    assert res["pend.q_theta"][-1] == pytest.approx(np.arctan(force / (m * g)), abs=1e-6)
+    assert np.allclose(res["pend.bob.s"], l * np.sin(res["pend.q_theta"]), atol=1e-10)
+    work = cumulative_simpson(res["pend.P_theta"] + res["pend.P_bob"], x=res.t, initial=0.0)
+    assert np.ptp(res["pend.E"]) > 0.05
+    assert np.max(np.abs(res["pend.E"] - res["pend.E"][0] - work)) < 1e-6
+
+
 def finite_difference_dynamics(
     component: ln.Lagrangian, q: dict, v: np.ndarray, a: np.ndarray, h: float = 1e-6
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,5 +208,12 @@ def test_bad_lagrangians_get_clear_errors():
         )
     with pytest.raises(OptionError, match="q0 names \\['y'\\]"):
         ln.Lagrangian("bad", {"x": ac.Flange}, network=ln.LagrangianNet(1), q0={"y": 0.0})
+    mass, zero = (lambda q, p: [[1.0]]), (lambda q, p: 0.0)
+    with pytest.raises(OptionError, match="load 'tip' has connector type"):
+        ln.Lagrangian("bad", {"x": None}, mass=mass, potential=zero, loads={"tip": (ac.Pin, zero)})
+    with pytest.raises(OptionError, match="name both a coordinate and a load"):
+        ln.Lagrangian(
+            "bad", {"x": ac.Flange}, mass=mass, potential=zero, loads={"x": (ac.Flange, zero)}
+        )
     with pytest.raises(OptionError, match="relu has no curvature"):
         ln.LagrangianNet(2, activation="relu")
