@@ -15,6 +15,9 @@ option dissipative by construction) and :class:`Sum` (named parts on separate in
 conservative + non-conservative). :class:`Unknown` (:mod:`learning.unknown`) places a law
 in a Type 1, 2 or 3 two-connector template. :class:`Lagrangian` is a component stated by
 its Lagrangian ``1/2 q'^T M(q) q' - V(q)`` (expressions, or a :class:`LagrangianNet`).
+:func:`reduce_mechanism` reduces a planar mechanism's :func:`natural_coordinates` to minimal
+coordinates (a dynamics-aware autoencoder); its result's ``component`` is a
+:class:`ReducedModel`.
 """
 
 from .equation_error import fit_equations
@@ -28,9 +31,11 @@ from .lagrangian_net import LagrangianNet
 from .lagrangian_training import train_lagrangian
 from .law import Law, softplus, softplus_inv
 from .mlp import MLP
+from .natural import NaturalCoordinates, PointLoad, natural_coordinates
 from .neural import NeuralNet
 from .objective import Failure
 from .polynomial import Polynomial
+from .reduction import ReducedModel, Reduction, reduce_mechanism
 from .rollout import predict
 from .signals import Reconstruction, reconstruct, relative_mae
 from .sum_law import Sum
@@ -48,6 +53,12 @@ __all__ = [
     "Lagrangian",
     "LagrangianNet",
     "train_lagrangian",
+    "natural_coordinates",
+    "NaturalCoordinates",
+    "PointLoad",
+    "reduce_mechanism",
+    "Reduction",
+    "ReducedModel",
     "softplus",
     "softplus_inv",
     "fit",

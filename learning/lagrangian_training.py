@@ -21,13 +21,17 @@ kind left out is not computed). A measured force that is identically zero (a fre
 coordinate: ``Q_theta = 0`` of a pendulum's pivot) has no spread: its inverse residual is
 taken in accelerations, ``Q^_k / M_kk / std(a_k)``. When every measured force is zero the
 equations are homogeneous: the power residual is then taken in accelerations too,
-``sum_K v_k Q^_k / M_kk / std(sum_K v_k a_k)``, the residuals are all scale-free and the
-Lagrangian's scale is fixed by the gauge ``g = log(mean_batch tr M_KK(q) / m_0)`` added to
-the loss as ``g^2`` (``m_0``: the start network's mean ``tr M_KK`` over the training
-samples), which no residual depends on, so the fit is the same up to that scale. Without the
-gauge, force-unit residuals pull the Lagrangian towards zero (measured on the cart-pendulum
-without its servo force: ``M_thetatheta`` at 0.28 of the truth, ``M_xx`` at ``eps`` and
-``M_xtheta`` capped by positive definiteness; theta'' 4 % off on a held-out trial).
+``sum_K v_k Q^_k / M_kk / std(sum_K v_k a_k)``, and the residuals are all scale-free.
+
+What no residual sees is fixed by gauges added to the loss, ``log(mean_batch g / g_0)^2``
+with ``g_0`` the start network's mean over the training samples: ``g = tr M_KK`` when the
+equations are homogeneous (the Lagrangian's scale), ``g = tr M_EE`` when some forces are not
+measured (``M_EE`` is free, see below). Neither changes what the data fix. Without them,
+measured on the cart-pendulum without its servo force, force-unit residuals pulled the
+Lagrangian towards zero (``M_thetatheta`` at 0.28 of the truth; theta'' 4 % off on a
+held-out trial), and scale-free ones let ``M_xx`` fall to ``eps``, where positive
+definiteness caps ``|M_xtheta| <= sqrt(M_xx M_thetatheta)`` below the truth's (theta'' 11 %
+off).
 
 What the data cannot tell: without ``Q_E`` every residual is unchanged when a function of
 ``q_E`` alone is added to ``V``, or when ``M_EE`` changes by a matrix function of ``q_E``
@@ -53,7 +57,7 @@ from acausal.errors import OptionError
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .threads import blas_threads
-from .training import _reporter, adam_epochs, remember_last
+from .training import SampleLoss, _reporter, adam_epochs, remember_last
 
 LOSSES = ("inverse", "forward", "power")
 
@@ -126,20 +130,19 @@ def train_lagrangian(
     columns = _columns(samples, coordinates, known)
     held = _columns(checks, coordinates, known) if checks else None
     # homogeneous: the scale the data cannot fix is the start's, mean tr M_KK = m_0
-    m0 = float(np.mean(residual.map(columns.shape[1])(columns, theta0)[1])) if homogeneous else 0
-    loss = _BatchLoss(residual, theta0.size, m0)
+    # what the data cannot fix stays at the start's: tr M_KK (homogeneous), tr M_EE
+    traces = np.mean(np.asarray(residual.map(columns.shape[1])(columns, theta0)[1]), axis=1)
+    gauge = traces * [homogeneous, len(known) < len(coordinates)]
+    loss = SampleLoss(residual, theta0.size, gauge)
     scored = held if held is not None else columns  # the data that pick the best weights
-
-    def total(cols: np.ndarray, theta: np.ndarray) -> float:
-        return loss(cols, np.arange(cols.shape[1]), theta)[0]
 
     best, history, checked = adam_epochs(
         lambda index, theta: loss(columns, index, theta),
         columns.shape[1],
         theta0,
         (np.full(theta0.size, -np.inf), np.full(theta0.size, np.inf)),
-        total(scored, theta0),
-        (lambda theta: total(held, theta)) if held is not None else None,
+        loss.total(scored, theta0),
+        (lambda theta: loss.total(held, theta)) if held is not None else None,
         epochs=epochs,
         batch=batch,
         lr=lr,
@@ -152,8 +155,8 @@ def train_lagrangian(
     unmeasured = [c for c in coordinates if c not in known]
     message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"
     if polish:
-        polished, why = _least_squares(residual, columns, best, max_nfev, loss.gauge)
-        score = total(scored, polished)
+        polished, why = _least_squares(residual, columns, best, max_nfev, gauge)
+        score = loss.total(scored, polished)
         kept = score < min(checked)
         best = polished if kept else best
         message += f", then least squares ({why}; {'kept' if kept else 'not kept: no better'})"
@@ -167,13 +170,13 @@ def train_lagrangian(
     if homogeneous:
         message += (
             "; every measured force is zero, so the Lagrangian's scale is not identified "
-            f"either (any multiple fits as well; fixed at the start's mean tr M_KK = {m0:.4g}): "
+            f"either (any multiple fits; fixed at the start's mean tr M_KK = {gauge[0]:.4g}): "
             "compare them divided by it (Lagrangian.identified(..., scale_free=True))"
         )
     return FitResult(
         params=dict(zip(names, best.tolist())),
         weights={},
-        loss=total(columns, best),
+        loss=loss.total(columns, best),
         loss_history=history,
         n_simulations=0,
         n_failed=0,
@@ -289,32 +292,37 @@ def _residual(
             r = cs.dot(v[K], (Qhat[K] - Q) * weight) if homogeneous else cs.dot(v[K], Qhat[K] - Q)
         scale = np.where(spread[kind] > 0, spread[kind], 1.0)
         parts.append(np.sqrt(w) * r / cs.DM(scale))
-    gauge = cs.trace(M[K, K])
-    return cs.Function("lagrangian_residual", [col, theta], [cs.vertcat(*parts), gauge])
+    traces = cs.vertcat(cs.trace(M[K, K]), cs.trace(M[E, E]) if E else 0)
+    return cs.Function("lagrangian_residual", [col, theta], [cs.vertcat(*parts), traces])
 
 
 def _least_squares(
-    residual: cs.Function, columns: np.ndarray, theta: np.ndarray, max_nfev: int, gauge: float
+    residual: cs.Function,
+    columns: np.ndarray,
+    theta: np.ndarray,
+    max_nfev: int,
+    gauge: np.ndarray,
 ) -> tuple[np.ndarray, str]:
     """Levenberg-Marquardt from ``theta`` on every sample's residuals, ``r / sqrt(count)``
-    stacked (their squares sum to the loss), and the gauge row when ``gauge`` (``m_0``)."""
+    stacked (their squares sum to the loss), and a row per nonzero ``gauge`` entry."""
     count = columns.shape[1]
     col, th = cs.SX.sym("sample", columns.shape[0]), cs.SX.sym("theta", theta.size)
     r, g = residual(col, th)
     rJ = cs.Function("rJ", [col, th], [r, cs.jacobian(r, th), g, cs.jacobian(g, th)])
     per_sample = rJ.map(count)
-    rows = r.numel()
+    rows, fixed = r.numel(), np.flatnonzero(gauge)
 
     def fn(cols: np.ndarray, x: np.ndarray) -> list[np.ndarray]:
-        """Sample-major residuals and their Jacobian, over ``sqrt(count)``, then the gauge's."""
+        """Sample-major residuals and their Jacobian, over ``sqrt(count)``, then the gauges'."""
         R, J, G, dG = (np.asarray(a) for a in per_sample(cols, x))
         J = J.reshape(rows, count, -1).transpose(1, 0, 2).reshape(count * rows, -1)
         R, J = R.T.ravel() / np.sqrt(count), J / np.sqrt(count)
-        if not gauge:
-            return [R, J]
-        mean = G.mean()
-        dmean = dG.reshape(count, -1).mean(axis=0)
-        return [np.append(R, np.log(mean / gauge)), np.vstack([J, dmean / mean])]
+        mean = G.mean(axis=1)[fixed]
+        dmean = dG.reshape(G.shape[0], count, -1).mean(axis=1)[fixed]
+        return [
+            np.append(R, np.log(mean / gauge[fixed])),
+            np.vstack([J, dmean / mean[:, None]]),
+        ]
 
     both = remember_last(lambda x: fn(columns, x))
     with blas_threads(1):
@@ -327,28 +335,3 @@ def _least_squares(
             max_nfev=max_nfev,
         )
     return out.x, f"{out.nfev} evaluations: {out.message}"
-
-
-class _BatchLoss:
-    """``(columns, index, theta) -> (mean over the indexed samples of |r|^2 (+ the gauge's
-    square when ``gauge``: ``log(mean tr M_KK / gauge)^2``), gradient)``, one mapped CasADi
-    function per batch size."""
-
-    def __init__(self, residual: cs.Function, size: int, gauge: float = 0.0) -> None:
-        self.residual, self.size, self.gauge = residual, size, gauge
-        self._by_size: dict[int, cs.Function] = {}
-
-    def __call__(
-        self, columns: np.ndarray, index: np.ndarray, theta: np.ndarray
-    ) -> tuple[float, np.ndarray]:
-        count = len(index)
-        if count not in self._by_size:
-            X = cs.MX.sym("X", columns.shape[0], count)
-            th = cs.MX.sym("theta", self.size)
-            R, G = self.residual.map(count)(X, th)
-            L = cs.sumsqr(R) / count
-            if self.gauge:
-                L += cs.log(cs.sum2(G) / count / self.gauge) ** 2
-            self._by_size[count] = cs.Function("batch_loss", [X, th], [L, cs.gradient(L, th)])
-        L, g = self._by_size[count](columns[:, index], theta)
-        return float(L), np.asarray(g).ravel()

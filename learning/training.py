@@ -180,6 +180,38 @@ class RolloutLoss:
         return sum(self(windows, b, q, p)[0] * len(b) for b in parts) / windows.count
 
 
+class SampleLoss:
+    """``(columns, index, theta) -> (mean over the indexed samples (columns of
+    ``columns``) of |r|^2, its gradient)`` for a per-sample residual function
+    ``(column, theta) -> r`` (or ``-> (r, g)``: then plus ``sum_j log(mean g_j / gauge_j)^2``
+    over the nonzero entries of ``gauge``, gauges fixing what no residual sees), one mapped
+    CasADi function per batch size."""
+
+    def __init__(self, residual: cs.Function, size: int, gauge: Sequence[float] = ()) -> None:
+        self.residual, self.size = residual, size
+        self.gauge = np.asarray(gauge, dtype=float)
+        self._by_size: dict[int, cs.Function] = {}
+
+    def __call__(
+        self, columns: np.ndarray, index: np.ndarray, theta: np.ndarray
+    ) -> tuple[float, np.ndarray]:
+        count = len(index)
+        if count not in self._by_size:
+            X = cs.MX.sym("X", columns.shape[0], count)
+            th = cs.MX.sym("theta", self.size)
+            out = self.residual.map(count).call([X, th])
+            L = cs.sumsqr(out[0]) / count
+            for j in np.flatnonzero(self.gauge):
+                L += cs.log(cs.sum2(out[1][j, :]) / count / self.gauge[j]) ** 2
+            self._by_size[count] = cs.Function("batch_loss", [X, th], [L, cs.gradient(L, th)])
+        L, g = self._by_size[count](columns[:, index], theta)
+        return float(L), np.asarray(g).ravel()
+
+    def total(self, columns: np.ndarray, theta: np.ndarray) -> float:
+        """The loss over every sample of ``columns``."""
+        return self(columns, np.arange(columns.shape[1]), theta)[0]
+
+
 class Adam:
     """Adam's update ``q -= lr m^ / (sqrt(v^) + eps)`` with bias-corrected moments."""
 

@@ -8,7 +8,8 @@ import acausal as ac
 import learning as ln
 from acausal.errors import OptionError
 from examples import cart_pendulum as cp
-from learning.lagrangian_training import _BatchLoss, _columns, _residual
+from learning.lagrangian_training import _columns, _residual
+from learning.training import SampleLoss
 from tests.test_lagrangian import finite_difference_dynamics
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors:UserWarning")
@@ -23,15 +24,15 @@ def component(data, seed: int = 0) -> ln.Lagrangian:
     return ln.Lagrangian("lnn", cp.COORDINATES, network=cp.network(data, seed))
 
 
-@pytest.mark.parametrize("gauge", [0.0, 0.05])
+@pytest.mark.parametrize("gauge", [(0.0, 0.0), (0.05, 0.0)])
 def test_the_batch_gradient_agrees_with_finite_differences(data, gauge):
-    """With and without the gauge term ``log(mean tr M_KK / m_0)^2``."""
+    """With and without the gauge terms ``log(mean tr M / m_0)^2``."""
     comp = component(data)
     samples = {k: np.concatenate([r[k] for r in data]) for k in data[0]}
     known = ["x", "theta"]
     residual = _residual(comp, known, samples, dict.fromkeys(("inverse", "forward", "power"), 1.0))
     columns = _columns(samples, comp.coordinates, known)
-    loss = _BatchLoss(residual, len(comp.network.raw_names), gauge)
+    loss = SampleLoss(residual, len(comp.network.raw_names), gauge)
     theta = comp.network.raw_init
     index = np.arange(0, columns.shape[1], 7)
     value, grad = loss(columns, index, theta)
@@ -85,7 +86,8 @@ def test_the_residual_kinds_against_their_definitions(data):
     assert scale["Q"] == 0.0
     for row, want in zip(got, expected):
         assert np.max(np.abs(row - want)) < 1e-6 * max(1.0, np.max(np.abs(want)))
-    assert np.allclose(gauge.ravel(), M[:, 1, 1], rtol=1e-12)  # the gauge: tr M_KK
+    assert np.allclose(gauge[0], M[:, 1, 1], rtol=1e-12)  # the gauges: tr M_KK, tr M_EE
+    assert np.allclose(gauge[1], M[:, 0, 0], rtol=1e-12)
 
 
 def test_training_lowers_the_loss_and_reports_what_is_not_identified(data):

@@ -1,0 +1,415 @@
+"""``reduce_mechanism``: a planar mechanism reduced to minimal coordinates by a dynamics-aware
+autoencoder (Angeli, Desmet and Naets), the result an ordinary component.
+
+A decoder ``h_d: x_m -> x_n`` maps the minimal coordinates to the natural ones
+(:mod:`learning.natural`); with ``J = dh_d/dx_m`` the kinetic energy is
+``1/2 x_m'^T M_m x_m'``, ``M_m = J^T M_n J``, and Lagrange's equations are the paper's Eq. 12,
+
+    M_m x_m'' + J^T M_n (d^2h_d/dx_m^2)[x_m', x_m'] = J^T f_e,
+
+(the second term is ``sum_k dM_m/dx_k x_k' x_m' - dT/dx_m``). Gravity, a constant force
+``f_g`` on ``x_n``, is the potential ``V = -f_g . h_d(x_m)``, so the reduced model is an
+:class:`~learning.Lagrangian` with that ``M`` and ``V`` (energy balance by construction), and
+each :class:`~learning.PointLoad` is a load connector at ``s = e . C h_d(x_m)``.
+
+Training (the paper's Eq. 34): an encoder ``h_e: x_n -> x_m`` (or the given minimal
+coordinates, Section 4.2.2) and the decoder minimize ``w_rec L_rec + w_sim L_sim`` over
+samples ``i`` of the simulations:
+
+* ``L_rec = mean |(h_d(h_e(x_n^i)) - x_n^i) / s_x|^2``, ``s_x`` each coordinate's spread;
+* ``L_sim = mean |(h_d(x^_m^{i+1}) - h_d(x_m^{i+1})) / (dt^2 s_a)|^2`` with the one-step
+  prediction of the paper's Algorithm 1 from ``x_m^{i-1}``, ``x_m^i``
+  (``x_m^k = h_e(x_n^k)`` or the given ones): ``x_m' = (x_m^i - x_m^{i-1}) / dt``,
+  ``x^_m^{i+1} = x_m^i + dt x_m' + dt^2 M_m^{-1} (J^T f_e^i - G_m[x_m', x_m'])``. The paper
+  compares ``h_d(x^_m^{i+1})`` with ``x_n^{i+1}`` itself, which adds the reconstruction
+  error at ``i + 1`` (``L_rec``'s) to an ``O(dt^2)`` dynamics term; here the two are kept
+  apart and the dynamics term is divided by ``dt^2`` and the spread ``s_a`` of the natural
+  accelerations: an acceleration error, ``a_pred - (x^{i+1} - 2 x^i + x^{i-1}) / dt^2``
+  through the decoder, that weighs as much as ``L_rec`` from the first epoch.
+
+Networks: fully connected ``tanh`` (or ``sigmoid``, ``softplus``: twice differentiable, as
+the simulation loss needs) layers with a linear last layer; inputs standardized by the
+data (the encoder's by the natural coordinates' mean and spread, the decoder's by the
+minimal coordinates' when given), the decoder's outputs scaled by each natural coordinate's
+spread around its mean, and a coordinate that is constant in the data (a slider's fixed
+``x``) is that constant exactly. Weights drawn as :class:`~learning.MLP` draws them,
+trained by the mini-batch Adam of :func:`learning.train` on random samples, the best epoch
+on the held-out samples (the last ``validation`` fraction of each record, or records given)
+kept.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import casadi as cs
+import numpy as np
+
+import acausal as ac
+from acausal.errors import OptionError
+
+from .fit import FitProgress
+from .lagrangian import Lagrangian
+from .mlp import ACTIVATIONS, draw_weights
+from .natural import NaturalCoordinates
+from .training import SampleLoss, _reporter, adam_epochs
+
+SMOOTH = ("tanh", "sigmoid", "softplus")
+
+
+@dataclass(frozen=True)
+class Dense:
+    """``y = out_offset + out_scale * (W_L h_{L-1} + b_L)``, ``h_k = sigma(W_k h_{k-1} + b_k)``,
+    ``h_0 = (x - in_offset) / in_scale``; ``theta`` the weights layer by layer (``W`` row-major,
+    then ``b``)."""
+
+    sizes: tuple[int, ...]
+    activation: str
+    in_offset: np.ndarray
+    in_scale: np.ndarray
+    out_offset: np.ndarray
+    out_scale: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return sum(o * (i + 1) for i, o in zip(self.sizes[:-1], self.sizes[1:]))
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        parts = []
+        for k, (i, o) in enumerate(zip(self.sizes[:-1], self.sizes[1:])):
+            last = k == len(self.sizes) - 2
+            parts += [draw_weights(rng, i, o, "tanh" if last else self.activation).ravel()]
+            parts += [np.zeros(o)]
+        return np.concatenate(parts)
+
+    def __call__(self, x: cs.SX | cs.MX, theta: cs.SX | cs.MX | np.ndarray) -> cs.SX | cs.MX:
+        h = (x - cs.DM(self.in_offset)) / cs.DM(self.in_scale)
+        sigma, at = ACTIVATIONS[self.activation], 0
+        layers = list(zip(self.sizes[:-1], self.sizes[1:]))
+        for k, (i, o) in enumerate(layers):
+            W = cs.reshape(theta[at : at + i * o], i, o).T
+            b = theta[at + i * o : at + i * o + o]
+            at += i * o + o
+            h = cs.mtimes(W, h) + b
+            if k < len(layers) - 1:
+                h = sigma(h)
+        return cs.DM(self.out_offset) + cs.DM(self.out_scale) * h
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A trained reduction: ``decoder`` (weights ``decoder_theta``), the ``encoder`` (``None``
+    when the minimal coordinates were given), the natural coordinates' ``data`` (names, mass,
+    gravity, bodies, loads), the minimal coordinates' ``names`` and training range ``low``,
+    ``high``, the loss histories."""
+
+    data: NaturalCoordinates
+    names: tuple[str, ...]
+    decoder: Dense
+    decoder_theta: np.ndarray
+    encoder: Dense | None
+    encoder_theta: np.ndarray | None
+    low: np.ndarray
+    high: np.ndarray
+    loss: float
+    loss_history: list[float] = field(default_factory=list)
+    validation_history: list[float] = field(default_factory=list)
+    wall_time: float = 0.0
+    message: str = ""
+
+    def decode(self, xm: np.ndarray) -> np.ndarray:
+        """Natural coordinates (samples x n) of minimal ones (samples x m)."""
+        return _rows(self.decoder, self.decoder_theta, xm)
+
+    def encode(self, xn: np.ndarray, record: int | None = None) -> np.ndarray:
+        """Minimal coordinates (samples x m) of natural ones (samples x n); with the
+        minimal coordinates given there is no encoder: ``record``'s data are returned."""
+        if self.encoder is None:
+            if record is None:
+                raise OptionError(
+                    "Reduction.encode: the minimal coordinates were given, not learned; "
+                    "read them from the data (record=k)"
+                )
+            return self.data.records[record]["xm"]
+        return _rows(self.encoder, self.encoder_theta, xn)
+
+    def mass(self, xm: np.ndarray) -> np.ndarray:
+        """``M_m = J^T M_n J`` at the rows of ``xm`` (samples x m x m)."""
+        q = cs.SX.sym("q", len(self.names))
+        J = cs.jacobian(self.decoder(q, self.decoder_theta), q)
+        fn = cs.Function("Mm", [q], [cs.mtimes([J.T, cs.DM(self.data.mass), J])])
+        xm = np.atleast_2d(xm)
+        out = np.asarray(fn.map(xm.shape[0])(xm.T))
+        m = len(self.names)
+        return out.reshape(m, xm.shape[0], m).transpose(1, 0, 2)
+
+    def component(
+        self,
+        name: str,
+        *,
+        q0: Mapping[str, float] | None = None,
+        v0: Mapping[str, float] | None = None,
+        ports: Mapping[str, ac.ConnectorType] | None = None,
+    ) -> ReducedModel:
+        """The reduced model as a component (:class:`ReducedModel`)."""
+        return ReducedModel(name, self, q0=q0, v0=v0, ports=ports)
+
+
+def _rows(net: Dense, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    sym = cs.SX.sym("x", net.sizes[0])
+    fn = cs.Function("net", [sym], [net(sym, theta)])
+    return np.asarray(fn.map(x.shape[0])(x.T)).T
+
+
+def _label(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+class ReducedModel(Lagrangian):
+    """The reduced mechanism: an :class:`~learning.Lagrangian` in the minimal coordinates with
+    ``M = J^T M_n J`` and ``V = -f_g . h_d(q)`` (see the module docstring), internal
+    coordinates unless ``ports`` gives them connectors, and one load connector per
+    :class:`~learning.PointLoad` of the data (its position ``e . C h_d(q)``). Variables: the
+    decoded natural coordinates ``xn_<body>_p<j>_<x|y>``, each body's centre of mass
+    ``cm_<body>_<x|y>`` and ``outside``, how far the coordinates are beyond the training
+    range (0 inside; in units of the range): :meth:`outside_range` reads it from a result."""
+
+    def __init__(
+        self,
+        name: str,
+        reduction: Reduction,
+        *,
+        q0: Mapping[str, float] | None = None,
+        v0: Mapping[str, float] | None = None,
+        ports: Mapping[str, ac.ConnectorType] | None = None,
+    ) -> None:
+        data, theta = reduction.data, reduction.decoder_theta
+        decode = reduction.decoder
+        coords = {c: (ports or {}).get(c) for c in reduction.names}
+        unknown = sorted(set(ports or {}) - set(reduction.names))
+        if unknown:
+            raise OptionError(
+                f"ReducedModel {name}: ports {unknown} name no minimal coordinate "
+                f"({', '.join(reduction.names)})"
+            )
+
+        def decoded(q: dict) -> cs.SX:
+            return decode(cs.vertcat(*q.values()), theta)
+
+        def mass(q: dict, p: dict) -> cs.SX:
+            qv = cs.vertcat(*q.values())
+            J = cs.jacobian(decode(qv, theta), qv)
+            return cs.mtimes([J.T, cs.DM(data.mass), J])
+
+        def load_at(load: object) -> Callable[[dict, dict], cs.SX]:
+            e = np.asarray(load.direction, dtype=float)
+            row = (e / np.linalg.norm(e)) @ data.point(load.body, load.point)
+            return lambda q, p: cs.dot(cs.DM(row), decoded(q))
+
+        super().__init__(
+            name,
+            coords,
+            mass=mass,
+            potential=lambda q, p: -cs.dot(cs.DM(data.gravity), decoded(q)),
+            q0=q0,
+            v0=v0,
+            loads={k: (ac.Flange, load_at(load)) for k, load in data.loads.items()},
+        )
+        self.reduction = reduction
+        x = decode(self._q, theta)
+        for j, n in enumerate(data.names):
+            self.equations(self.variable(f"xn_{_label(n)}") == x[j])
+        for b, info in data.bodies.items():
+            centre = cs.mtimes(cs.DM(data.point(b, info["r_cm"])), x)
+            for j, axis in enumerate("xy"):
+                self.equations(self.variable(f"cm_{_label(b)}_{axis}") == centre[j])
+        span = np.maximum(reduction.high - reduction.low, 1e-12)
+        beyond = cs.fmax(
+            cs.fmax(self._q - cs.DM(reduction.high), cs.DM(reduction.low) - self._q), 0
+        ) / cs.DM(span)
+        self.equations(self.variable("outside") == cs.mmax(beyond))
+
+    def outside_range(self, result: object) -> str | None:
+        """``None`` when the result's minimal coordinates stayed in the training range, else
+        a message naming when they left it and how far (the model is not to be trusted
+        there: the networks extrapolate)."""
+        excess = np.asarray(result[f"{self.full_name}.outside"])
+        if not np.any(excess > 0):
+            return None
+        t = np.asarray(result.t)
+        out = np.flatnonzero(excess > 0)
+        return (
+            f"{self.full_name}: the minimal coordinates leave the training range at t = "
+            f"{t[out[0]]:.4g} s (outside for {out.size} of {t.size} samples, up to "
+            f"{np.max(excess):.1%} of the range beyond it): not to be trusted there"
+        )
+
+
+def reduce_mechanism(
+    data: NaturalCoordinates,
+    *,
+    hidden: Sequence[int] = (32, 32),
+    activation: str = "tanh",
+    losses: Mapping[str, float] | None = None,
+    epochs: int = 200,
+    batch: int = 256,
+    lr: float = 1e-3,
+    decay: float = 1.0,
+    seed: int = 0,
+    validation: float = 0.05,
+    patience: int | None = None,
+    progress: bool | Callable[[FitProgress], None] = True,
+) -> Reduction:
+    """Learn the decoder (and, without given minimal coordinates, the encoder) of ``data``
+    (see the module docstring). ``losses``: weights of ``"rec"`` and ``"sim"`` (default 1
+    each; ``{"rec": 1}`` is the paper's ablation, reconstruction only). ``validation``: the
+    fraction at the end of each record held out (early stopping keeps the best epoch)."""
+    tic = _time.perf_counter()
+    losses = dict(losses if losses is not None else {"rec": 1.0, "sim": 1.0})
+    if set(losses) - {"rec", "sim"} or not any(w > 0 for w in losses.values()):
+        raise OptionError(f"reduce_mechanism: losses={losses!r} must weight 'rec' and/or 'sim'")
+    if activation not in SMOOTH:
+        raise OptionError(
+            f"reduce_mechanism: activation={activation!r} must be one of {SMOOTH} (the "
+            "simulation loss differentiates the decoder twice)"
+        )
+    if not 0 < validation < 0.5:
+        raise OptionError(f"reduce_mechanism: validation={validation} must be in (0, 0.5)")
+    recs = data.records
+    if not recs or any(r["t"].size < 10 for r in recs):
+        raise OptionError("reduce_mechanism: every record needs 10 or more samples")
+    m, n = data.mobility, len(data.names)
+    X = np.vstack([r["x"] for r in recs])
+    A = np.vstack([r["a"] for r in recs])
+    mean, spread = X.mean(axis=0), X.std(axis=0)
+    varying = spread > 1e-9 * max(1.0, np.max(np.abs(X)))
+    given = data.minimal is not None
+    if given:
+        XM = np.vstack([r["xm"] for r in recs])
+        dec_in = (XM.mean(axis=0), np.where(XM.std(axis=0) > 0, XM.std(axis=0), 1.0))
+        names = tuple(_label(k.replace(".", "_")) for k in data.minimal)
+    else:
+        dec_in = (np.zeros(m), np.ones(m))
+        names = tuple(f"z{k + 1}" for k in range(m))
+    sizes = (m, *map(int, hidden), n)
+    decoder = Dense(sizes, activation, *dec_in, mean, np.where(varying, spread, 0.0))
+    encoder = None
+    if not given:
+        encoder = Dense(
+            (n, *map(int, reversed(hidden)), m),
+            activation,
+            mean,
+            np.where(varying, spread, 1.0),
+            np.zeros(m),
+            np.ones(m),
+        )
+    rng = np.random.default_rng(seed)
+    theta0 = decoder.draw(rng)
+    if encoder is not None:
+        theta0 = np.concatenate([theta0, encoder.draw(rng)])
+    scales = (spread[varying], np.maximum(A.std(axis=0)[varying], 1e-12))
+    residual = _residual(data, decoder, encoder, varying, scales, losses)
+    columns, held = _samples(data, validation)
+    loss = SampleLoss(residual, theta0.size)
+    best, history, checked = adam_epochs(
+        lambda index, th: loss(columns, index, th),
+        columns.shape[1],
+        theta0,
+        (np.full(theta0.size, -np.inf), np.full(theta0.size, np.inf)),
+        loss.total(held, theta0),
+        lambda th: loss.total(held, th),
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        decay=decay,
+        seed=seed,
+        patience=patience,
+        report=_reporter(progress),
+        tic=tic,
+    )
+    dec_theta = best[: decoder.count]
+    enc_theta = best[decoder.count :] if encoder is not None else None
+    XM = np.vstack([r["xm"] for r in recs]) if given else _rows(encoder, enc_theta, X)
+    return Reduction(
+        data=data,
+        names=names,
+        decoder=decoder,
+        decoder_theta=dec_theta,
+        encoder=encoder,
+        encoder_theta=enc_theta,
+        low=XM.min(axis=0),
+        high=XM.max(axis=0),
+        loss=loss.total(columns, best),
+        loss_history=history,
+        validation_history=checked,
+        wall_time=_time.perf_counter() - tic,
+        message=f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}",
+    )
+
+
+def _samples(data: NaturalCoordinates, validation: float) -> tuple[np.ndarray, np.ndarray]:
+    """Sample columns ``[x^{i-1}; x^i; x^{i+1}; f^i; dt (; xm^{i-1}; xm^i; xm^{i+1})]`` for the
+    interior samples of every record, split into training and held-out (each record's
+    last ``validation`` fraction)."""
+    train, held = [], []
+    for r in data.records:
+        t, x, f = r["t"], r["x"], r["f"]
+        dt = np.diff(t)
+        if np.ptp(dt) > 1e-9 * dt.mean():
+            raise OptionError("reduce_mechanism: a record's samples must be evenly spaced")
+        rows = [x[:-2], x[1:-1], x[2:], f[1:-1], np.full((x.shape[0] - 2, 1), dt.mean())]
+        if data.minimal is not None:
+            rows += [r["xm"][:-2], r["xm"][1:-1], r["xm"][2:]]
+        cols = np.hstack(rows).T
+        cut = int(round(cols.shape[1] * (1 - validation)))
+        train.append(cols[:, :cut])
+        held.append(cols[:, cut:])
+    return np.hstack(train), np.hstack(held)
+
+
+def _residual(
+    data: NaturalCoordinates,
+    decoder: Dense,
+    encoder: Dense | None,
+    varying: np.ndarray,
+    scales: tuple[np.ndarray, np.ndarray],
+    losses: Mapping[str, float],
+) -> cs.Function:
+    """``(sample column, theta) -> residuals`` of one sample (see the module docstring)."""
+    n, m = len(data.names), data.mobility
+    width = 4 * n + 1 + (3 * m if encoder is None else 0)
+    col = cs.SX.sym("sample", width)
+    count = decoder.count + (encoder.count if encoder is not None else 0)
+    theta = cs.SX.sym("theta", count)
+    th_d, th_e = theta[: decoder.count], theta[decoder.count :]
+    x_prev, x_now, x_next, f = (col[k * n : (k + 1) * n] for k in range(4))
+    dt = col[4 * n]
+    if encoder is None:
+        xm_prev, xm_now, xm_next = (
+            col[4 * n + 1 + k * m : 4 * n + 1 + (k + 1) * m] for k in range(3)
+        )
+    else:
+        xm_prev, xm_now, xm_next = (encoder(x, th_e) for x in (x_prev, x_now, x_next))
+    keep = np.flatnonzero(varying).tolist()
+    parts = []
+    if losses.get("rec", 0.0):
+        r = (decoder(xm_now, th_d) - x_now)[keep] / cs.DM(scales[0])
+        parts.append(np.sqrt(losses["rec"] / len(keep)) * r)
+    if losses.get("sim", 0.0):
+        q, w, load = cs.SX.sym("q", m), cs.SX.sym("w", m), cs.SX.sym("f", n)
+        h = decoder(q, th_d)
+        J = cs.jacobian(h, q)
+        Mn = cs.DM(data.mass)
+        Mm = cs.mtimes([J.T, Mn, J])
+        gyro = cs.mtimes([J.T, Mn, cs.jtimes(cs.mtimes(J, w), q, w)])
+        rhs = cs.mtimes(J.T, cs.DM(data.gravity) + load) - gyro
+        accel = cs.Function("accel", [q, w, load, theta], [cs.solve(Mm, rhs)])
+        rate = (xm_now - xm_prev) / dt
+        ahead = xm_now + dt * rate + dt**2 * accel(xm_now, rate, f, theta)
+        r = (decoder(ahead, th_d) - decoder(xm_next, th_d))[keep] / (dt**2 * cs.DM(scales[1]))
+        parts.append(np.sqrt(losses["sim"] / len(keep)) * r)
+    return cs.Function("reduction_residual", [col, theta], [cs.vertcat(*parts)])
