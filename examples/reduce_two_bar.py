@@ -30,7 +30,6 @@ import time
 import warnings
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import learning as ln  # noqa: E402
