@@ -81,23 +81,23 @@ def simulate_case(case: str, scale: float = 1.0, duration: float = DURATION) -> 
     return simulate(mechanism(*forces(case, scale)), t_end=duration, dt=DT, rtol=1e-10, atol=1e-12)
 
 
-LOADS = {f"base{i}": ln.PointLoad(f"bar{i}", (0.0, 0.0), (0.0, 1.0), f"slide{i}.f") for i in (1, 2)}
-
-
 def natural(results: object) -> ln.NaturalCoordinates:
     """The bars' natural coordinates (ends of each bar), the sliders' heights as the given
-    minimal coordinates, the sliders' axis forces as the loads."""
-    return ln.natural_coordinates(results, BODIES, loads=LOADS, minimal=MINIMAL)
+    minimal coordinates and the sliders' axis forces as the forces on them."""
+    forces = {m: m.replace(".s", ".f") for m in MINIMAL}
+    return ln.natural_coordinates(results, BODIES, minimal=MINIMAL, forces=forces)
 
 
 def reduced(reduction: ln.Reduction, case: str, scale: float = 1.0) -> tuple[ac.System, object]:
-    """The reduced model with the same springs, dampers and forces on its load points (the
-    sliders), at rest at ``s = 0`` like the full model."""
+    """The reduced model with the same springs, dampers and forces on its minimal
+    coordinates (the sliders' heights, as connectors), at rest at ``s = 0`` like the full
+    model."""
     s = ac.System("two_bar_reduced")
     zero = dict.fromkeys(reduction.names, 0.0)
-    comp = reduction.component("red", q0=zero, v0=zero)
-    for i, force in enumerate(forces(case, scale), 1):
-        mount(s, i, getattr(comp, f"base{i}"), force)
+    ports = dict.fromkeys(reduction.names, ac.Flange)
+    comp = reduction.component("red", q0=zero, v0=zero, ports=ports)
+    for i, (name, force) in enumerate(zip(reduction.names, forces(case, scale)), 1):
+        mount(s, i, getattr(comp, name), force)
     return s, comp
 
 

@@ -69,8 +69,12 @@ class Lagrangian(ac.Component):
     potential is an expression ``s(q)`` of the coordinates (a point's displacement along a
     direction, a body's angle) and whose flow ``f`` acts on the coordinates as the
     generalized force ``(ds/dq)^T f`` (virtual work ``f ds``); its power is
-    ``P_<load> = f ds/dt``. ``mass(q, p)`` (rows of an n x n symmetric positive definite
-    matrix, or a CasADi matrix) and ``potential(q, p)`` (a scalar) are user expressions of
+    ``P_<load> = f ds/dt``. ``velocity_terms(q, v)``: the terms
+    ``(sum_k dM/dq_k v_k) v - dT/dq`` stated directly (vectors of SX), when ``M``'s
+    structure makes them cheaper than differentiating ``M`` (a decoder's
+    ``J^T M_n d^2h[v, v]``); they must be those terms, or energy is not conserved.
+    ``mass(q, p)`` (rows of an n x n symmetric positive definite matrix, or a CasADi matrix)
+    and ``potential(q, p)`` (a scalar) are user expressions of
     the coordinates ``q`` and the component's ``parameters`` ``p`` (both dicts by name, e.g.
     ``lambda q, p: -p["m"] * p["g"] * p["l"] * ac.cos(q["theta"])``); a ``network``
     (:class:`~learning.LagrangianNet`) gives whichever of the two is not given, its raw
@@ -90,6 +94,7 @@ class Lagrangian(ac.Component):
         q0: Mapping[str, float] | None = None,
         v0: Mapping[str, float] | None = None,
         loads: Mapping[str, tuple[ac.ConnectorType, Expression]] | None = None,
+        velocity_terms: Callable[[cs.SX, cs.SX], cs.SX] | None = None,
     ) -> None:
         super().__init__(name)
         self._check(coordinates, mass, potential, network, q0, v0, loads or {})
@@ -118,7 +123,11 @@ class Lagrangian(ac.Component):
                 self.equations(getattr(port, ctype.potentials[0]) == q[c])
         M, V = self._mass_and_potential(q, p, mass, potential)
         qv, vv, av, Qv = (cs.vertcat(*d.values()) for d in (q, v, a, Q))
-        lhs, _, kinetic = inverse_dynamics(M, V, qv, vv, av)
+        if velocity_terms is None:
+            lhs, _, kinetic = inverse_dynamics(M, V, qv, vv, av)
+        else:
+            kinetic = 0.5 * cs.dot(vv, cs.mtimes(M, vv))
+            lhs = cs.mtimes(M, av) + velocity_terms(qv, vv) + cs.gradient(V, qv)
         self.loads = tuple(loads or {})
         for load, (ltype, position) in (loads or {}).items():
             port = self.connector(load, ltype)

@@ -49,8 +49,9 @@ class NaturalCoordinates:
     """The natural coordinates of ``bodies`` along some simulations: ``names`` (``"bar1.p0_x"``,
     ...), the constant ``mass`` matrix and ``gravity`` force, the bodies' two points and
     inertial data, the ``loads`` and per record ``t``, ``x``, ``v``, ``a`` (samples x n),
-    ``f`` (the loads' forces on the natural coordinates) and ``xm`` (the given minimal
-    coordinates' values, or ``None``). ``mobility``: the number of minimal coordinates."""
+    ``f`` (the loads' forces on the natural coordinates), ``xm`` (the given minimal
+    coordinates' values) and ``fm`` (the generalized forces on them). ``mobility``: the
+    number of minimal coordinates."""
 
     names: tuple[str, ...]
     mass: np.ndarray
@@ -102,6 +103,7 @@ def natural_coordinates(
     points: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
     loads: Mapping[str, PointLoad] | None = None,
     minimal: Sequence[str] | None = None,
+    forces: Mapping[str, str] | None = None,
     mobility: int | None = None,
     gravity: float | None = None,
 ) -> NaturalCoordinates:
@@ -112,7 +114,9 @@ def natural_coordinates(
     and twice the centre of mass, the far end of a uniform bar; ``(1, 0)`` when the centre
     of mass is at ``frame_a``). ``loads``: :class:`PointLoad` by name, their forces read
     from the results. ``minimal``: the result variables that are the minimal coordinates
-    (the paper's Section 4.2.2: known coordinates, only a decoder to learn); without them
+    (the paper's Section 4.2.2: known coordinates, only a decoder to learn) and ``forces``
+    the result variables holding the generalized forces on them (by minimal coordinate, e.g.
+    a prismatic joint's ``f`` on its ``s``: what acts on the mechanism there); without them
     ``mobility`` (default: the compiled model's state count / 2) coordinates are learned by
     an encoder. ``gravity``: ``g`` along ``-y`` (default: each body's as simulated, its
     ``World``'s). Positions, velocities and accelerations of the points come
@@ -147,7 +151,13 @@ def natural_coordinates(
     shell = NaturalCoordinates(
         coords, mass, np.concatenate(gforce), info, dict(loads or {}), (), None, 0
     )
-    records = tuple(_record(res, shell, minimal) for res in runs)
+    bad = sorted(set(forces or {}) - set(minimal or ()))
+    if bad:
+        raise OptionError(
+            f"natural_coordinates: forces on {bad}, which are not minimal coordinates "
+            f"({list(minimal or ())})"
+        )
+    records = tuple(_record(res, shell, minimal, forces or {}) for res in runs)
     states = len(runs[0].model.states)
     count = len(minimal) if minimal else (mobility or states // 2)
     return NaturalCoordinates(
@@ -172,8 +182,10 @@ def _points(body: str, given: Any, r_cm: np.ndarray) -> tuple[np.ndarray, np.nda
     return r0, r1
 
 
-def _record(res: Any, nc: NaturalCoordinates, minimal: Sequence[str] | None) -> dict:
-    """``t``, ``x``, ``v``, ``a``, ``f`` (and ``xm``) of one result."""
+def _record(
+    res: Any, nc: NaturalCoordinates, minimal: Sequence[str] | None, forces: Mapping[str, str]
+) -> dict:
+    """``t``, ``x``, ``v``, ``a``, ``f`` (and ``xm``, ``fm``) of one result."""
     cols = {"x": [], "v": [], "a": []}
     for b, info in nc.bodies.items():
         phi, w, alpha = (res[f"{b}.{n}"] for n in ("phi", "w", "alpha"))
@@ -196,5 +208,10 @@ def _record(res: Any, nc: NaturalCoordinates, minimal: Sequence[str] | None) -> 
         e = e / np.linalg.norm(e)
         out["f"] += np.outer(res[load.force], nc.point(load.body, load.point).T @ e)
     if minimal:
+        for name in (*minimal, *forces.values()):
+            if name not in res:
+                raise OptionError(f"natural_coordinates: the results have no variable {name!r}")
         out["xm"] = np.column_stack([res[m] for m in minimal])
+        zero = np.zeros_like(out["t"])
+        out["fm"] = np.column_stack([res[forces[m]] if m in forces else zero for m in minimal])
     return out

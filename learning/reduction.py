@@ -158,6 +158,16 @@ class Reduction:
         return ReducedModel(name, self, q0=q0, v0=v0, ports=ports)
 
 
+def velocity_terms(
+    decoder: Dense, mass: np.ndarray, q: cs.SX, v: cs.SX, theta: cs.SX | np.ndarray
+) -> cs.SX:
+    """``G_m[v, v] = J^T M_n (d^2h_d/dq^2)[v, v]`` (two directional derivatives of the
+    decoder): Lagrange's velocity terms of ``M_m = J^T M_n J``."""
+    h = decoder(q, theta)
+    J = cs.jacobian(h, q)
+    return cs.mtimes([J.T, cs.DM(mass), cs.jtimes(cs.jtimes(h, q, v), q, v)])
+
+
 def _rows(net: Dense, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
     x = np.atleast_2d(np.asarray(x, dtype=float))
     sym = cs.SX.sym("x", net.sizes[0])
@@ -218,6 +228,7 @@ class ReducedModel(Lagrangian):
             q0=q0,
             v0=v0,
             loads={k: (ac.Flange, load_at(load)) for k, load in data.loads.items()},
+            velocity_terms=lambda q, v: velocity_terms(decode, data.mass, q, v, theta),
         )
         self.reduction = reduction
         x = decode(self._q, theta)
@@ -233,11 +244,13 @@ class ReducedModel(Lagrangian):
         ) / cs.DM(span)
         self.equations(self.variable("outside") == cs.mmax(beyond))
 
-    def outside_range(self, result: object) -> str | None:
-        """``None`` when the result's minimal coordinates stayed in the training range, else
-        a message naming when they left it and how far (the model is not to be trusted
-        there: the networks extrapolate)."""
-        excess = np.asarray(result[f"{self.full_name}.outside"])
+    def outside_range(self, result: object, margin: float = 0.05) -> str | None:
+        """``None`` when the result's minimal coordinates stayed in the training range
+        (widened by ``margin`` of it on each side: a reduced trajectory that follows the
+        training one to a few percent may graze its edges), else a message naming when they
+        left it and how far (the model is not to be trusted there: the networks
+        extrapolate)."""
+        excess = np.asarray(result[f"{self.full_name}.outside"]) - margin
         if not np.any(excess > 0):
             return None
         t = np.asarray(result.t)
@@ -245,7 +258,7 @@ class ReducedModel(Lagrangian):
         return (
             f"{self.full_name}: the minimal coordinates leave the training range at t = "
             f"{t[out[0]]:.4g} s (outside for {out.size} of {t.size} samples, up to "
-            f"{np.max(excess):.1%} of the range beyond it): not to be trusted there"
+            f"{np.max(excess) + margin:.1%} of the range beyond it): not to be trusted there"
         )
 
 
@@ -352,8 +365,8 @@ def reduce_mechanism(
 
 
 def _samples(data: NaturalCoordinates, validation: float) -> tuple[np.ndarray, np.ndarray]:
-    """Sample columns ``[x^{i-1}; x^i; x^{i+1}; f^i; dt (; xm^{i-1}; xm^i; xm^{i+1})]`` for the
-    interior samples of every record, split into training and held-out (each record's
+    """Sample columns ``[x^{i-1}; x^i; x^{i+1}; f^i; dt (; xm^{i-1}; xm^i; xm^{i+1}; fm^i)]``
+    for the interior samples of every record, split into training and held-out (each record's
     last ``validation`` fraction)."""
     train, held = [], []
     for r in data.records:
@@ -363,7 +376,7 @@ def _samples(data: NaturalCoordinates, validation: float) -> tuple[np.ndarray, n
             raise OptionError("reduce_mechanism: a record's samples must be evenly spaced")
         rows = [x[:-2], x[1:-1], x[2:], f[1:-1], np.full((x.shape[0] - 2, 1), dt.mean())]
         if data.minimal is not None:
-            rows += [r["xm"][:-2], r["xm"][1:-1], r["xm"][2:]]
+            rows += [r["xm"][:-2], r["xm"][1:-1], r["xm"][2:], r["fm"][1:-1]]
         cols = np.hstack(rows).T
         cut = int(round(cols.shape[1] * (1 - validation)))
         train.append(cols[:, :cut])
@@ -381,7 +394,7 @@ def _residual(
 ) -> cs.Function:
     """``(sample column, theta) -> residuals`` of one sample (see the module docstring)."""
     n, m = len(data.names), data.mobility
-    width = 4 * n + 1 + (3 * m if encoder is None else 0)
+    width = 4 * n + 1 + (4 * m if encoder is None else 0)
     col = cs.SX.sym("sample", width)
     count = decoder.count + (encoder.count if encoder is not None else 0)
     theta = cs.SX.sym("theta", count)
@@ -389,27 +402,31 @@ def _residual(
     x_prev, x_now, x_next, f = (col[k * n : (k + 1) * n] for k in range(4))
     dt = col[4 * n]
     if encoder is None:
-        xm_prev, xm_now, xm_next = (
-            col[4 * n + 1 + k * m : 4 * n + 1 + (k + 1) * m] for k in range(3)
+        xm_prev, xm_now, xm_next, fm = (
+            col[4 * n + 1 + k * m : 4 * n + 1 + (k + 1) * m] for k in range(4)
         )
     else:
         xm_prev, xm_now, xm_next = (encoder(x, th_e) for x in (x_prev, x_now, x_next))
+        fm = cs.SX.zeros(m)
     keep = np.flatnonzero(varying).tolist()
     parts = []
     if losses.get("rec", 0.0):
         r = (decoder(xm_now, th_d) - x_now)[keep] / cs.DM(scales[0])
         parts.append(np.sqrt(losses["rec"] / len(keep)) * r)
     if losses.get("sim", 0.0):
-        q, w, load = cs.SX.sym("q", m), cs.SX.sym("w", m), cs.SX.sym("f", n)
-        h = decoder(q, th_d)
-        J = cs.jacobian(h, q)
-        Mn = cs.DM(data.mass)
-        Mm = cs.mtimes([J.T, Mn, J])
-        gyro = cs.mtimes([J.T, Mn, cs.jtimes(cs.mtimes(J, w), q, w)])
-        rhs = cs.mtimes(J.T, cs.DM(data.gravity) + load) - gyro
-        accel = cs.Function("accel", [q, w, load, theta], [cs.solve(Mm, rhs)])
+        q, w, load, gen = (
+            cs.SX.sym(k, size) for k, size in (("q", m), ("w", m), ("f", n), ("Q", m))
+        )
+        J = cs.jacobian(decoder(q, th_d), q)
+        Mm = cs.mtimes([J.T, cs.DM(data.mass), J])
+        rhs = (
+            cs.mtimes(J.T, cs.DM(data.gravity) + load)
+            + gen
+            - velocity_terms(decoder, data.mass, q, w, th_d)
+        )
+        accel = cs.Function("accel", [q, w, load, gen, theta], [cs.solve(Mm, rhs)])
         rate = (xm_now - xm_prev) / dt
-        ahead = xm_now + dt * rate + dt**2 * accel(xm_now, rate, f, theta)
+        ahead = xm_now + dt * rate + dt**2 * accel(xm_now, rate, f, fm, theta)
         r = (decoder(ahead, th_d) - decoder(xm_next, th_d))[keep] / (dt**2 * cs.DM(scales[1]))
         parts.append(np.sqrt(losses["sim"] / len(keep)) * r)
     return cs.Function("reduction_residual", [col, theta], [cs.vertcat(*parts)])

@@ -145,6 +145,22 @@ def test_with_the_servo_force_the_learned_lagrangian_is_the_truths():
     assert force < 0.02
 
 
+def test_without_the_servo_force_the_pendulum_dynamics_are_learned():
+    """The example's case without ``Q_e`` at a small size (3 + 1 trials of 20 s, two cosines
+    each, 30 epochs, 150 Levenberg-Marquardt evaluations): the held-out trial's theta''
+    within 1 % RMS (measured 0.05 %) and, on a motion it never saw, theta within 1 % of its
+    range (0.47 %); the message names what is not identified and the scale's gauge."""
+    from examples import learn_servo_lnn as ex
+
+    trials = cp.trials(4, duration=20.0)
+    data, check = trials[:-1], trials[-1]
+    fit = ex.train(data, [check], False, {**ex.QUICK, "max_nfev": 150})
+    assert "without Q for x" in fit.message and "fixed at the start's mean tr M_KK" in fit.message
+    assert ex.errors(fit, data, check, False)["forward theta''"] < 0.01
+    run = ex.unseen(fit, data, 20.0)
+    assert np.max(np.abs(run["theta"] - run["true theta"])) / np.ptp(run["true theta"]) < 0.01
+
+
 def test_a_lagrangian_trains_through_rollouts_and_pickles(data):
     """It is a component: ``ln.train`` (10-step windows of the compiled model, the servo's
     motion differentiated by index reduction) lowers the loss of its weights, and the
