@@ -103,7 +103,9 @@ class Body(ac.Component):
 
     Variables: ``x_cm, y_cm`` (centre of mass), ``vx_cm, vy_cm``, ``ax_cm, ay_cm``, ``phi``,
     ``w``, ``alpha``, ``E_kin = m |v_cm|^2 / 2 + I w^2 / 2``, ``E_pot = m g y_cm``, ``P_frame_a``.
-    A body built with ``I=0`` is a point mass: its rotational equation becomes the torque
+    ``inertia``: ``(m, I, r_cm_x, r_cm_y)`` as parameters or expressions of the system's (a
+    slider-crank's bodies take theirs from its own parameters), ``gravity`` its ``g``. A body
+    built with ``I=0`` is a point mass: its rotational equation becomes the torque
     balance ``0 = tau + (r_a - r_cm) x F`` (so ``I`` cannot be made non-zero later by
     ``simulate(params=)``). ``phi_start`` is a guess of the body's angle for initialization
     (where the joints leave it to Newton, e.g. a closed loop whose angles are not states).
@@ -124,7 +126,9 @@ class Body(ac.Component):
         inertia = 0.0 if point_mass else self.parameter("I", I)
         rx, ry = _pair(r_cm, "r_cm", name)
         rx, ry = self.parameter("r_cm_x", rx), self.parameter("r_cm_y", ry)
-        g = self.outer("g", GRAVITY)
+        #: ``(m, I, r_cm_x, r_cm_y)``: numbers or expressions of the system's parameters
+        self.inertia = (m, inertia, rx, ry)
+        g = self.gravity = self.outer("g", GRAVITY)
         v = self.variable
         self.x_cm, self.y_cm = v("x_cm"), v("y_cm")
         self.vx_cm, self.vy_cm = v("vx_cm"), v("vy_cm")

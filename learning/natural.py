@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import casadi as cs
 import numpy as np
 
 from acausal.errors import OptionError
@@ -108,7 +109,8 @@ def natural_coordinates(
     gravity: float | None = None,
 ) -> NaturalCoordinates:
     """The natural coordinates of the planar ``bodies`` (:class:`components.planar.Body`
-    objects or their names in the results) along ``results`` (one ``Result`` or several).
+    objects of the simulated system, or their names when their inertial data are
+    parameters of their own) along ``results`` (one ``Result`` or several).
 
     ``points``: each body's two points in body coordinates (default: ``frame_a``'s origin
     and twice the centre of mass, the far end of a uniform bar; ``(1, 0)`` when the centre
@@ -127,21 +129,13 @@ def natural_coordinates(
     names = [b if isinstance(b, str) else b.full_name for b in bodies]
     if not names or len(set(names)) != len(names):
         raise OptionError(f"natural_coordinates: bodies must be distinct and given: {names}")
-    params = runs[0].params
     info, blocks, gforce = {}, [], []
-    for k, b in enumerate(names):
-        need = [f"{b}.{n}" for n in ("m", "r_cm_x", "r_cm_y")]
-        missing = [n for n in need if n not in params]
-        if missing:
-            raise OptionError(
-                f"natural_coordinates: {b!r} is not a planar Body of the results (no {missing[0]})"
-            )
-        m, inertia = params[f"{b}.m"], params.get(f"{b}.I", 0.0)
-        r_cm = np.array([params[f"{b}.r_cm_x"], params[f"{b}.r_cm_y"]])
+    for k, (b, body) in enumerate(zip(names, bodies)):
+        m, inertia, r_cm, g = _inertial(runs[0], b, body)
         pts = _points(b, (points or {}).get(b), r_cm)
         info[b] = {"index": k, "points": pts, "m": m, "I": inertia, "r_cm": r_cm}
         blocks.append(body_mass(m, inertia, r_cm, pts))
-        g = params.get(f"{b}.g", GRAVITY) if gravity is None else float(gravity)
+        g = g if gravity is None else float(gravity)
         gforce.append(m * _local(pts, r_cm).T @ np.array([0.0, -g]))
     n = 4 * len(names)
     mass = np.zeros((n, n))
@@ -170,6 +164,56 @@ def natural_coordinates(
         tuple(minimal) if minimal else None,
         int(count),
     )
+
+
+def _inertial(res: Any, name: str, body: Any) -> tuple[float, float, np.ndarray, float]:
+    """``(m, I, r_cm, g)`` of a body: a ``Body`` object's ``inertia`` and ``gravity``
+    (numbers or expressions of the system's parameters, evaluated at the result's), or a
+    name's parameters in the result (``g``: the body's own, else the one World's)."""
+    if not isinstance(body, str):
+        if not hasattr(body, "inertia"):
+            raise OptionError(f"natural_coordinates: {name!r} is not a planar Body")
+        exprs = cs.vertcat(*[cs.SX(v) for v in (*body.inertia, body.gravity)])
+        exprs = cs.substitute(exprs, *_bound(exprs, res.model.p))
+        values = np.asarray(cs.Function("i", [res.model.p], [exprs])(res.p)).ravel()
+        m, inertia, rx, ry, g = values.tolist()
+        return m, inertia, np.array([rx, ry]), g
+    params = res.params
+    need = [f"{name}.{n}" for n in ("m", "r_cm_x", "r_cm_y")]
+    missing = [n for n in need if n not in params]
+    if missing:
+        raise OptionError(
+            f"natural_coordinates: {name!r} is not a planar Body of the results (no "
+            f"{missing[0]}; a body whose mass is an expression of other parameters is "
+            "given as the Body object)"
+        )
+    r_cm = np.array([params[f"{name}.r_cm_x"], params[f"{name}.r_cm_y"]])
+    worlds = [k for k in params if k.endswith(".g")]
+    if f"{name}.g" in params:
+        g = params[f"{name}.g"]
+    elif len(worlds) > 1:
+        raise OptionError(
+            f"natural_coordinates: which of {worlds} is {name!r}'s gravity? Give the Body "
+            "object or gravity="
+        )
+    else:
+        g = params[worlds[0]] if worlds else GRAVITY
+    return params[need[0]], params.get(f"{name}.I", 0.0), r_cm, g
+
+
+def _bound(exprs: cs.SX, p: cs.SX) -> tuple[cs.SX, cs.SX]:
+    """``(outers, inners)``: the symbols of ``exprs`` that the model replaced by an inner
+    parameter of the same name (a body's ``g`` by its World's), paired with those."""
+    known = {str(p[k]): p[k] for k in range(p.numel())}
+    free = [v for v in cs.symvar(exprs) if str(v) not in known]
+    pairs = []
+    for v in free:
+        local = str(v).rsplit(":", 1)[-1]
+        match = [s for name, s in known.items() if name.rsplit(":", 1)[-1] == local]
+        if len(match) != 1:
+            raise OptionError(f"natural_coordinates: cannot tell which parameter {local!r} is")
+        pairs.append((v, match[0]))
+    return cs.vertcat(*[a for a, _ in pairs]), cs.vertcat(*[b for _, b in pairs])
 
 
 def _points(body: str, given: Any, r_cm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

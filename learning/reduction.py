@@ -64,7 +64,7 @@ SMOOTH = ("tanh", "sigmoid", "softplus")
 class Dense:
     """``y = out_offset + out_scale * (W_L h_{L-1} + b_L)``, ``h_k = sigma(W_k h_{k-1} + b_k)``,
     ``h_0 = (x - in_offset) / in_scale``; ``theta`` the weights layer by layer (``W`` row-major,
-    then ``b``)."""
+    then ``b``); ``copies``: ``(k, j)`` pairs whose output ``y_k`` is the input ``x_j`` itself."""
 
     sizes: tuple[int, ...]
     activation: str
@@ -72,6 +72,7 @@ class Dense:
     in_scale: np.ndarray
     out_offset: np.ndarray
     out_scale: np.ndarray
+    copies: tuple[tuple[int, int], ...] = ()
 
     @property
     def count(self) -> int:
@@ -96,7 +97,13 @@ class Dense:
             h = cs.mtimes(W, h) + b
             if k < len(layers) - 1:
                 h = sigma(h)
-        return cs.DM(self.out_offset) + cs.DM(self.out_scale) * h
+        y = cs.DM(self.out_offset) + cs.DM(self.out_scale) * h
+        if not self.copies:
+            return y
+        rows = [y[k] for k in range(self.sizes[-1])]
+        for k, j in self.copies:
+            rows[k] = x[j]
+        return cs.vertcat(*rows)
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,21 @@ class Reduction:
                 )
             return self.data.records[record]["xm"]
         return _rows(self.encoder, self.encoder_theta, xn)
+
+    def initial(
+        self, xn: np.ndarray, vn: np.ndarray, record: int | None = None
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Start values ``(q0, v0)`` of the reduced model for natural positions ``xn`` and
+        velocities ``vn`` (one sample): ``q0`` encoded (or the given minimal coordinates of
+        ``record``'s first sample), ``v0`` the kinetic-energy-weighted least-squares rates,
+        ``M_m v0 = J^T M_n vn``."""
+        xn, vn = np.asarray(xn, dtype=float).ravel(), np.asarray(vn, dtype=float).ravel()
+        q0 = self.encode(xn[None, :], record)[0]
+        q = cs.SX.sym("q", len(self.names))
+        J = cs.Function("J", [q], [cs.jacobian(self.decoder(q, self.decoder_theta), q)])
+        Jq = np.asarray(J(q0))
+        v0 = np.linalg.solve(Jq.T @ self.data.mass @ Jq, Jq.T @ self.data.mass @ vn)
+        return dict(zip(self.names, q0.tolist())), dict(zip(self.names, v0.tolist()))
 
     def mass(self, xm: np.ndarray) -> np.ndarray:
         """``M_m = J^T M_n J`` at the rows of ``xm`` (samples x m x m)."""
@@ -301,15 +323,17 @@ def reduce_mechanism(
     mean, spread = X.mean(axis=0), X.std(axis=0)
     varying = spread > 1e-9 * max(1.0, np.max(np.abs(X)))
     given = data.minimal is not None
+    copies: tuple[tuple[int, int], ...] = ()
     if given:
         XM = np.vstack([r["xm"] for r in recs])
         dec_in = (XM.mean(axis=0), np.where(XM.std(axis=0) > 0, XM.std(axis=0), 1.0))
         names = tuple(_label(k.replace(".", "_")) for k in data.minimal)
+        copies = _selected(X, XM)
     else:
         dec_in = (np.zeros(m), np.ones(m))
         names = tuple(f"z{k + 1}" for k in range(m))
     sizes = (m, *map(int, hidden), n)
-    decoder = Dense(sizes, activation, *dec_in, mean, np.where(varying, spread, 0.0))
+    decoder = Dense(sizes, activation, *dec_in, mean, np.where(varying, spread, 0.0), copies)
     encoder = None
     if not given:
         encoder = Dense(
@@ -364,6 +388,18 @@ def reduce_mechanism(
     )
 
 
+def _selected(X: np.ndarray, XM: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """``(k, j)``: natural coordinate ``k`` is given minimal coordinate ``j`` in the data (the
+    paper's selection matrix, Eq. 36); the decoder passes it through exactly."""
+    out = []
+    for j in range(XM.shape[1]):
+        gap = np.max(np.abs(X - XM[:, j : j + 1]), axis=0)
+        k = int(np.argmin(gap))
+        if gap[k] <= 1e-9 * max(1.0, np.max(np.abs(XM[:, j]))):
+            out.append((k, j))
+    return tuple(out)
+
+
 def _samples(data: NaturalCoordinates, validation: float) -> tuple[np.ndarray, np.ndarray]:
     """Sample columns ``[x^{i-1}; x^i; x^{i+1}; f^i; dt (; xm^{i-1}; xm^i; xm^{i+1}; fm^i)]``
     for the interior samples of every record, split into training and held-out (each record's
@@ -410,9 +446,11 @@ def _residual(
         fm = cs.SX.zeros(m)
     keep = np.flatnonzero(varying).tolist()
     parts = []
-    if losses.get("rec", 0.0):
-        r = (decoder(xm_now, th_d) - x_now)[keep] / cs.DM(scales[0])
-        parts.append(np.sqrt(losses["rec"] / len(keep)) * r)
+    exact = {k for k, _ in decoder.copies}  # passed through: no reconstruction error
+    rec = [j for j, k in enumerate(keep) if k not in exact]
+    if losses.get("rec", 0.0) and rec:
+        r = ((decoder(xm_now, th_d) - x_now)[keep] / cs.DM(scales[0]))[rec]
+        parts.append(np.sqrt(losses["rec"] / len(rec)) * r)
     if losses.get("sim", 0.0):
         q, w, load, gen = (
             cs.SX.sym(k, size) for k, size in (("q", m), ("w", m), ("f", n), ("Q", m))
