@@ -57,7 +57,7 @@ from acausal.errors import OptionError
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .threads import blas_threads
-from .training import SampleLoss, _reporter, adam_epochs, remember_last
+from .training import SampleLoss, remember_last
 
 LOSSES = ("inverse", "forward", "power")
 
@@ -136,21 +136,18 @@ def train_lagrangian(
     loss = SampleLoss(residual, theta0.size, gauge)
     scored = held if held is not None else columns  # the data that pick the best weights
 
-    best, history, checked = adam_epochs(
-        lambda index, theta: loss(columns, index, theta),
-        columns.shape[1],
+    best, history, checked = loss.adam(
+        columns,
         theta0,
-        (np.full(theta0.size, -np.inf), np.full(theta0.size, np.inf)),
-        loss.total(scored, theta0),
-        (lambda theta: loss.total(held, theta)) if held is not None else None,
+        held,
+        progress,
+        tic,
         epochs=epochs,
         batch=batch,
         lr=lr,
         decay=decay,
         seed=seed,
         patience=patience,
-        report=_reporter(progress),
-        tic=tic,
     )
     unmeasured = [c for c in coordinates if c not in known]
     message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"

@@ -55,7 +55,7 @@ from .fit import FitProgress
 from .lagrangian import Lagrangian
 from .mlp import ACTIVATIONS, draw_weights
 from .natural import NaturalCoordinates
-from .training import SampleLoss, _reporter, adam_epochs
+from .training import SampleLoss
 
 SMOOTH = ("tanh", "sigmoid", "softplus")
 
@@ -352,21 +352,18 @@ def reduce_mechanism(
     residual = _residual(data, decoder, encoder, varying, scales, losses)
     columns, held = _samples(data, validation)
     loss = SampleLoss(residual, theta0.size)
-    best, history, checked = adam_epochs(
-        lambda index, th: loss(columns, index, th),
-        columns.shape[1],
+    best, history, checked = loss.adam(
+        columns,
         theta0,
-        (np.full(theta0.size, -np.inf), np.full(theta0.size, np.inf)),
-        loss.total(held, theta0),
-        lambda th: loss.total(held, th),
+        held,
+        progress,
+        tic,
         epochs=epochs,
         batch=batch,
         lr=lr,
         decay=decay,
         seed=seed,
         patience=patience,
-        report=_reporter(progress),
-        tic=tic,
     )
     dec_theta = best[: decoder.count]
     enc_theta = best[decoder.count :] if encoder is not None else None

@@ -211,6 +211,31 @@ class SampleLoss:
         """The loss over every sample of ``columns``."""
         return self(columns, np.arange(columns.shape[1]), theta)[0]
 
+    def adam(
+        self,
+        columns: np.ndarray,
+        theta: np.ndarray,
+        held: np.ndarray | None,
+        progress: bool | Callable[[FitProgress], None],
+        tic: float,
+        **options: Any,
+    ) -> tuple[np.ndarray, list[float], list[float]]:
+        """:func:`adam_epochs` over the samples ``columns`` from ``theta`` (unbounded),
+        scored on the held-out samples ``held`` (without them, the training loss);
+        ``options``: its ``epochs``, ``batch``, ``lr``, ``decay``, ``seed``, ``patience``."""
+        scored = held if held is not None else columns
+        return adam_epochs(
+            lambda index, th: self(columns, index, th),
+            columns.shape[1],
+            theta,
+            (np.full(theta.size, -np.inf), np.full(theta.size, np.inf)),
+            self.total(scored, theta),
+            (lambda th: self.total(held, th)) if held is not None else None,
+            report=_reporter(progress),
+            tic=tic,
+            **options,
+        )
+
 
 class Adam:
     """Adam's update ``q -= lr m^ / (sqrt(v^) + eps)`` with bias-corrected moments."""
