@@ -109,6 +109,8 @@ def test_bad_input_gets_clear_errors(sim1):
         ln.natural_coordinates(sim1, ["spring1"])
     with pytest.raises(OptionError, match="no variable 'slide9.f'"):
         ln.natural_coordinates(sim1, ["bar1"], loads={"b": ln.PointLoad("bar1", force="slide9.f")})
+    with pytest.raises(OptionError, match="forces on \\['slide2.s'\\], which are not minimal"):
+        ln.natural_coordinates(sim1, tb.BODIES, minimal=["slide1.s"], forces={"slide2.s": "x"})
     with pytest.raises(OptionError, match="losses="):
         ln.reduce_mechanism(nc, losses={"energy": 1.0})
     with pytest.raises(OptionError, match="differentiates the decoder twice"):
