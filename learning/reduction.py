@@ -25,7 +25,13 @@ samples ``i`` of the simulations:
   error at ``i + 1`` (``L_rec``'s) to an ``O(dt^2)`` dynamics term; here the two are kept
   apart and the dynamics term is divided by ``dt^2`` and the spread ``s_a`` of the natural
   accelerations: an acceleration error, ``a_pred - (x^{i+1} - 2 x^i + x^{i-1}) / dt^2``
-  through the decoder, that weighs as much as ``L_rec`` from the first epoch.
+  through the decoder, that weighs as much as ``L_rec`` from the first epoch;
+* with a learned encoder the same division would amplify the encoder's approximation error
+  by ``1/dt^2`` (measured on a slider-crank: the loss stalled at 0.41), so ``L_sim`` is the
+  one-step loss's limit ``dt -> 0`` instead (the paper's Appendix: velocities and
+  accelerations), on the simulation's exact ``x_n'``, ``x_n''``: with ``q = h_e(x_n)`` and
+  ``q' = (dh_e/dx_n) x_n'``, the residuals ``(J q' - x_n') / s_v`` and
+  ``(J q'' + (d^2h_d/dq^2)[q', q'] - x_n'') / s_a``, ``q''`` from the reduced equations.
 
 Networks: fully connected ``tanh`` (or ``sigmoid``, ``softplus``: twice differentiable, as
 the simulation loss needs) layers with a linear last layer; inputs standardized by the
@@ -348,7 +354,8 @@ def reduce_mechanism(
     theta0 = decoder.draw(rng)
     if encoder is not None:
         theta0 = np.concatenate([theta0, encoder.draw(rng)])
-    scales = (spread[varying], np.maximum(A.std(axis=0)[varying], 1e-12))
+    V = np.vstack([r["v"] for r in recs])
+    scales = tuple(np.maximum(Z.std(axis=0)[varying], 1e-12) for Z in (X, A, V))
     residual = _residual(data, decoder, encoder, varying, scales, losses)
     columns, held = _samples(data, validation)
     loss = SampleLoss(residual, theta0.size)
@@ -398,18 +405,20 @@ def _selected(X: np.ndarray, XM: np.ndarray) -> tuple[tuple[int, int], ...]:
 
 
 def _samples(data: NaturalCoordinates, validation: float) -> tuple[np.ndarray, np.ndarray]:
-    """Sample columns ``[x^{i-1}; x^i; x^{i+1}; f^i; dt (; xm^{i-1}; xm^i; xm^{i+1}; fm^i)]``
-    for the interior samples of every record, split into training and held-out (each record's
-    last ``validation`` fraction)."""
+    """Sample columns, split into training and held-out (each record's last ``validation``
+    fraction): with given minimal coordinates ``[x^{i-1}; x^i; x^{i+1}; f^i; dt; xm^{i-1};
+    xm^i; xm^{i+1}; fm^i]`` for the interior samples, else ``[x^i; v^i; a^i; f^i]``."""
     train, held = [], []
     for r in data.records:
         t, x, f = r["t"], r["x"], r["f"]
         dt = np.diff(t)
-        if np.ptp(dt) > 1e-9 * dt.mean():
-            raise OptionError("reduce_mechanism: a record's samples must be evenly spaced")
-        rows = [x[:-2], x[1:-1], x[2:], f[1:-1], np.full((x.shape[0] - 2, 1), dt.mean())]
         if data.minimal is not None:
+            if np.ptp(dt) > 1e-9 * dt.mean():
+                raise OptionError("reduce_mechanism: a record's samples must be evenly spaced")
+            rows = [x[:-2], x[1:-1], x[2:], f[1:-1], np.full((x.shape[0] - 2, 1), dt.mean())]
             rows += [r["xm"][:-2], r["xm"][1:-1], r["xm"][2:], r["fm"][1:-1]]
+        else:
+            rows = [x, r["v"], r["a"], f]
         cols = np.hstack(rows).T
         cut = int(round(cols.shape[1] * (1 - validation)))
         train.append(cols[:, :cut])
@@ -422,46 +431,94 @@ def _residual(
     decoder: Dense,
     encoder: Dense | None,
     varying: np.ndarray,
-    scales: tuple[np.ndarray, np.ndarray],
+    scales: tuple[np.ndarray, np.ndarray, np.ndarray],
     losses: Mapping[str, float],
 ) -> cs.Function:
     """``(sample column, theta) -> residuals`` of one sample (see the module docstring)."""
     n, m = len(data.names), data.mobility
-    width = 4 * n + 1 + (4 * m if encoder is None else 0)
-    col = cs.SX.sym("sample", width)
+    col = cs.SX.sym("sample", 4 * n + 1 + 4 * m if encoder is None else 4 * n)
     count = decoder.count + (encoder.count if encoder is not None else 0)
     theta = cs.SX.sym("theta", count)
     th_d, th_e = theta[: decoder.count], theta[decoder.count :]
-    x_prev, x_now, x_next, f = (col[k * n : (k + 1) * n] for k in range(4))
-    dt = col[4 * n]
-    if encoder is None:
-        xm_prev, xm_now, xm_next, fm = (
-            col[4 * n + 1 + k * m : 4 * n + 1 + (k + 1) * m] for k in range(4)
-        )
-    else:
-        xm_prev, xm_now, xm_next = (encoder(x, th_e) for x in (x_prev, x_now, x_next))
-        fm = cs.SX.zeros(m)
     keep = np.flatnonzero(varying).tolist()
     parts = []
     exact = {k for k, _ in decoder.copies}  # passed through: no reconstruction error
     rec = [j for j, k in enumerate(keep) if k not in exact]
+    x_now = col[n : 2 * n] if encoder is None else col[:n]
+    if encoder is None:
+        xm_now = col[4 * n + 1 + m : 4 * n + 1 + 2 * m]
+    else:
+        xm_now = encoder(x_now, th_e)
     if losses.get("rec", 0.0) and rec:
         r = ((decoder(xm_now, th_d) - x_now)[keep] / cs.DM(scales[0]))[rec]
         parts.append(np.sqrt(losses["rec"] / len(rec)) * r)
     if losses.get("sim", 0.0):
+        dyn = _Dynamics(data, decoder, theta, th_d, keep, scales)
+        w = losses["sim"] / len(keep)
+        if encoder is None:
+            parts.append(np.sqrt(w) * dyn.one_step(col))
+        else:
+            parts += [np.sqrt(w / 2) * r for r in dyn.continuous(col, xm_now)]
+    return cs.Function("reduction_residual", [col, theta], [cs.vertcat(*parts)])
+
+
+class _Dynamics:
+    """The reduced equations ``M_m q'' = J^T (f_g + f) + Q - G_m[q', q']`` of a decoder
+    (``theta``: every trained weight, ``th_d`` the decoder's) and the simulation residuals
+    built from them, on the natural coordinates ``keep``, over the spreads ``scales`` (of
+    positions, accelerations, velocities)."""
+
+    def __init__(
+        self,
+        data: NaturalCoordinates,
+        decoder: Dense,
+        theta: cs.SX,
+        th_d: cs.SX,
+        keep: list[int],
+        scales: tuple[np.ndarray, ...],
+    ) -> None:
+        self.n, self.m = len(data.names), data.mobility
+        self.decoder, self.theta, self.th_d, self.keep = decoder, theta, th_d, keep
+        self.scales = [cs.DM(v) for v in scales]
         q, w, load, gen = (
-            cs.SX.sym(k, size) for k, size in (("q", m), ("w", m), ("f", n), ("Q", m))
+            cs.SX.sym(k, size)
+            for k, size in (("q", self.m), ("w", self.m), ("f", self.n), ("Q", self.m))
         )
-        J = cs.jacobian(decoder(q, th_d), q)
+        h = decoder(q, th_d)
+        J = cs.jacobian(h, q)
         Mm = cs.mtimes([J.T, cs.DM(data.mass), J])
         rhs = (
             cs.mtimes(J.T, cs.DM(data.gravity) + load)
             + gen
             - velocity_terms(decoder, data.mass, q, w, th_d)
         )
-        accel = cs.Function("accel", [q, w, load, gen, theta], [cs.solve(Mm, rhs)])
+        self.accel = cs.Function("accel", [q, w, load, gen, theta], [cs.solve(Mm, rhs)])
+        Jw = cs.jtimes(h, q, w)
+        self.tangent = cs.Function("tangent", [q, w, theta], [Jw, cs.jtimes(Jw, q, w)])
+
+    def one_step(self, col: cs.SX) -> cs.SX:
+        """Given minimal coordinates: the one-step prediction's error through the decoder,
+        over ``dt^2 s_a``."""
+        n, m = self.n, self.m
+        f, dt = col[3 * n : 4 * n], col[4 * n]
+        xm_prev, xm_now, xm_next, fm = (
+            col[4 * n + 1 + k * m : 4 * n + 1 + (k + 1) * m] for k in range(4)
+        )
         rate = (xm_now - xm_prev) / dt
-        ahead = xm_now + dt * rate + dt**2 * accel(xm_now, rate, f, fm, theta)
-        r = (decoder(ahead, th_d) - decoder(xm_next, th_d))[keep] / (dt**2 * cs.DM(scales[1]))
-        parts.append(np.sqrt(losses["sim"] / len(keep)) * r)
-    return cs.Function("reduction_residual", [col, theta], [cs.vertcat(*parts)])
+        ahead = xm_now + dt * rate + dt**2 * self.accel(xm_now, rate, f, fm, self.theta)
+        miss = self.decoder(ahead, self.th_d) - self.decoder(xm_next, self.th_d)
+        return miss[self.keep] / (dt**2 * self.scales[1])
+
+    def continuous(self, col: cs.SX, xm: cs.SX) -> list[cs.SX]:
+        """Learned minimal coordinates ``xm = h_e(x)``: the natural velocities and
+        accelerations the reduced model gives there, ``J q'`` and ``J q'' + H[q', q']`` with
+        ``q' = (dh_e/dx) x'``, against the simulation's, over their spreads."""
+        x, v, a, f = (col[k * self.n : (k + 1) * self.n] for k in range(4))
+        rate = cs.jtimes(xm, x, v)
+        vel, curve = self.tangent(xm, rate, self.theta)
+        acc = self.accel(xm, rate, f, cs.SX.zeros(self.m), self.theta)
+        push = self.tangent(xm, acc, self.theta)[0]
+        return [
+            (vel - v)[self.keep] / self.scales[2],
+            (push + curve - a)[self.keep] / self.scales[1],
+        ]

@@ -38,18 +38,20 @@ def test_natural_coordinates_carry_the_bodies_energies(sim1):
     assert nc.mobility == 2 and np.all(np.linalg.eigvalsh(nc.mass) > -1e-12)
 
 
-def test_the_loss_gradient_agrees_with_finite_differences(sim1):
-    nc = tb.natural(sim1)
+@pytest.mark.parametrize("given", [True, False])
+def test_the_loss_gradient_agrees_with_finite_differences(sim1, given):
+    """Given minimal coordinates (decoder, one-step loss) and learned ones (encoder and
+    decoder, the loss on velocities and accelerations)."""
+    nc = tb.natural(sim1) if given else ln.natural_coordinates(sim1, tb.BODIES)
     red = ln.reduce_mechanism(nc, hidden=(6,), epochs=0, progress=False)
-    X = np.vstack([r["x"] for r in nc.records])
+    X, A, V = (np.vstack([r[k] for r in nc.records]) for k in ("x", "a", "v"))
     varying = X.std(axis=0) > 1e-9
-    A = np.vstack([r["a"] for r in nc.records])
-    scales = (X.std(axis=0)[varying], A.std(axis=0)[varying])
-    residual = _residual(nc, red.decoder, None, varying, scales, {"rec": 1.0, "sim": 1.0})
+    scales = tuple(Z.std(axis=0)[varying] for Z in (X, A, V))
+    residual = _residual(nc, red.decoder, red.encoder, varying, scales, {"rec": 1.0, "sim": 1.0})
     columns, _ = _samples(nc, 0.05)
-    loss = SampleLoss(residual, red.decoder.count)
+    theta = red.decoder_theta if given else np.concatenate([red.decoder_theta, red.encoder_theta])
+    loss = SampleLoss(residual, theta.size)
     index = np.arange(0, columns.shape[1], 37)
-    theta = red.decoder_theta
     value, grad = loss(columns, index, theta)
     for j in np.random.default_rng(0).choice(theta.size, 10, replace=False):
         h = 1e-6
