@@ -19,6 +19,16 @@ Steps (builders in ``examples/two_bar_actuator.py``):
    and the simulation time against the full DAE's;
 5. ``out/reduce_two_bar.png`` (centres of mass on sim2, full vs both reduced models) and
    ``out/reduce_two_bar.csv``.
+
+Measured (full run, loaded 2-core machine, 636 s): with both losses the centres of mass stay
+within 0.95 % (sim1), 1.11 % (sim2, never seen) and 1.96 % (sim3, flagged: 6 % of the
+range beyond it) of their range of motion; reduced simulations 0.43-0.54 s against the full
+DAE's 1.2-9.2 s. The paper's ablation does not reproduce here: reconstruction alone gives
+1.30 %, 0.83 % and 3.09 %. The sliders' heights are natural coordinates the decoder passes
+through exactly (the paper's selection matrix), so it learns only the elbow's position, a
+smooth map of two variables sampled 9,500 times without noise: its derivatives, which the
+reduced equations use, come out right from the positions alone (the paper trained 10,000
+epochs and reports overfitting).
 """
 
 from __future__ import annotations
