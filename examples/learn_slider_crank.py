@@ -24,6 +24,12 @@ Steps (builders and data in ``examples/nnap_slider_crank.py``):
 6. ``out/nnap_force.png`` (the learned force against the truth over the visited (d, v)
    region), ``out/nnap_speed.png`` (a held-out trajectory's free run), ``out/nnap_params.csv``.
 
+Measured (full run, loaded 2-core machine, 6403 s): feedforward (+ L-BFGS-B) m3 +1.17 %,
+J1 +0.31 %, Bm +5.74 %, load 2.04 % of its range; recurrent m3 +1.14 %, J1 +0.55 %,
+Bm +2.58 % (target 3 %), load 2.00 % (target 5 %); held-out free-run RMSE of omega 0.0368
+-> 0.0330 rad/s; 4-fold cross-validated 0.1638 (feedforward) -> 0.1267 rad/s (recurrent,
+-22.7 %; the paper -33.4 %).
+
 Decisions: the feedforward stage steps by explicit Euler (the paper's scheme); the recurrent
 stage by RK4 (over 300 steps Euler's own error is part of what the network and ``Bm`` fit:
 with Euler the recurrent stage leaves ``Bm`` at the feedforward stage's +5.7 %, with RK4
