@@ -21,7 +21,7 @@ constant force ``m C(c)^T (0, -g)`` and a force ``F`` at the point ``rho`` the f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import casadi as cs
@@ -154,15 +154,8 @@ def natural_coordinates(
     records = tuple(_record(res, shell, minimal, forces or {}) for res in runs)
     states = len(runs[0].model.states)
     count = len(minimal) if minimal else (mobility or states // 2)
-    return NaturalCoordinates(
-        coords,
-        mass,
-        shell.gravity,
-        info,
-        shell.loads,
-        records,
-        tuple(minimal) if minimal else None,
-        int(count),
+    return replace(
+        shell, records=records, minimal=tuple(minimal) if minimal else None, mobility=int(count)
     )
 
 
