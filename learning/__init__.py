@@ -24,12 +24,21 @@ from .equation_error import fit_equations
 from .evaluation import CrossValidation, cross_validate, free_run_rmse
 from .feasibility import FeasibilityReport, check_feasibility, with_small_capacitors
 from .fit import FitResult, fit
+from .fit_bar import fit_progress_bar
 from .identifiability import identifiability
 from .known import Known
 from .lagrangian import Lagrangian
 from .lagrangian_net import LagrangianNet
 from .lagrangian_training import train_lagrangian
 from .law import Law, softplus, softplus_inv
+from .many_fits import (
+    ManyFits,
+    cross_validate_experiments,
+    cross_validate_many,
+    fold_groups,
+    multi_start,
+    output_rmse,
+)
 from .mlp import MLP
 from .natural import NaturalCoordinates, PointLoad, natural_coordinates
 from .neural import NeuralNet
@@ -77,4 +86,11 @@ __all__ = [
     "reconstruct",
     "Reconstruction",
     "relative_mae",
+    "multi_start",
+    "cross_validate_many",
+    "cross_validate_experiments",
+    "output_rmse",
+    "fold_groups",
+    "ManyFits",
+    "fit_progress_bar",
 ]

@@ -57,6 +57,16 @@ class CrossValidation:
         return "\n".join(lines)
 
 
+def fold_groups(n: int, folds: int | None, seed: int = 0) -> list[tuple[int, ...]]:
+    """The held-out trajectories of each fold: one each (``folds=None``, leave-one-out), or
+    ``folds`` groups of a seeded random permutation of ``range(n)``."""
+    k = n if folds is None else int(folds)
+    if not 2 <= k <= n:
+        raise OptionError(f"cross-validation: folds={folds} must be between 2 and {n}")
+    order = np.random.default_rng(seed).permutation(n) if folds is not None else np.arange(n)
+    return [tuple(sorted(int(i) for i in part)) for part in np.array_split(order, k)]
+
+
 def cross_validate(
     system: ac.System | ac.Model,
     trajectories: Sequence[Mapping[str, Any]],
@@ -71,12 +81,7 @@ def cross_validate(
     """Leave-one-out (``folds=None``) or ``folds``-fold cross-validation over trajectories:
     :func:`train` on all but the held-out ones (``options`` are its keywords), then the
     free-run RMSE of ``state`` on each held-out trajectory."""
-    n = len(trajectories)
-    k = n if folds is None else int(folds)
-    if not 2 <= k <= n:
-        raise OptionError(f"cross_validate: folds={folds} must be between 2 and {n}")
-    order = np.random.default_rng(seed).permutation(n) if folds is not None else np.arange(n)
-    groups = [tuple(sorted(int(i) for i in part)) for part in np.array_split(order, k)]
+    groups = fold_groups(len(trajectories), folds, seed)
     fits, errors = [], []
     for held in groups:
         rest = [d for i, d in enumerate(trajectories) if i not in held]

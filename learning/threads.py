@@ -1,5 +1,4 @@
-"""``blas_threads(n)``: numpy's and scipy's OpenBLAS limited to ``n`` threads inside a block;
-``cores()``: how many cores this process may run on.
+"""``blas_threads(n)``: numpy's and scipy's OpenBLAS limited to ``n`` threads inside a block.
 
 The least-squares fits factor small dense matrices (an SVD of the Jacobian, columns = the
 fitted parameters) hundreds of times. OpenBLAS's worker threads bring nothing at that size,
@@ -14,7 +13,6 @@ scipy use another BLAS (MKL, a system library): then set the library's own varia
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -54,10 +52,3 @@ def blas_threads(n: int = 1) -> Iterator[None]:
     finally:
         for lib, suffix, count in before:
             getattr(lib, f"scipy_openblas_set_num_threads{suffix}")(count)
-
-
-def cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS reports one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1

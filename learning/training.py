@@ -38,10 +38,11 @@ import scipy.optimize as so
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
+from solvers import available_cores
 
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .rollout import StepMap, Trajectory
-from .threads import blas_threads, cores
+from .threads import blas_threads
 from .uncertainty import Uncertainty, from_jacobian
 
 
@@ -439,7 +440,7 @@ def train(
         if s not in model.states:
             raise unknown_name("state", s, model.states)
         weights[model.states.index(s)] = float(w)
-    threads = cores() if threads is None else threads
+    threads = available_cores() if threads is None else threads
     objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties, threads)
     train_w = Windows(step, trajs, horizon, stride, p)
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w

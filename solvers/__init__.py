@@ -1,8 +1,19 @@
 """Numerics for compiled models: consistent initialization, IDAS, forward sensitivities."""
 
+from .batch import BatchResult, simulate_many
+from .designs import grid_design, sample_design, tolerance_ranges
+from .executors import (
+    Shared,
+    TaskFailure,
+    available_cores,
+    describe_executor,
+    executor_session,
+    run_tasks,
+)
 from .functions import DAEFunctions
 from .initialize import z_start_values
 from .integrate import Simulator
+from .progress import BatchProgress, Progress, ProgressOption
 from .result import Result
 from .simulate import as_model, initial_values, output_grid, simulate, simulator
 
@@ -16,4 +27,18 @@ __all__ = [
     "simulator",
     "initial_values",
     "z_start_values",
+    "simulate_many",
+    "BatchResult",
+    "BatchProgress",
+    "grid_design",
+    "sample_design",
+    "tolerance_ranges",
+    "TaskFailure",
+    "available_cores",
+    "run_tasks",
+    "Shared",
+    "executor_session",
+    "describe_executor",
+    "Progress",
+    "ProgressOption",
 ]

@@ -1,0 +1,29 @@
+"""``fit_progress_bar``: a tqdm bar for the ``progress=`` hook of :func:`~learning.fit`,
+:func:`~learning.train` and the other fits (iterations or epochs, loss, best, failures)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from .fit import FitProgress
+
+
+def fit_progress_bar(total: int | None = None, desc: str = "fit") -> Callable[[FitProgress], None]:
+    """A callable for ``progress=`` that moves a tqdm bar to each report's iteration (epoch
+    for :func:`~learning.train`), with the loss, the best loss and the failed simulations
+    after it; ``total``: the expected count (e.g. ``epochs``; None: no ETA). The bar writes
+    to stderr and stays quiet when it is not a terminal (tqdm is the ``progress`` extra)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise ImportError('fit_progress_bar needs tqdm: pip install -e ".[progress]"') from None
+    bar = tqdm(total=total, desc=desc, unit="it", file=sys.stderr, disable=None)
+
+    def show(info: FitProgress) -> None:
+        bar.update(max(0, info.iteration - bar.n))
+        bar.set_postfix(loss=f"{info.loss:.4g}", best=f"{info.best:.4g}", failed=info.n_failed)
+        if total is not None and info.iteration >= total:
+            bar.close()
+
+    return show
