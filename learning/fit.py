@@ -89,6 +89,7 @@ import acausal as ac
 from acausal.errors import ModelError, OptionError, unknown_name
 from solvers import Result, simulate
 
+from .fit_bar import progress_sink
 from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name
 from .threads import blas_threads
 from .uncertainty import Uncertainty
@@ -232,8 +233,10 @@ def experiment_values(values: Mapping[str, float], experiment: int) -> dict[str,
 class _Progress:
     """Prints (or passes to a callable) a :class:`FitProgress` at most every ``interval`` s."""
 
-    def __init__(self, progress: bool | Callable, interval: float, objective: Objective) -> None:
-        self.sink = progress if callable(progress) else (self._print if progress else None)
+    def __init__(
+        self, progress: bool | str | Callable, interval: float, objective: Objective
+    ) -> None:
+        self.sink = progress_sink(progress, self._print)
         self.interval, self.obj = interval, objective
         self.tic = self.last = _time.perf_counter()
         self.iteration = 0
@@ -358,7 +361,7 @@ def fit(
     atol: float | None = None,
     max_nfev: int | None = None,
     max_time: float | None = None,
-    progress: bool | Callable[[FitProgress], None] = True,
+    progress: bool | str | Callable[[FitProgress], None] = True,
     progress_interval: float = 1.0,
     experiments: Sequence[tuple[ac.System, Mapping[str, Any]]] | None = None,
     t_start: float | Sequence[float] = 0.0,
@@ -379,9 +382,10 @@ def fit(
     ``atol``: IDAS's tolerances (default from the data's noise). ``max_nfev``: objective
     evaluations (default scipy's); ``max_time``: seconds after which the fit stops with the
     best parameters seen; ``progress``: True prints a :class:`FitProgress` line at most
-    every ``progress_interval`` seconds and once at the end, a callable receives it
-    instead; ``options``: passed on to scipy (``least_squares`` keywords or ``minimize``
-    options) or to collocation.
+    every ``progress_interval`` seconds and once at the end, ``"bar"`` shows a tqdm bar
+    instead (the ``progress`` extra; quiet when stderr is not a terminal), a callable
+    receives each :class:`FitProgress`; ``options``: passed on to scipy (``least_squares``
+    keywords or ``minimize`` options) or to collocation.
     """
     tic = _time.perf_counter()
     if method not in METHODS:

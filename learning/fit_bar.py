@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .fit import FitProgress
+from acausal.errors import OptionError
+
+if TYPE_CHECKING:
+    from .fit import FitProgress
 
 
 def fit_progress_bar(total: int | None = None, desc: str = "fit") -> Callable[[FitProgress], None]:
@@ -27,3 +31,23 @@ def fit_progress_bar(total: int | None = None, desc: str = "fit") -> Callable[[F
             bar.close()
 
     return show
+
+
+def progress_sink(
+    progress: bool | str | Callable[[FitProgress], None],
+    lines: Callable[[FitProgress], None],
+    total: int | None = None,
+    desc: str = "fit",
+) -> Callable[[FitProgress], Any] | None:
+    """What a fit's ``progress=`` option asks for: a callable as given, ``True`` the fit's
+    own ``lines`` (printed), ``"bar"`` a :func:`fit_progress_bar` of ``total`` steps,
+    ``False`` nothing (``None``)."""
+    if callable(progress):
+        return progress
+    if isinstance(progress, str):
+        if progress != "bar":
+            raise OptionError(
+                f"{desc}: progress={progress!r}: give True (lines), False, 'bar' or a callable"
+            )
+        return fit_progress_bar(total, desc)
+    return lines if progress else None

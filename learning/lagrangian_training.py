@@ -77,7 +77,7 @@ def train_lagrangian(
     polish: bool = False,
     max_nfev: int = 200,
     x0: Mapping[str, float] | None = None,
-    progress: bool | Callable[..., None] = True,
+    progress: bool | str | Callable[..., None] = True,
 ) -> FitResult:
     """Learn ``component``'s network weights from ``data`` (see the module docstring).
 

@@ -304,7 +304,7 @@ def reduce_mechanism(
     seed: int = 0,
     validation: float = 0.05,
     patience: int | None = None,
-    progress: bool | Callable[[FitProgress], None] = True,
+    progress: bool | str | Callable[[FitProgress], None] = True,
 ) -> Reduction:
     """Learn the decoder (and, without given minimal coordinates, the encoder) of ``data``
     (see the module docstring). ``losses``: weights of ``"rec"`` and ``"sim"`` (default 1

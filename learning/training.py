@@ -41,6 +41,7 @@ from acausal.errors import OptionError, unknown_name
 from solvers import available_cores
 
 from .fit import FitProgress, FitResult, unknowns, with_values
+from .fit_bar import progress_sink
 from .rollout import StepMap, Trajectory
 from .threads import blas_threads
 from .uncertainty import Uncertainty, from_jacobian
@@ -217,7 +218,7 @@ class SampleLoss:
         columns: np.ndarray,
         theta: np.ndarray,
         held: np.ndarray | None,
-        progress: bool | Callable[[FitProgress], None],
+        progress: bool | str | Callable[[FitProgress], None],
         tic: float,
         **options: Any,
     ) -> tuple[np.ndarray, list[float], list[float]]:
@@ -232,7 +233,7 @@ class SampleLoss:
             (np.full(theta.size, -np.inf), np.full(theta.size, np.inf)),
             self.total(scored, theta),
             (lambda th: self.total(held, th)) if held is not None else None,
-            report=_reporter(progress),
+            report=_reporter(progress, options["epochs"]),
             tic=tic,
             **options,
         )
@@ -380,7 +381,7 @@ def train(
     x0: Mapping[str, float] | None = None,
     penalties: Sequence[tuple[cs.SX, float]] = (),
     uncertainty: bool | str = False,
-    progress: bool | Callable[[FitProgress], None] = True,
+    progress: bool | str | Callable[[FitProgress], None] = True,
     threads: int | None = None,
 ) -> FitResult:
     """Learn ``params`` (default: the raw parameters of every :class:`~learning.Unknown`)
@@ -404,7 +405,8 @@ def train(
     feedforward only (``horizon=1``: a longer window's residuals are correlated along it
     by the model's own dynamics, which the formulas do not allow for). ``threads``: threads
     evaluating a batch's windows (default: every core this process may use; the results do
-    not depend on it).
+    not depend on it). ``progress``: True prints a line per epoch, ``"bar"`` shows a tqdm
+    bar of the epochs, a callable receives each :class:`~learning.FitProgress`.
     """
     tic = _time.perf_counter()
     model, source = compiled(system, "train")
@@ -459,7 +461,7 @@ def train(
         decay=decay,
         seed=seed,
         patience=patience,
-        report=_reporter(progress),
+        report=_reporter(progress, epochs),
         tic=tic,
     )
     q, message = best_q, f"{len(history)} epochs of Adam"
@@ -605,18 +607,18 @@ def _polish(
     return out.x, f"{message}, then L-BFGS-B ({out.nit} iterations: {out.message})"
 
 
-def _reporter(progress: bool | Callable[[FitProgress], None]) -> Callable[[FitProgress], None]:
-    if callable(progress):
-        return progress
-    if not progress:
-        return lambda info: None
+def _line(info: FitProgress) -> None:
+    print(
+        f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  validation "
+        f"{info.best:.6g}  {info.elapsed:.1f} s",
+        file=sys.stdout,
+        flush=True,
+    )
 
-    def show(info: FitProgress) -> None:
-        print(
-            f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  validation "
-            f"{info.best:.6g}  {info.elapsed:.1f} s",
-            file=sys.stdout,
-            flush=True,
-        )
 
-    return show
+def _reporter(
+    progress: bool | str | Callable[[FitProgress], None], epochs: int
+) -> Callable[[FitProgress], None]:
+    """The epoch report ``progress=`` asks for (:func:`.fit_bar.progress_sink`)."""
+    sink = progress_sink(progress, _line, epochs, "train")
+    return sink if sink is not None else (lambda info: None)

@@ -194,3 +194,18 @@ def test_output_error_cross_validation_over_experiments_flags_the_odd_one(execut
     assert many.rmse[2][0] == pytest.approx(gap, rel=1e-3)
     assert gap > 0.1 and max(many.rmse[0][0], many.rmse[1][0]) < gap
     assert many.best_index in (0, 1) and 2.0 < many.fits[0].params["R1.R"] < 3.0
+
+
+
+def test_a_progress_bar_leaves_the_training_unchanged():
+    """``progress="bar"`` (a tqdm bar of the epochs, quiet here: not a terminal) trains to
+    the same parameters as a silent run; a misspelled option is refused by name."""
+    data = trajectories(freqs=(3.0,), t_end=1.0)
+    model = ac.compile(oscillator(c=30.0, d=0.8))
+    options = {"physical": ["k.c", "d.d"], "inputs": INPUTS, "epochs": 3, "lr": 0.05}
+    bar = train(model, data, progress="bar", **options)
+    quiet = train(model, data, progress=False, **options)
+    assert bar.params == pytest.approx(quiet.params, rel=1e-14)
+    assert bar.params["k.c"] != pytest.approx(30.0, rel=1e-3)  # it did train
+    with pytest.raises(OptionError, match="progress='bars'"):
+        train(model, data, progress="bars", **options)
