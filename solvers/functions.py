@@ -1,20 +1,27 @@
 """The CasADi functions of one compiled model, built on first use and shared by the solvers.
 
 For the semi-explicit DAE ``x' = f(x, z, p, t)``, ``0 = g(x, z, p, t)`` of a
-:class:`~acausal.Model`: the rates ``f``, the named outputs ``y(x, z, p, t)``, their
-directional derivatives, the crossing functions and mode updates of events, the residuals
-of the alias-reduced equations, and the integrator spec. The object belongs to a solver
-(a :class:`~solvers.Simulator`, a :class:`~solvers.Result`), never to the model.
+:class:`~acausal.Model`: the rates ``f``, the named outputs ``y(x, z, p, t)`` (all at one
+point, or read from a solution on a grid by a :class:`~solvers.readout.Readout`), the
+crossing functions and mode updates of events, the residuals of the alias-reduced
+equations, and the integrator spec. The object belongs to a solver (a
+:class:`~solvers.Simulator`, a :class:`~solvers.Result`), never to the model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import casadi as cs
 import numpy as np
 
 from acausal import Model
+from acausal.model import paused_gc
+
+from .readout import Readout
+
+T = TypeVar("T")
 
 # Newton stops when the residual is below ``abstol`` or after a step below 1e-12
 # (CasADi's ``abstolStep``), i.e. converged to rounding for values of order 1: IDAS needs
@@ -47,9 +54,9 @@ class DAEFunctions:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self._built: dict[str, cs.Function] = {}
+        self._built: dict[str, Any] = {}
 
-    def _get(self, key: str, build: Callable[[], cs.Function]) -> cs.Function:
+    def _get(self, key: str, build: Callable[[], T]) -> T:
         fun = self._built.get(key)
         if fun is None:
             fun = self._built[key] = build()
@@ -100,6 +107,16 @@ class DAEFunctions:
         return self._get("outputs", lambda: self._of_point("outputs", self.model.outputs))
 
     @property
+    def readout(self) -> Readout:
+        """How each named variable is read from a solution (built on first use)."""
+
+        def build() -> Readout:
+            with paused_gc():  # it makes many objects that live on: no point scanning them
+                return Readout(self.model)
+
+        return self._get("readout", build)
+
+    @property
     def values(self) -> cs.Function:
         """Every algebraic column (in ``model.ir.algebraic`` order)."""
         return self._get("values", lambda: self._of_point("values", self.model.dae.values))
@@ -133,24 +150,6 @@ class DAEFunctions:
             return cs.Function("named_residuals", [y, m.p, m.t], [cs.substitute(res, syms, picked)])
 
         return self._get("named_residuals", build)
-
-    @property
-    def output_directions(self) -> cs.Function:
-        """``(x, z, p, t, dx, dz, dp) -> dy``: the outputs' directional derivative."""
-
-        def build() -> cs.Function:
-            m = self.model
-            dae = m.dae
-            dxs, dzs = cs.SX.sym("dx", dae.x.numel()), cs.SX.sym("dz", dae.z.numel())
-            dp = cs.SX.sym("dp", m.p.numel())
-            w, dw = cs.vertcat(dae.x, dae.z, m.p), cs.vertcat(dxs, dzs, dp)
-            return cs.Function(
-                "doutputs",
-                [dae.x, dae.z, m.p, m.t, dxs, dzs, dp],
-                [cs.jtimes(m.outputs, w, dw)],
-            )
-
-        return self._get("output_directions", build)
 
     def algebraic_solver(self, name: str) -> cs.Function:
         """Newton on ``0 = g(z, x, p, t)`` for ``z``: ``(z guess, x, p, t) -> z``."""

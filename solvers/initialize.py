@@ -46,11 +46,11 @@ RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value)
 
 class FixedRow(NamedTuple):
     """The row ``y - y_start`` of a fixed start declared on the variable ``source`` (``col``:
-    the unknown column it lands on), or of a start mode (``col`` None)."""
+    the unknown column it lands on), or of a start mode (``col`` None); its residual is an
+    entry of a vector built for all of them at once."""
 
     source: str
     col: Col | None
-    residual: cs.SX
     name: RowName
 
 
@@ -81,12 +81,14 @@ def describe_row(model: Model, row: RowName) -> str:
     return f"{kind} {name} = {model.display(value)}"
 
 
-def column_expressions(model: Model) -> dict[tuple[int, int], cs.SX]:
-    """Each unknown column's value in terms of ``(x, z, p, t)`` (split in bulk: reading
-    single elements costs tens of microseconds each)."""
-    out = dict(zip(model.ir.states, cs.vertsplit(model.dae.x)))
-    out.update(zip(model.ir.algebraic, cs.vertsplit(model.dae.values)))
-    return out
+def column_values(model: Model, cols: Sequence[Col]) -> cs.SX:
+    """The values of the unknown columns ``cols`` in terms of ``(x, z, p, t)``, as one
+    vector (picked in bulk: reading single elements costs tens of microseconds each)."""
+    nx = model.dae.x.numel()
+    at = {c: k for k, c in enumerate(model.ir.states)}
+    at.update((c, nx + k) for k, c in enumerate(model.ir.algebraic))
+    both = cs.vertcat(cs.SX(model.dae.x), model.dae.values)
+    return both[[at[c] for c in cols]] if cols else cs.SX(0, 1)
 
 
 def build_initializer(model: Model, t0: float) -> Initializer:
@@ -94,24 +96,27 @@ def build_initializer(model: Model, t0: float) -> Initializer:
     dae = model.dae
     x, z = cs.SX(dae.x), cs.SX(dae.z)  # an empty one comes as a DM
     nx, nz = x.numel(), z.numel()
-    xk = cs.vertsplit(x)
-    fixed = _fixed_rows(model, xk)
-    rows = [dae.alg[k] for k in range(nz)] + [f.residual for f in fixed]
+    fixed, fixed_res = _fixed_rows(model, x)
+    rows = cs.vertcat(cs.SX(dae.alg), fixed_res)  # grows by the free states' rows below
     names: list[RowName] = [f"algebraic equation of block {b + 1}" for b in dae.alg_blocks]
     names += [f.name for f in fixed]
     adjacency, col_to_row = _match_equations(rows, x, z)
-    redundant = [r for r in range(nz, len(rows)) if not _match_row(r, adjacency, col_to_row)]
+    n_rows = len(adjacency)
+    redundant = [r for r in range(nz, n_rows) if not _match_row(r, adjacency, col_to_row)]
     reaches, groups = over_determined(redundant, adjacency, col_to_row)
     declared = {nz + k: (f.source, f.col) for k, f in enumerate(fixed)}
     checks = redundant_starts(model, t0, declared, redundant, reaches, groups)
     guesses, unset = _guesses(model)
+    free = []  # states still free: their start value (or 0) taken as given
     for k in range(nx):
         if _free_column([k], adjacency, col_to_row) < 0:
             continue  # this state is already determined by the rows so far
-        rows.append(xk[k] - guesses[k])
+        free.append(k)
         names.append(f"start value of state {model.states[k]} (not fixed; taken as given)")
         adjacency.append([k])
-        col_to_row[k] = len(rows) - 1
+        col_to_row[k] = len(adjacency) - 1
+    if free:
+        rows = cs.vertcat(rows, x[free] - cs.vertcat(*[guesses[k] for k in free]))
     missing = [k for k, r in enumerate(col_to_row) if r < 0]
     if missing:
         labels = [model.states[k] if k < nx else model.symbol_name(z[k - nx]) for k in missing]
@@ -119,44 +124,50 @@ def build_initializer(model: Model, t0: float) -> Initializer:
             f"{model.name}: initial values are under-determined for {', '.join(labels)}; "
             "give start values (fixed=True) for them"
         )
-    params = {s.name() for s in cs.vertsplit(model.p)}  # the parameters' own symbol names
-    direct = all(
-        col_to_row[k] >= nz and _is_own_start(rows[col_to_row[k]], xk[k], params) for k in range(nx)
-    )
+    on_states = [col_to_row[k] for k in range(nx)]
+    explicit = None
+    if all(r >= nz for r in on_states):
+        explicit = own_starts(rows[on_states] if nx else cs.SX(0, 1), x, cs.vertcat(z, model.t))
     solved = sorted(col_to_row)
-    square = ([rows[r] for r in solved], [names[r] for r in solved])
-    init = _assemble(model, t0, *square, direct, guesses, checks)
+    square = (rows[solved] if solved else cs.SX(0, 1), [names[r] for r in solved])
+    init = _assemble(model, t0, *square, explicit, guesses, checks)
     return replace(init, unset=unset)
 
 
-def _fixed_rows(model: Model, xk: list[cs.SX]) -> list[FixedRow]:
+def _fixed_rows(model: Model, x: cs.SX) -> tuple[list[FixedRow], cs.SX]:
     """Rows of the start modes, then of the fixed starts on states, then of those on
     algebraic variables (so that of fixed starts that over-determine the initial state, one
-    on a variable the model determines is the one left redundant)."""
+    on a variable the model determines is the one left redundant), and their residuals as
+    one vector (built in bulk: a CasADi call per row costs tens of microseconds)."""
     flat, red = model.flat, model.reduced
-    modes = []
-    for k, q in enumerate(flat.discretes, start=len(xk) - model.dae.modes):
-        start = flat.symbols[q].start
-        modes.append(FixedRow(q, None, xk[k] - start, ("start mode", q, start)))
-    cols = column_expressions(model)
+    modes = [FixedRow(q, None, ("start mode", q, flat.symbols[q].start)) for q in flat.discretes]
+    residuals = cs.SX(0, 1)
+    if modes:
+        mode_starts = cs.vertcat(*[flat.symbols[q].start for q in flat.discretes])
+        residuals = x[x.numel() - len(modes) :] - mode_starts
     vindex = {q: vi for vi, q in enumerate(red.unknowns)}
-    starts = []
-    for q, start in red.starts.items():
-        if start.fixed and q in vindex:
-            col, shown = (vindex[q], 0), flat.symbols[start.source].start
-            row = cols[col] - start.value
-            starts.append(FixedRow(start.source, col, row, ("fixed start", start.source, shown)))
+    chosen = [(q, start) for q, start in red.starts.items() if start.fixed and q in vindex]
+    cols = [(vindex[q], 0) for q, _ in chosen]
     states = set(model.ir.states)
-    starts.sort(key=lambda f: f.col not in states)
-    return modes + starts
+    order = sorted(range(len(chosen)), key=lambda k: cols[k] not in states)
+    starts = []
+    for k in order:
+        source = chosen[k][1].source
+        shown = flat.symbols[source].start
+        starts.append(FixedRow(source, cols[k], ("fixed start", source, shown)))
+    if chosen:
+        values = cs.vertcat(*[start.value for _, start in chosen])
+        residuals = cs.vertcat(residuals, (column_values(model, cols) - values)[order])
+    return modes + starts, residuals
 
 
-def _match_equations(rows: list[cs.SX], x: cs.SX, z: cs.SX) -> tuple[list[list[int]], list[int]]:
+def _match_equations(rows: cs.SX, x: cs.SX, z: cs.SX) -> tuple[list[list[int]], list[int]]:
     """The unknowns (columns of ``w = (x, z)``) of each row, and ``col_to_row`` of a
     matching of the first ``nz`` rows, ``g``, to ``z`` (-1 where a column is unmatched)."""
     nx, nz = x.numel(), z.numel()
     inc = incidence(rows, cs.vertcat(x, z))
-    adjacency = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]].tolist() for r in range(len(rows))]
+    ptr = inc.indptr
+    adjacency = [inc.indices[ptr[r] : ptr[r + 1]].tolist() for r in range(rows.numel())]
     col_to_row = [-1] * (nx + nz)
     for c, r in enumerate(match(inc[:nz, nx:])[1]):
         col_to_row[nx + c] = int(r)
@@ -196,10 +207,24 @@ def _free_column(cols: Sequence[int], adjacency: list[list[int]], col_to_row: li
     return -1
 
 
-def _is_own_start(row: cs.SX, xk: cs.SX, params: set[str]) -> bool:
-    """Is ``row`` of the form ``x_k - c(p)`` (``params``: the parameters' names), a state's
-    own start value?"""
-    return all(s.name() in params for s in cs.symvar(row - xk))
+def own_starts(rows: cs.SX, x: cs.SX, unknowns: cs.SX) -> cs.SX | None:
+    """``c(p)`` if each ``rows[k]`` is ``x_k - c_k(p)``, a state's own start value (the
+    states' start values are then explicit), else None.
+
+    Tested on the whole vector at once: row ``k`` depends on ``x_k`` alone among ``x`` and
+    none of the ``unknowns`` (the Newton unknowns and time), and ``d row_k / d x_k`` is the
+    constant 1; then ``c = -rows(x = 0)``. (A row is ``y - y_start`` with ``y = x_k``;
+    ``row - x_k`` does not simplify to ``-y_start`` symbolically.)"""
+    n = rows.numel()
+    on_x = incidence(rows, x)
+    if not np.array_equal(on_x.indptr, np.arange(n + 1)):  # one unknown per row
+        return None
+    if not np.array_equal(on_x.indices, np.arange(n)) or incidence(rows, unknowns).nnz:
+        return None
+    slope = cs.diag(cs.jacobian(rows, x))
+    if not (slope.is_constant() and np.all(np.asarray(cs.evalf(slope)) == 1)):
+        return None
+    return -cs.substitute(rows, x, cs.DM.zeros(x.numel()))
 
 
 def _guesses(model: Model) -> tuple[list[cs.SX | float], tuple[int, ...]]:
@@ -225,9 +250,9 @@ def _guesses(model: Model) -> tuple[list[cs.SX | float], tuple[int, ...]]:
 def _assemble(
     model: Model,
     t0: float,
-    rows: list[cs.SX],
+    rows: cs.SX,
     names: list[RowName],
-    direct: bool,
+    explicit: cs.SX | None,
     guesses: list[cs.SX],
     redundant: RedundantStarts,
 ) -> Initializer:
@@ -235,13 +260,13 @@ def _assemble(
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()
     time = model.t
-    res = cs.substitute(cs.vertcat(*rows), time, t0) if rows else cs.SX(0, 1)
+    res = cs.substitute(rows, time, t0)
     square = cs.Function("init_residual", [x, z, p], [res])
     guess = cs.Function("init_guess", [p], [cs.vertcat(*guesses)] if guesses else [cs.DM(0, 1)])
     pm = cs.MX.sym("p", p.numel())
     w0 = guess(pm)
-    if direct:
-        x0 = w0[:nx]
+    if explicit is not None:  # Newton on z alone
+        x0 = cs.Function("init_x", [p], [explicit])(pm)
         if nz:
             g = cs.Function("g", [z, x, p], [cs.substitute(dae.alg, time, t0)])
             z0 = cs.rootfinder("init_z", "newton", g, NEWTON_OPTIONS)(w0[nx:], x0, pm)
@@ -307,9 +332,16 @@ def converged(res: np.ndarray, x0: np.ndarray, z0: np.ndarray) -> bool:
 
 
 def z_columns(model: Model) -> list[Col]:
-    """The unknown column of each Newton unknown ``dae.z[k]``."""
-    by_symbol = {model.ir.sym(c).name(): c for c in model.ir.algebraic}
-    return [by_symbol[zk.name()] for zk in cs.vertsplit(model.dae.z)]
+    """The unknown column of each Newton unknown ``dae.z[k]`` (whose value, among the
+    values of all algebraic columns, is ``z_k`` itself: looked for among those that
+    depend on ``z``)."""
+    z = cs.SX(model.dae.z)
+    if not z.numel():
+        return []
+    on_z = np.flatnonzero(np.diff(incidence(model.dae.values, z).indptr))
+    candidates = [model.ir.algebraic[r] for r in on_z]
+    by_symbol = {model.ir.sym(c).name(): c for c in candidates}
+    return [by_symbol[zk.name()] for zk in cs.vertsplit(z)]
 
 
 def z_names(model: Model) -> list[str]:

@@ -2,20 +2,25 @@
 
 A :class:`Simulator` is built once per model, output grid and tolerances and reused for
 any parameter values (parameters are an input of the CasADi functions, never baked in).
-``sim(p) = (X, Z)`` composes consistent initialization (Newton) and IDAS; forward
-sensitivities ``d(X, Z)/dp_j`` integrate with the states as one augmented DAE.
+``run(p) = (X, Z)``: consistent initialization (Newton), then IDAS called on numpy arrays
+from that start, segment by segment between breakpoints; forward sensitivities
+``d(X, Z)/dp_j`` integrate with the states as one augmented DAE. ``sim`` composes the same
+as one CasADi function of ``p`` (for mapping over parameter sets).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any, NamedTuple
 
 import casadi as cs
 import numpy as np
 
 from acausal import InitializationError, Model, SimulationError
 
+from .buffers import numeric_call, symbolic_call
 from .capture import native_stderr
 from .diagnose import singular_block
 from .dynamic_states import DynamicRun
@@ -29,8 +34,30 @@ SHOWN = 12  # equations listed in a failure's message (all are in SimulationErro
 _AT_TIME = re.compile(r"t = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
 
 
+class Segment(NamedTuple):
+    """IDAS from one breakpoint to the next: on ``[a, output times in (a, end], end]``."""
+
+    integrator: cs.Function
+    inside: int  # how many output times lie in (a, end]
+    end: float
+
+
+class Segments(NamedTuple):
+    """The segments of a run, and Newton for ``z`` after a breakpoint (None: no need)."""
+
+    parts: list[Segment]
+    reinit: cs.Function | None
+
+
+def _join(parts: list[np.ndarray]) -> np.ndarray:
+    """Solution blocks ``(n, m_k)`` side by side; IDAS's buffers hold them time by time
+    (each a transposed C array), so they are joined as they lie, and one is used as is."""
+    return parts[0] if len(parts) == 1 else np.concatenate([a.T for a in parts]).T
+
+
 class Simulator:
-    """Simulation of ``model`` on ``grid`` (``grid[0]`` is the start time)."""
+    """Simulation of ``model`` on ``grid`` (``grid[0]`` is the start time); ``functions``:
+    the model's :class:`DAEFunctions` from another simulator of it, to share."""
 
     def __init__(
         self,
@@ -40,14 +67,16 @@ class Simulator:
         atol: float,
         max_steps: int = 100_000,
         breakpoints: tuple[float, ...] = (),
+        functions: DAEFunctions | None = None,
     ) -> None:
         self.model = model
         self.grid = np.asarray(grid, dtype=float)
-        dae, p = model.dae, model.p
+        dae = model.dae
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.tolerances, self.breakpoints = (rtol, atol, max_steps), tuple(breakpoints)
-        self._sensitivity_runs: dict[tuple[int, ...], cs.Function] = {}
-        self.functions = DAEFunctions(model)
+        self._sensitivity_runs: dict[tuple[int, ...], Segments] = {}
+        #: the model's functions, shared with other simulators of it when given
+        self.functions = functions if functions is not None else DAEFunctions(model)
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
         self.dynamic = None
@@ -64,57 +93,72 @@ class Simulator:
                 self.breakpoints,
             )
             return
-        pm = cs.MX.sym("p", p.numel())
+        self.segments = self._segments(self.functions.spec(), "sim") if self.nx else None
+        #: one IDAS integrator per segment between breakpoints (e.g. for their statistics)
+        self.integrators = [s.integrator for s in self.segments.parts] if self.nx else []
+
+    @cached_property
+    def sim(self) -> cs.Function:
+        """``p -> (X, Z)`` as one CasADi function (consistent initialization by Newton, then
+        IDAS; with no states, Newton at each output time): for composing and mapping over
+        parameter sets. :meth:`run` calls the integrators directly instead."""
+        model, dae = self.model, self.model.dae
+        pm = cs.MX.sym("p", model.p.numel())
         x0, z0 = self.init.fun(pm)
         if self.nx:
-            xs, zs = self._segments(self.functions.spec(), x0, z0, pm)
+            z0 = cs.reshape(z0, self.nz, 1)  # an empty z0 may come as 1 x 0
+            join = lambda parts: cs.horzcat(*parts)  # noqa: E731
+            xs, zs = self._chain(self.segments, x0, z0, pm, symbolic_call, join)
         else:  # no states: the algebraic equations at each output time
             xs = cs.MX(0, len(self.grid))
             if self.nz:
-                g = cs.Function("g", [dae.z, p, model.t], [dae.alg])
+                g = cs.Function("g", [dae.z, model.p, model.t], [dae.alg])
                 rf = cs.rootfinder("alg", "newton", g, NEWTON_OPTIONS).map(len(self.grid))
                 zs = rf(cs.repmat(z0, 1, len(self.grid)), pm, cs.DM(self.grid).T)
             else:
                 zs = cs.MX(0, len(self.grid))
-        self.sim = cs.Function("sim", [pm], [xs, zs], ["p"], ["X", "Z"])
+        return cs.Function("sim", [pm], [xs, zs], ["p"], ["X", "Z"])
 
-    def _segments(
-        self,
-        spec: dict[str, cs.SX],
-        x0: cs.MX,
-        z0: cs.MX,
-        pm: cs.MX,
-        name: str = "sim",
-    ) -> tuple[cs.MX, cs.MX]:
+    def _segments(self, spec: dict[str, cs.SX], name: str) -> Segments:
         """IDAS on the DAE ``spec`` from breakpoint to breakpoint (a source's step, a
-        switch's signal): the states continue across one, the algebraic unknowns are
-        solved anew just after it (their jump would stall IDAS's corrector). Output times
-        at a breakpoint get the value just before it."""
+        switch's signal), one integrator per segment on the output times inside it, and
+        Newton for the algebraic unknowns just after a breakpoint (their jump would stall
+        IDAS's corrector). Output times at a breakpoint get the value just before it."""
         grid, (rtol, atol, max_steps) = self.grid, self.tolerances
         edges = [float(grid[0]), *self.breakpoints, float(grid[-1])]
-        nz = spec["z"].numel()
         reinit = None
-        if nz and self.breakpoints:
+        if spec["z"].numel() and self.breakpoints:
             g = cs.Function("g", [spec["z"], spec["x"], spec["p"], spec["t"]], [spec["alg"]])
             reinit = cs.rootfinder(f"{name}_z_after_breakpoint", "newton", g, NEWTON_OPTIONS)
-        z0 = cs.reshape(z0, nz, 1)  # an empty z0 may come as 1 x 0
-        x, z, xs, zs = x0, z0, [x0], [z0]
-        integrators = []  # one per segment (e.g. for their statistics)
+        parts = []
         for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
             inside = grid[(grid > a) & (grid <= b)]
             tout = np.concatenate([[a], inside, [] if inside.size and inside[-1] == b else [b]])
             opts = idas_options(tout, rtol, atol, max_steps)
             integ = cs.integrator(f"{name}{k}", "idas", spec, a, tout, opts)
-            integrators.append(integ)
-            out = integ(x0=x, z0=z, p=pm)
-            xs.append(out["xf"][:, 1 : 1 + inside.size])
-            zs.append(out["zf"][:, 1 : 1 + inside.size])
-            x, z = out["xf"][:, -1], out["zf"][:, -1]
-            if reinit is not None and k < len(edges) - 2:
-                z = reinit(z, x, pm, b)
-        if name == "sim":
-            self.integrators = integrators
-        return cs.horzcat(*xs), cs.horzcat(*zs)
+            parts.append(Segment(integ, inside.size, b))
+        return Segments(parts, reinit)
+
+    @staticmethod
+    def _chain(
+        segments: Segments, x0: Any, z0: Any, p: Any, call: Callable, join: Callable
+    ) -> tuple[Any, Any]:
+        """The segments one after another from ``(x0, z0)`` (columns): the states continue
+        across a breakpoint, the algebraic unknowns are solved anew there; ``(X, Z)`` on
+        the grid. ``call(fun, args, n_out)`` evaluates a CasADi function, numerically
+        (:func:`~solvers.buffers.numeric_call`) or symbolically; ``join`` concatenates
+        columns."""
+        x, z, xs, zs = x0, z0, [], []
+        last = len(segments.parts) - 1
+        for k, part in enumerate(segments.parts):
+            xf, zf = call(part.integrator, [x, z, p], 2)
+            first = 0 if k == 0 else 1  # IDAS gives (x0, z0) at the start time as they are
+            xs.append(xf[:, first : 1 + part.inside])
+            zs.append(zf[:, first : 1 + part.inside])
+            x, z = xf[:, -1:], zf[:, -1:]
+            if segments.reinit is not None and k < last:
+                (z,) = call(segments.reinit, [z, x, p, part.end], 1)
+        return join(xs), join(zs)
 
     def settle(self, p: np.ndarray) -> np.ndarray:
         """Event iteration at the start: the start modes (parameters ``<mode>_start``)
@@ -182,8 +226,17 @@ class Simulator:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""
         if self.events is not None:
             return self._guarded(lambda q: self.events.run(q, self.grid), p)
-        self.initial_values(p)
-        return self._guarded(self.sim, p)
+        x0, z0 = self.initial_values(p)
+        if not self.nx:
+            return self._guarded(self.sim, p)
+        return self._integrate(self.segments, x0, z0, p)
+
+    def _integrate(
+        self, segments: Segments, x0: np.ndarray, z0: np.ndarray, p: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """IDAS called on numpy arrays from consistent ``(x0, z0)`` through the segments."""
+        start = (x0.reshape(-1, 1), z0.reshape(-1, 1))
+        return self._guarded(lambda q: self._chain(segments, *start, q, numeric_call, _join), p)
 
     def _guarded(self, fun: Any, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``fun(p) = (X, Z)`` as arrays; an IDAS failure or a non-finite solution becomes
@@ -219,14 +272,17 @@ class Simulator:
             xs, zs = self.run(p)
             return (xs, zs, *self._forward_sensitivities(p, which))
         key = tuple(which)
+        E = self._seeds(key)
         if self.events is not None:
-            E = self._seeds(key)
             xa, za = self._guarded(lambda q: self.events.run(q, self.grid, E), p)
         else:
             if key not in self._sensitivity_runs:
-                self._sensitivity_runs[key] = self._sensitivity_run(key)
-            self.initial_values(p)
-            xa, za = self._guarded(self._sensitivity_runs[key], p)
+                spec = self.functions.sensitivity_spec(E)
+                self._sensitivity_runs[key] = self._segments(spec, "sens")
+            x0, z0 = self.initial_values(p)
+            dx0, dz0 = self.initial_sensitivities(p, x0, z0, E)
+            start = [np.concatenate([v, dv.ravel(order="F")]) for v, dv in ((x0, dx0), (z0, dz0))]
+            xa, za = self._integrate(self._sensitivity_runs[key], *start, p)
         k, n = len(which), len(self.grid)
         dx = xa[self.nx :].reshape(k, self.nx, n).transpose(1, 2, 0)
         dz = za[self.nz :].reshape(k, self.nz, n).transpose(1, 2, 0)
@@ -245,20 +301,6 @@ class Simulator:
         k = seeds.shape[1]
         dx0, dz0 = self.init.fun.forward(k)(p, x0, z0, seeds)
         return dx0.full().reshape(self.nx, k), dz0.full().reshape(self.nz, k)
-
-    def _sensitivity_run(self, which: tuple[int, ...]) -> cs.Function:
-        """``p -> ([X; S], [Z; R])`` on the grid, ``S``, ``R`` stacked column by column."""
-        E = self._seeds(which)
-        k = len(which)
-        spec = self.functions.sensitivity_spec(E)
-        pm = cs.MX.sym("p", self.model.p.numel())
-        x0, z0 = self.init.fun(pm)
-        dx0, dz0 = self.init.fun.forward(k)(pm, x0, z0, cs.DM(E))
-        z0, dz0 = cs.reshape(z0, self.nz, 1), cs.reshape(dz0, self.nz, k)  # may come 1 x 0
-        xs, zs = self._segments(
-            spec, cs.vertcat(x0, cs.vec(dx0)), cs.vertcat(z0, cs.vec(dz0)), pm, "sens"
-        )
-        return cs.Function("sensitivities", [pm], [xs, zs])
 
     def _forward_sensitivities(
         self, p: np.ndarray, which: list[int]

@@ -17,9 +17,12 @@ from .functions import DAEFunctions
 class Result:
     """Trajectories on the output grid; ``result["C1.v"]`` is a numpy array over ``t``.
 
-    From states ``x`` and Newton unknowns ``z`` (the named variables computed when first
-    asked for), or from the named ``values`` themselves (a run that switched state sets:
-    ``state_switches`` lists (time, the new states))."""
+    From states ``x`` and Newton unknowns ``z``, or from the named ``values`` themselves (a
+    run that switched state sets: ``state_switches`` lists (time, the new states)). A
+    variable is read when asked for, alone: a state, Newton unknown or alias of one is a
+    row of ``(x, z)`` times its sign plus its offset, any other is evaluated by a small
+    function of what it depends on (:class:`~solvers.readout.Readout`); all of them at
+    once (``to_csv``, ``to_dataframe``) by one function, kept for the next call."""
 
     def __init__(
         self,
@@ -38,6 +41,7 @@ class Result:
         self.t = t
         self.x, self.z, self.p = x, z, p
         self._values = values
+        self._solution: np.ndarray | None = None
         self._sens = sens or {}
         self.state_switches: list[tuple[float, tuple[str, ...]]] = []
         #: located events: (time, {mode: new value}) for the modes that changed there
@@ -53,19 +57,26 @@ class Result:
         """The parameter values this result was computed with."""
         return dict(zip(self.model.parameters, self.p.tolist()))
 
-    def _all(self) -> np.ndarray:
-        if self._values is None:
-            n = len(self.t)
-            fun = self.functions.outputs.map(n)
-            self._values = fun(self.x, self.z, self.p, self.t[None, :]).full()
-        return self._values
+    def _rows(self, which: Sequence[int]) -> np.ndarray:
+        """The named variables at positions ``which`` of ``model.names`` on the grid, a new
+        array ``(len(which), len(t))``: from the named values when the run gave them, else
+        read from the solution (:class:`~solvers.readout.Readout`)."""
+        if self._values is not None:
+            return self._values[list(which)]
+        return self.functions.readout.evaluate(which, self._w(), self.p, self.t)
+
+    def _w(self) -> np.ndarray:
+        """The solution ``w = (x, z)`` on the grid, ``(nx + nz, len(t))`` (kept)."""
+        if self._solution is None:
+            self._solution = np.concatenate([self.x, self.z]) if self.z.size else self.x
+        return self._solution
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name == "time":
             return self.t
         if isinstance(name, str) and name in self.model.defaults:
             return np.full(len(self.t), self.params[name])
-        return self._all()[self.model.check_name(name)]
+        return self._rows([self.model.check_name(name)])[0]
 
     def __contains__(self, name: str) -> bool:
         return name in self.model or name == "time"
@@ -77,7 +88,7 @@ class Result:
         model = self.model
         if self.x is None:  # from the named values
             values = self.functions.named_residuals.map(len(self.t))(
-                self._all(), self.p, self.t[None, :]
+                self._values, self.p, self.t[None, :]
             ).full()
         else:
             values = self.functions.residuals.map(len(self.t))(
@@ -93,18 +104,29 @@ class Result:
             raise unknown_name("sensitivity parameter", param, self._sens)
         idx = self.model.check_name(name)
         dx, dz = self._sens[param]
-        model = self.model
-        fun = self.functions.output_directions
-        n = len(self.t)
         dp = np.zeros(len(self.p))
-        dp[list(model.parameters).index(param)] = 1.0
-        vals = fun.map(n)(self.x, self.z, self.p, self.t[None, :], dx, dz, dp)
-        return vals.full()[idx]
+        dp[list(self.model.parameters).index(param)] = 1.0
+        dw = np.concatenate([dx, dz])
+        return self.functions.readout.derivative([idx], self._w(), self.p, self.t, dw, dp)[0]
+
+    def _table(self, names: Sequence[str] | None) -> tuple[list[str], np.ndarray]:
+        """Names and their values on the grid, ``(len(names), len(t))``: every variable by
+        default, else the given variables, parameters or ``time``."""
+        if names is None:
+            return self.names, self._rows(range(len(self.model.names)))
+        names = list(names)
+        special = {k for k, n in enumerate(names) if n == "time" or n in self.model.defaults}
+        plain = [k for k in range(len(names)) if k not in special]
+        out = np.empty((len(names), len(self.t)))
+        out[plain] = self._rows([self.model.check_name(names[k]) for k in plain])
+        for k in special:
+            out[k] = self[names[k]]
+        return names, out
 
     def to_csv(self, path: str | Path, names: Sequence[str] | None = None) -> Path:
         """Write ``time`` and the named columns (all variables by default) as CSV."""
-        names = list(names) if names is not None else self.names
-        data = np.column_stack([self.t] + [self[n] for n in names])
+        names, values = self._table(names)
+        data = np.column_stack([self.t, values.T])
         path = Path(path)
         header = ",".join(["time"] + names)
         np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.12g")
@@ -116,9 +138,9 @@ class Result:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("to_dataframe needs pandas: pip install pandas") from exc
-        names = list(names) if names is not None else self.names
-        frame = pd.DataFrame({n: self[n] for n in names}, index=pd.Index(self.t, name="time"))
-        return frame
+        names, values = self._table(names)
+        index = pd.Index(self.t, name="time")
+        return pd.DataFrame(values.T, index=index, columns=names, copy=False)  # a new array
 
     def plot(self, *names: str, path: str | Path | None = None, ax: Any = None) -> Any:
         """Plot the named variables over time; save to ``path`` when given (needs matplotlib)."""

@@ -17,6 +17,7 @@ import numpy as np
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
+from acausal.model import paused_gc
 
 from .functions import DAEFunctions
 from .initialize import build_initializer
@@ -50,13 +51,19 @@ def simulator(
     breakpoints (times of known discontinuities, e.g. a step's start time) the parameters
     ``p`` give: from ``simulators`` (a dict of the caller's, kept as long as the caller
     keeps it) or else from the shared cache of the :data:`KEPT_SIMULATORS` most recently
-    used ones; a new one when it is in neither."""
+    used ones; a new one when it is in neither (sharing the model's :class:`DAEFunctions`
+    with a simulator of it there)."""
     breakpoints = model.breakpoint_times(p, float(grid[0]), float(grid[-1]))
     key = (id(model), grid.tobytes(), rtol, atol, breakpoints)
     cache = _SIMULATORS if simulators is None else simulators
     sim = cache.get(key)
     if sim is None or sim.model is not model:
-        sim = cache[key] = Simulator(model, grid, rtol, atol, breakpoints=breakpoints)
+        # another grid or tolerances: the model's functions (and how results are read)
+        # come from a simulator of the same model when there is one
+        functions = next((s.functions for s in cache.values() if s.model is model), None)
+        with paused_gc():  # many small objects that live on: no point scanning them meanwhile
+            sim = Simulator(model, grid, rtol, atol, breakpoints=breakpoints, functions=functions)
+        cache[key] = sim
     if simulators is None:
         _SIMULATORS.move_to_end(key)
         while len(_SIMULATORS) > KEPT_SIMULATORS:

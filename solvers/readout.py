@@ -1,0 +1,144 @@
+"""Reading named variables from a solution on a grid, without evaluating all of them.
+
+A model's named outputs ``y = Y(w, p, t)``, ``w = (x, z)`` its states and Newton unknowns,
+fall in two kinds, found once per model from the expressions' structure:
+
+* a *row* of the solution: ``y_k = s_k w_j + c_k`` with constants ``s_k != 0`` and ``c_k``
+  (a state, a Newton unknown, or an alias of one: ``R1.n.v = C1.v``, ``C1.n.i = -C1.i``),
+  i.e. ``Y_k`` depends on ``w_j`` alone, on neither ``p`` nor ``t``, and ``dY_k/dw_j``
+  is a constant (then ``c_k = Y_k(0)``);
+* *computed*: anything else (an explicitly solved variable, a derivative), evaluated by a
+  CasADi function of the solution columns it depends on, at each output time.
+
+A row costs one numpy multiply-add; a computed variable one small function, built on first
+use and kept (per model: a :class:`Readout` belongs to a :class:`~solvers.DAEFunctions`,
+so every result of one simulator shares it). All of them at once go through one function
+of the computed variables, evaluated into numpy arrays through CasADi's buffers (no Python
+lists of floats).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import casadi as cs
+import numpy as np
+
+from acausal import Model
+from acausal.structure.graph import incidence
+
+from .buffers import on_grid
+
+
+class Readout:
+    """Which named variables are rows of ``w = (x, z)`` (:attr:`source`, :attr:`sign`,
+    :attr:`offset`) and functions for the others, by their position in ``model.names``."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        dae = model.dae
+        y = cs.densify(model.outputs)
+        w = cs.vertcat(cs.SX(dae.x), cs.SX(dae.z))
+        self._w, self._y = w, y
+        ny = y.numel()
+        on_w = incidence(y, w)
+        single = (np.diff(on_w.indptr) == 1) & ~depends(y, cs.vertcat(model.p, model.t))
+        rows = np.flatnonzero(single)
+        src = on_w.indices[on_w.indptr[rows]]
+        sign, offset = np.zeros(0), np.zeros(0)
+        if rows.size:  # keep those whose derivative in their one unknown is a constant
+            y_rows = y[rows.tolist()]
+            jac = cs.jacobian(y_rows, w)  # one nonzero per row
+            slope = jac.nz[np.argsort(jac.sparsity().get_triplet()[0]).tolist()]
+            keep = np.flatnonzero(~depends(slope, cs.vertcat(w, model.p, model.t)))
+            rows, src = rows[keep], src[keep]
+            sign = np.asarray(cs.evalf(slope[keep.tolist()])).ravel()
+            at_zero = cs.substitute(y_rows[keep.tolist()], w, cs.DM.zeros(w.numel()))
+            offset = np.asarray(cs.evalf(at_zero)).ravel()
+        #: per name: the row of ``w`` it is (-1 for a computed one), its sign and offset
+        self.source = np.full(ny, -1)
+        self.source[rows] = src
+        self.sign = np.zeros(ny)
+        self.sign[rows] = sign
+        self.offset = np.zeros(ny)
+        self.offset[rows] = offset
+        self._deps = on_w
+        self._functions: dict[tuple[int, ...], tuple[cs.Function, np.ndarray]] = {}
+
+    def _function(self, which: tuple[int, ...], derivative: bool) -> tuple[cs.Function, np.ndarray]:
+        """``(w_D, p, t) -> y_which`` and ``D``, the rows of ``w`` those outputs depend on;
+        with ``derivative``, ``((w_D; dw_D), (p; dp), t) -> Y_w dw + Y_p dp``."""
+        got = self._functions.get((which, derivative))
+        if got is None:
+            idx = list(which)
+            deps = np.unique(self._deps[idx].indices)
+            wd, p, y = self._w[deps.tolist()], self.model.p, self._y[idx]
+            if derivative:
+                dw, dp = cs.SX.sym("dw", deps.size), cs.SX.sym("dp", p.numel())
+                y = cs.jtimes(y, cs.vertcat(wd, p), cs.vertcat(dw, dp))
+                wd, p = cs.vertcat(wd, dw), cs.vertcat(p, dp)
+            fun = cs.Function("readout", [wd, p, self.model.t], [y])
+            got = self._functions[(which, derivative)] = (fun, deps)
+        return got
+
+    def evaluate(
+        self, which: Sequence[int], w: np.ndarray, p: np.ndarray, t: np.ndarray
+    ) -> np.ndarray:
+        """Named variables at positions ``which`` on the grid ``t``, an array
+        ``(len(which), len(t))``, from the solution ``w`` (``(nx + nz, len(t))``) and the
+        parameters ``p``: rows by ``s w_j + c``, the computed ones by one function of them
+        all (kept for the next call with the same positions)."""
+        return self._read(which, w, p, t, None)
+
+    def derivative(
+        self,
+        which: Sequence[int],
+        w: np.ndarray,
+        p: np.ndarray,
+        t: np.ndarray,
+        dw: np.ndarray,
+        dp: np.ndarray,
+    ) -> np.ndarray:
+        """The directional derivative ``dy = Y_w dw + Y_p dp`` of the named variables at
+        positions ``which`` on the grid, for the solution's derivative ``dw`` (same shape
+        as ``w``) and the parameters' ``dp``: ``s dw_j`` for a row."""
+        return self._read(which, w, p, t, (dw, dp))
+
+    def _read(
+        self,
+        which: Sequence[int],
+        w: np.ndarray,
+        p: np.ndarray,
+        t: np.ndarray,
+        seeds: tuple[np.ndarray, np.ndarray] | None,
+    ) -> np.ndarray:
+        which = np.asarray(which, dtype=int)
+        out = np.empty((which.size, t.size))
+        src = self.source[which]
+        rows = src >= 0
+        sign = self.sign[which[rows], None]
+        if seeds is None:
+            out[rows] = sign * w[src[rows]] + self.offset[which[rows], None]
+        else:
+            out[rows] = sign * seeds[0][src[rows]]
+        if not np.all(rows):
+            fun, deps = self._function(tuple(which[~rows].tolist()), seeds is not None)
+            if seeds is None:
+                out[~rows] = on_grid(fun, w[deps], p, t)
+            else:
+                dw, dp = seeds
+                stacked = np.concatenate([w[deps], dw[deps]])
+                out[~rows] = on_grid(fun, stacked, np.concatenate([p, dp]), t)
+        return out
+
+
+def depends(expr: cs.SX, syms: cs.SX) -> np.ndarray:
+    """Which entries of ``expr`` depend (structurally) on any of the symbols ``syms``: the
+    sparsity of ``d expr / ds`` with every symbol shifted by one new symbol ``s`` (one
+    column, where the full pattern in ``syms`` costs a pass per 64 of them: seconds for
+    the 70,000 parameters of a 10,000-mass chain)."""
+    if not syms.numel():
+        return np.zeros(expr.numel(), dtype=bool)
+    s = cs.SX.sym("s")
+    shifted = cs.substitute(expr, syms, syms + s)
+    return np.diff(incidence(shifted, s).indptr) > 0
