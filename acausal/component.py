@@ -39,11 +39,13 @@ class Equation:
 
     __slots__ = ("owner", "index", "expr", "residual")
 
-    def __init__(self, owner: Component, index: int, expr: cs.SX) -> None:
+    def __init__(
+        self, owner: Component, index: int, expr: cs.SX, residual: cs.SX | None = None
+    ) -> None:
         self.owner = owner
         self.index = index
         self.expr = expr
-        self.residual = expr.dep(0) - expr.dep(1)
+        self.residual = expr.dep(0) - expr.dep(1) if residual is None else residual
 
     def text(self) -> str:
         """The equation with names local to its component (``v == R*i``)."""
@@ -321,6 +323,19 @@ class Component:
                     "the form lhs == rhs"
                 )
             self._equations.append(Equation(self, k, eq))
+
+    @classmethod
+    def array(cls, prefix: str, n: int, *args: Any, **kwargs: Any) -> list[Component]:
+        """``n`` instances named ``<prefix>1 .. <prefix>n``, each as
+        ``cls(name, *args, **kwargs)`` would make it (``el.Resistor.array("R", 1000,
+        R=1e-3)``), built at the cost of one: the first is built by the constructor, and its
+        equations, as one CasADi function of its own symbols, give every other instance's
+        in one mapped call (:mod:`acausal.arrays`). All take the same arguments; give
+        instances other parameter values by ``simulate(..., params=...)``."""
+        from .arrays import instances
+
+        check_name("component", f"{prefix}1")
+        return instances(cls, prefix, n, args, kwargs)
 
     # -- hierarchy ----------------------------------------------------------------------
     def add(self, *components: Component) -> Component:

@@ -1,7 +1,8 @@
 """A system: component instances and the connections between their connectors.
 
-The connectors and ``connect`` calls form a :mod:`networkx` graph; each connected part of
-it is a connection set (potentials equal, flows sum to zero).
+The connectors and ``connect`` calls form a graph (:meth:`System.graph`, for plots); each
+connected part of it is a connection set (potentials equal, flows sum to zero), found by
+union-find.
 """
 
 from __future__ import annotations
@@ -72,26 +73,56 @@ class System(PicklesWithCasadi):
     def graph(self) -> nx.Graph:
         """Graph of all connectors; an edge for each pair joined by a ``connect`` call."""
         g = nx.Graph()
-        for comp in self.all_components():
-            for c in comp._connectors.values():
-                if c.owner is comp:  # exposed connectors are their inner connector
-                    g.add_node(c)
+        g.add_nodes_from(self._connectors())
         for conn in self.connections():
-            for c in conn:
-                if c not in g:
-                    raise ConnectError(
-                        f"{c.name} is connected but its component {_root(c.owner).name} is not "
-                        f"part of system {self.name}"
-                    )
             nx.add_path(g, conn)
         return g
 
     def connection_sets(self) -> list[list[Connector]]:
-        """Connected parts of :meth:`graph`, singletons (unconnected connectors) included."""
-        g = self.graph()
-        order = {c: k for k, c in enumerate(g.nodes)}
-        sets = [sorted(s, key=order.__getitem__) for s in nx.connected_components(g)]
-        return sorted(sets, key=lambda s: order[s[0]])
+        """Connected parts of :meth:`graph`, singletons (unconnected connectors) included,
+        each in declaration order and ordered by its first connector.
+
+        Found by union-find on the connectors' positions (path halving, the lower
+        position as root), with no graph object per connector."""
+        nodes = self._connectors()
+        index = {id(c): k for k, c in enumerate(nodes)}
+        parent = list(range(len(nodes)))
+
+        def find(k: int) -> int:
+            while parent[k] != k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            return k
+
+        for conn in self.connections():
+            ks = [index[id(c)] for c in conn]
+            for a, b in zip(ks, ks[1:]):
+                ra, rb = find(a), find(b)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+        sets: dict[int, list[Connector]] = {}
+        for k, c in enumerate(nodes):  # a set's root is its first connector
+            sets.setdefault(find(k), []).append(c)
+        return list(sets.values())
+
+    def _connectors(self) -> list[Connector]:
+        """Every connector in declaration order (an exposed one is its inner connector),
+        after checking that every connected connector belongs to this system."""
+        nodes = [
+            c
+            for comp in self.all_components()
+            for c in comp._connectors.values()
+            if c.owner is comp
+        ]
+        known = {id(c) for c in nodes}
+        for conn in self.connections():
+            for c in conn:
+                if id(c) not in known:
+                    raise ConnectError(
+                        f"{c.name} is connected but its component {_root(c.owner).name} is "
+                        f"not part of system {self.name}"
+                    )
+        return nodes
 
 
 def _root(c: Component) -> Component:

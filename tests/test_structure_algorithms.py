@@ -134,3 +134,83 @@ def test_a_long_augmenting_path_needs_no_recursion_limit():
     # every unknown moved down one equation along the path, the last took the free one
     assert assign == {k: k for k in range(n + 1)}
     assert sys.getrecursionlimit() == limit
+
+
+def _blt_by_networkx(inc):
+    """The BLT as networkx computes it (the compiler's former implementation): strongly
+    connected components of the dependency graph, condensed, in topological order."""
+    import networkx as nx
+
+    row_to_col, col_to_row = match(inc)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(inc.shape[0]))
+    for r in range(inc.shape[0]):
+        for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]:
+            if col_to_row[c] != r:
+                g.add_edge(int(col_to_row[c]), r)
+    cond = nx.condensation(g)
+    out = []
+    for node in nx.topological_sort(cond):
+        members = sorted(cond.nodes[node]["members"])
+        out.append((members, [int(row_to_col[r]) for r in members]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_blt_blocks_and_order_are_those_of_networkx(seed):
+    """Random square incidences with a perfect matching (the diagonal) and loops: the sparse
+    strongly connected components come out as the same blocks in the same order."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    extra = sp.random(n, n, density=0.03, random_state=rng, format="csr")
+    inc = (sp.eye(n, format="csr") + extra).astype(bool).astype(np.int8)
+    perm = rng.permutation(n)  # the matching is not the diagonal of the rows as given
+    inc = inc[perm].tocsr()
+    inc.sort_indices()
+    blocks = blt(inc)
+    assert blocks == _blt_by_networkx(inc)
+    assert any(len(rows) > 1 for rows, _ in blocks)  # loops were made
+
+
+def test_incidence_of_a_dense_row_and_a_dense_column():
+    """A ground's current balance (every flow) and its potential (in every branch): found
+    by parts, equal to CasADi's pattern of the whole."""
+    import casadi as cs
+
+    from acausal.structure.graph import incidence, pattern
+
+    n = 700
+    x = cs.SX.sym("x", n)
+    rows = cs.vertcat(x[1:] - 2 * x[:-1] + x[0], cs.sum1(x))
+    got = incidence(rows, x)
+    assert (got != pattern(rows, x)).nnz == 0
+    assert got[:, 0].nnz == n and got[n - 1].nnz == n
+
+
+def test_jacobian_with_dense_rows_differentiated_apart():
+    import casadi as cs
+
+    from acausal.structure.graph import jacobian
+
+    n = 200
+    x = cs.SX.sym("x", n)
+    res = cs.vertcat(x[1:] * x[:-1] + x[0] ** 2, cs.sum1(cs.sin(x)))
+    point = np.linspace(0.1, 2.0, n)
+    expected = cs.Function("j", [x], [cs.jacobian(res, x)])(point)
+    got = cs.Function("j", [x], [jacobian(res, x)])(point)
+    assert np.array_equal(np.asarray(expected), np.asarray(got))
+
+
+def test_regular_square_matrices_block_by_block():
+    from acausal.structure.dummies import independent_columns, independent_square
+
+    # lower triangular with a 2 x 2 loop: regular; with a singular loop: not
+    mat = np.array([[2.0, 0, 0, 0], [1, 1, 1, 0], [0, 1, 1 + 1e-3, 0], [5, 0, 1, 3]])
+    assert independent_square(sp.csr_matrix(mat))
+    assert len(independent_columns(mat, range(4))) == 4  # the dense test agrees
+    mat[2, 2] = 1.0
+    assert not independent_square(sp.csr_matrix(mat))
+    assert len(independent_columns(mat, range(4))) == 3
+    # structurally singular: an empty column
+    mat[:, 3] = 0.0
+    assert not independent_square(sp.csr_matrix(mat))

@@ -5,7 +5,7 @@
     flat = flatten(system)                 # FlatDAE: symbol table, residuals, origins
     red = eliminate_aliases(flat)          # Reduced: aliases and constants removed
     ir = reduce_index(red)                 # IndexReduced: Pantelides + dummy derivatives
-    blocks = sort_blt(ir)                  # BLT blocks (Tarjan)
+    blocks = sort_blt(ir)                  # BLT blocks (strong components)
     dae = causalize(ir, blocks)            # SemiExplicit: x' = f(x, z, p, t), 0 = g(...)
 
 and ``acausal.model.assemble(flat)`` runs the stages after ``flatten`` into a ``Model``.

@@ -11,8 +11,8 @@ functions a five-equation graph and check the answer.
   matched to a highest derivative (Pantelides 1988). The search is iterative (an explicit
   stack): a model's size never meets the interpreter's recursion limit.
 - the dummy-derivative selection that follows Pantelides is :mod:`.dummies`.
-- :func:`blt`: a maximum matching, then Tarjan's strongly connected components of the
-  equation dependency graph in topological order: the blocks.
+- :func:`blt`: a maximum matching, then the strongly connected components of the
+  equation dependency graph (sparse, scipy) in topological order: the blocks.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .graph import match
 
@@ -137,6 +137,8 @@ def pantelides(
     original_algebraic = any(h == 0 for h in hv)
     child: dict[int, int] = {}
     assign = _initial_assignment(rows, hv)
+    # the matched equations, kept up to date: an augmenting path matches its root and keeps
+    # every other equation on it matched; differentiating moves a match to the derivative
     matched = set(assign.values())
     n_original = len(rows)
     for k in range(n_original):
@@ -149,6 +151,7 @@ def pantelides(
             colored_e: set[int] = set()
             colored_v: set[int] = set()
             if _augment(i, rows, hv, assign, colored_e, colored_v):
+                matched.add(i)
                 break
             for v in colored_v:
                 hv[v] += 1
@@ -156,11 +159,12 @@ def pantelides(
                 child[e] = len(rows)
                 rows.append(set(differentiate(e)))
             for v in colored_v:
+                matched.discard(assign[v])
                 assign[v] = child[assign[v]]
+                matched.add(assign[v])
             i = child[i]
         else:
             raise StructuralFailure("index reduction did not terminate", [k])
-        matched = set(assign.values())
     orders = [0] * len(rows)
     for e in range(len(rows)):  # a derivative is numbered after its equation
         if e in child:
@@ -184,23 +188,96 @@ def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[li
 def blt(inc: sp.csr_matrix) -> list[tuple[list[int], list[int]]]:
     """Blocks ``(equation rows, their matched columns)`` of a square incidence matrix in
     an order that solves each after the blocks it needs; a :class:`StructuralFailure`
-    names the unmatched rows."""
+    names the unmatched rows.
+
+    After a maximum matching, equation ``r`` depends on equation ``s`` when ``r`` holds
+    the column matched to ``s``; the blocks are the strongly connected components of that
+    graph (:func:`scipy.sparse.csgraph.connected_components`, on a sparse matrix), ordered
+    by :func:`_topological_order`.
+    """
     n = inc.shape[0]
     if n == 0:
         return []
     row_to_col, col_to_row = match(inc)
     if (row_to_col < 0).any():
         raise StructuralFailure("imperfect matching", np.nonzero(row_to_col < 0)[0].tolist())
-    g = nx.DiGraph()
-    g.add_nodes_from(range(n))
-    for r in range(n):
-        for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]:
-            src = int(col_to_row[c])
-            if src != r:
-                g.add_edge(src, r)
-    cond = nx.condensation(g)
-    out = []
-    for node in nx.topological_sort(cond):
-        members = sorted(cond.nodes[node]["members"])
-        out.append((members, [int(row_to_col[r]) for r in members]))
-    return out
+    rows = np.repeat(np.arange(n), np.diff(inc.indptr))
+    src = col_to_row[inc.indices]
+    edge = src != rows
+    dep = sp.csr_matrix(
+        (np.ones(int(edge.sum()), dtype=np.int8), (src[edge], rows[edge])), shape=(n, n)
+    )
+    dep.sum_duplicates()  # also sorts each row's columns
+    n_blocks, label = connected_components(dep, directed=True, connection="strong")
+    by_block = np.argsort(label, kind="stable")  # members of each block, ascending
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(label, minlength=n_blocks)))).tolist()
+    members, cols = by_block.tolist(), row_to_col[by_block].tolist()
+    return [
+        (members[bounds[b] : bounds[b + 1]], cols[bounds[b] : bounds[b + 1]])
+        for b in _topological_order(dep, n_blocks, label)
+    ]
+
+
+def _topological_order(dep: sp.csr_matrix, n_blocks: int, label: np.ndarray) -> list[int]:
+    """The blocks (strong components ``label`` of the graph ``dep``) in a topological order:
+    Kahn's generations, each in the order its blocks became free, the first in the order a
+    depth-first search from node 0, 1, ... (children in ascending order) finishes each block's
+    first visited node, which is Tarjan's order of emitting them. This is the order
+    ``networkx.topological_sort(networkx.condensation(g))`` gives, so the BLT of a model is
+    the same as before the graphs were sparse matrices."""
+    n = dep.shape[0]
+    indptr, indices = dep.indptr.tolist(), dep.indices.tolist()
+    pre, finish = [-1] * n, [0] * n
+    resume = indptr[:-1]
+    clock = done = 0
+    for source in range(n):
+        if pre[source] >= 0:
+            continue
+        pre[source], clock = clock, clock + 1
+        stack = [source]
+        while stack:
+            v = stack[-1]
+            k, end = resume[v], indptr[v + 1]
+            while k < end and pre[indices[k]] >= 0:
+                k += 1
+            if k < end:
+                w = indices[k]
+                resume[v] = k + 1
+                pre[w], clock = clock, clock + 1
+                stack.append(w)
+            else:
+                resume[v] = end
+                finish[v], done = done, done + 1
+                stack.pop()
+    pre_arr, finish_arr = np.asarray(pre), np.asarray(finish)
+    first = np.full(n_blocks, n)  # each block's first visited node, by preorder
+    np.minimum.at(first, label, pre_arr)
+    by_pre = np.argsort(pre_arr)
+    emitted = np.argsort(finish_arr[by_pre[first]], kind="stable")  # Tarjan's numbering
+    number = np.empty(n_blocks, dtype=np.int64)
+    number[emitted] = np.arange(n_blocks)
+    # the condensation's edges, children in order of first appearance over (u, v) sorted
+    src = number[label[np.repeat(np.arange(n), np.diff(dep.indptr))]]
+    dst = number[label[dep.indices]]
+    cross = src != dst
+    src, dst = src[cross], dst[cross]
+    pairs = src * n_blocks + dst
+    _, first_seen = np.unique(pairs, return_index=True)
+    first_seen.sort()
+    src, dst = src[first_seen].tolist(), dst[first_seen].tolist()
+    children: list[list[int]] = [[] for _ in range(n_blocks)]
+    indegree = [0] * n_blocks
+    for a, b in zip(src, dst):
+        children[a].append(b)
+        indegree[b] += 1
+    order: list[int] = []
+    free = [x for x in range(n_blocks) if indegree[x] == 0]
+    while free:
+        generation, free = free, []
+        for x in generation:
+            order.append(x)
+            for y in children[x]:
+                indegree[y] -= 1
+                if indegree[y] == 0:
+                    free.append(y)
+    return emitted[order].tolist()

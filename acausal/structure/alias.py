@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 import casadi as cs
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation, Symbol
 from ..symbols import derivative_name
 from ..table import Table
-from .graph import incidence
+from .graph import affine_rows, incidence
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,8 +148,9 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     columns.append(None)  # time
     allsyms = cs.vertcat(*[flat.sym(q) for q in columns[:-1]], flat.t)
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
+    pattern = incidence(residuals, allsyms)  # of the current rows, kept up to date
     while check:
-        aliased = _classify(residuals, check, columns, allsyms, classes)
+        aliased = _classify(residuals, check, pattern[check], columns, allsyms, classes)
         if not aliased:
             break
         keep = [k for k in range(len(sources)) if k not in aliased]
@@ -159,11 +161,18 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         if fresh:  # derivatives of representatives created by the substitution
             columns = columns + fresh
             allsyms = cs.vertcat(allsyms, *[classes.symbols[q].sym for q in fresh])
+        pattern = pattern[keep]
+        pattern.resize(len(keep), len(columns))
         if not (sources and old):
             break
-        replaced = cs.vertcat(*old)
-        check = np.nonzero(np.diff(incidence(residuals, replaced).indptr))[0].tolist()
-        residuals = cs.substitute(residuals, replaced, new)
+        position = {q: j for j, q in enumerate(columns)}
+        replaced = np.zeros(len(columns), dtype=bool)
+        replaced[[position[q] for q in old]] = True
+        check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
+        residuals = cs.substitute(
+            residuals, cs.vertcat(*[classes.symbols[q].sym for q in old]), new
+        )
+        pattern = _replace_rows(pattern, check, incidence(residuals[check], allsyms))
     split = cs.vertsplit(residuals) if sources else []
     equations = tuple(FlatEquation(r, src) for r, src in zip(split, sources))
     members: dict[str, list[str]] = {}
@@ -187,21 +196,21 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
 def _classify(
     residuals: cs.SX,
     check: list[int],
+    inc: sp.csr_matrix,
     columns: list[str | None],
     allsyms: cs.SX,
     classes: _Classes,
 ) -> set[int]:
-    """Unite alias classes from the alias equations among rows ``check``; return their rows.
+    """Unite alias classes from the alias equations among rows ``check`` (``inc``: their
+    incidence in ``allsyms``); return their rows.
 
     Everything runs on whole vectors: the rows depending on one or two unknowns (by the
-    Jacobian's sparsity), their Jacobian, which of its entries are constant (the sparsity
-    of the entries' own dependencies) and the values of entries and offsets at zero. A
+    Jacobian's sparsity), then their :func:`.graph.affine_rows`. A
     symbolic Jacobian of the whole system would cost one sweep per column of a dense row
     (a ground node's current balance); per-row Python would cost a CasADi call per node.
     """
     unknown = np.array([q is not None and q in classes.parent for q in columns])
     rows = residuals[check]
-    inc = incidence(rows, allsyms)
     rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
     bad = np.zeros(inc.shape[0], dtype=bool)
     np.logical_or.at(bad, rows_of, ~unknown[inc.indices])
@@ -209,25 +218,16 @@ def _classify(
     cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
     if not cand:
         return set()
-    sub = rows[cand]
-    jac = cs.jacobian(sub, allsyms)
-    nz = jac.nz[:]
-    varying = np.diff(incidence(nz, allsyms).indptr) > 0
-    zero = cs.DM.zeros(allsyms.numel())
-    values = np.asarray(cs.evalf(cs.substitute(nz, allsyms, zero))).ravel()
-    offsets = np.asarray(cs.evalf(cs.substitute(sub, allsyms, zero))).ravel()
-    jrows, jcols = (np.asarray(a) for a in jac.sparsity().get_triplet())
-    row_varying = np.zeros(len(cand), dtype=bool)
-    np.logical_or.at(row_varying, jrows, varying)
-    order = np.argsort(jrows, kind="stable")
-    starts = np.searchsorted(jrows[order], np.arange(len(cand) + 1))
+    lin = affine_rows(rows[cand], allsyms)
+    order = np.argsort(lin.rows, kind="stable")
+    starts = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1))
     aliased = set()
     for i, row in enumerate(cand):
         ks = order[starts[i] : starts[i + 1]]
-        if not len(ks) or row_varying[i]:
+        if not len(ks) or not lin.affine[i]:
             continue
-        qs = [columns[c] for c in jcols[ks]]
-        if _try_alias(qs, values[ks].tolist(), float(offsets[i]), classes):
+        qs = [columns[c] for c in lin.cols[ks]]
+        if _try_alias(qs, lin.values[ks].tolist(), float(lin.offsets[i]), classes):
             aliased.add(check[row])
     return aliased
 
@@ -267,13 +267,14 @@ def _try_alias(qs: list[str], coef: list[float], offset: float, classes: _Classe
 
 def _substitutions(
     unknowns: list[str], classes: _Classes, eliminated: dict[str, Alias]
-) -> tuple[list[cs.SX], cs.SX, list[str]]:
+) -> tuple[list[str], cs.SX, list[str]]:
     """Record every newly eliminated variable as (sign, root, constant).
 
-    Returns the symbols to replace, their replacements ``sign * root + constant`` as one
-    vector (built in bulk), and the representatives' derivatives created on the way.
+    Returns the names of the symbols to replace (variables and their derivatives), their
+    replacements ``sign * root + constant`` as one vector (built in bulk), and the
+    representatives' derivatives created on the way.
     """
-    old: list[cs.SX] = []
+    old: list[str] = []
     base: list[cs.SX] = []
     signs: list[float] = []
     offsets: list[float] = []
@@ -285,13 +286,13 @@ def _substitutions(
             continue
         c = classes.const.get(root)
         eliminated[q] = (s, None, s * c) if c is not None else (s, root, 0.0)
-        old.append(table[q].sym)
+        old.append(q)
         base.append(table[root].sym if c is None else cs.SX(0))
         signs.append(s)
         offsets.append(s * c if c is not None else 0.0)
         dq = classes.deriv.get(q)
         if dq is not None:
-            old.append(table[dq].sym)
+            old.append(dq)
             if c is None:
                 droot, created = classes.derivative(root)
                 if created:
@@ -303,6 +304,18 @@ def _substitutions(
             offsets.append(0.0)
     new = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets) if old else cs.SX()
     return old, new, fresh
+
+
+def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
+    """``mat`` with its rows ``rows`` replaced by those of ``new``, in order."""
+    if not rows:
+        return mat
+    changed = np.zeros(mat.shape[0], dtype=bool)
+    changed[rows] = True
+    kept = np.nonzero(~changed)[0]
+    order = np.empty(mat.shape[0], dtype=np.int64)
+    order[np.concatenate([kept, np.asarray(rows)])] = np.arange(mat.shape[0])
+    return sp.csr_matrix(sp.vstack([mat[kept], new], format="csr")[order])
 
 
 def _merge_starts(flat: FlatDAE, classes: _Classes) -> dict[str, Start]:

@@ -1,4 +1,4 @@
-"""Block lower triangular ordering by Tarjan's strongly connected components.
+"""Block lower triangular ordering by the strongly connected components of the equations.
 
 With states known, the equations of the index-1 system are matched to the algebraic
 unknowns (derivatives, dummy derivatives, algebraic variables). Equation ``e`` depends on
@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+import scipy.sparse as sp
+
 from ..errors import StructureError
 from .algorithms import StructuralFailure, blt
-from .graph import incidence
 from .index import Col, IndexReduced
 
 
@@ -29,13 +31,18 @@ class Block(NamedTuple):
 
 def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
     """Blocks of the index-1 system in solution order (:func:`.algorithms.blt` on its
-    equations and algebraic unknowns)."""
+    equations and algebraic unknowns: the incidence index reduction found, restricted to
+    the algebraic columns)."""
     n = len(ir.equations)
     if n != len(ir.algebraic):
         raise StructureError(
             f"index reduction left {n} equations for {len(ir.algebraic)} algebraic unknowns"
         )
-    inc = incidence([e.residual for e in ir.equations], [ir.sym(c) for c in ir.algebraic])
+    position = {c: j for j, c in enumerate(ir.algebraic)}
+    entries = [(r, position[c]) for r, row in enumerate(ir.incidence) for c in row if c in position]
+    rows, cols = np.array(entries, dtype=np.int64).reshape(-1, 2).T
+    inc = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    inc.sum_duplicates()
     try:
         order = blt(inc)
     except StructuralFailure as exc:

@@ -23,7 +23,7 @@ from ..flatten import displayed
 from ..table import Table
 from .blt import Block
 from .diagnose import explain_block, is_singular
-from .graph import incidence
+from .graph import jacobian, pattern
 from .index import IndexReduced
 
 MAX_LINEAR_LOOP = 30
@@ -83,16 +83,22 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     scalar = [b for b, block in enumerate(blocks) if len(block.equations) == 1]
     explicit: dict[int, cs.SX] = {}  # block -> its solution
     coefs = cs.SX(0, 1)
+    # the symbols of the states and algebraic columns, stacked once and indexed from then on
+    cols = list(ir.states) + list(ir.algebraic)
+    position = {c: k for k, c in enumerate(cols)}
+    stacked = cs.vertcat(*[ir.sym(c) for c in cols])
     if scalar:
         res = cs.vertcat(*[ir.equations[blocks[b].equations[0]].residual for b in scalar])
-        ys = cs.vertcat(*[ir.sym(blocks[b].unknowns[0]) for b in scalar])
-        jac = cs.jacobian(res, ys)
+        ys = _take(stacked, [position[blocks[b].unknowns[0]] for b in scalar])
+        solved = {blocks[b].unknowns[0] for b in scalar}
+        held = [len(ir.incidence[blocks[b].equations[0]] & solved) for b in scalar]
+        jac = jacobian(res, ys, held)
         diag = cs.diag(jac)
-        own = incidence(diag, ys)
+        own = pattern(diag, ys)  # one entry per row: no dense row
         own_dep = {
             k for k in range(len(scalar)) if k in own.indices[own.indptr[k] : own.indptr[k + 1]]
         }
-        entries = incidence(jac.nz[:], ys)
+        entries = pattern(jac.nz[:], ys)  # an entry per row
         varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
         jrows, _ = jac.sparsity().get_triplet()
         nonaffine = set(np.asarray(jrows)[varying].tolist())
@@ -137,15 +143,15 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
         alg += cs.vertsplit(res)
         alg_blocks += [b] * res.numel()
     _check_linear_blocks(ir, blocks, list(explicit), coefs, loops)
-    x = [ir.sym(c) for c in ir.states]
-    ode = [ir.sym((vi, o + 1)) for vi, o in ir.states]
-    values = [ir.sym(c) for c in ir.algebraic]
-    exprs = [cs.vertcat(*ode), cs.vertcat(*alg), cs.vertcat(*values)]
+    n_states = len(ir.states)
+    x = _take(stacked, list(range(n_states)))
+    ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
+    exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
     if defs_sym:
         _, exprs = cs.substitute_inplace(defs_sym, defs_val, exprs, False)
     kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
-        cs.vertcat(*x),
+        x,
         cs.vertcat(*z),
         exprs[0],
         exprs[1],
@@ -154,6 +160,11 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
         kinded,
         keys=ir.reduced.flat.keys,
     )
+
+
+def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
+    """The entries ``rows`` of a column vector, as ``vertcat`` of them would be."""
+    return stacked[rows] if rows else cs.vertcat()
 
 
 def _probe(table: dict, expr: cs.SX) -> np.ndarray:

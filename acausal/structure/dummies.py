@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite_matching
 
-from .algorithms import Col, StructuralFailure
+from .algorithms import Col, StructuralFailure, blt
 from .graph import match
 
 
@@ -93,14 +93,26 @@ def select_dummies(
         g = [fam[len(fam) - level] for fam in families if len(fam) - 1 >= level]
         if not g:
             break
-        cand = sorted(c for c in candidates if any(c in rows[r] for r in g))
+        cand = sorted(candidates & set().union(*(rows[r] for r in g)))
         if len(cand) < len(g):
             raise StructuralFailure("too few candidate derivatives", g)
-        mat = jacobian(g, cand) if jacobian is not None else None
-        for eqs, cols in _connected_blocks(g, cand, rows):
+        mat = None if jacobian is None else sp.csr_matrix(jacobian(g, cand), dtype=float)
+        blocks = _connected_blocks(g, cand, rows)
+        where = np.zeros(len(cand), dtype=np.int64)  # a candidate's position in its block
+        owner = np.zeros(len(cand), dtype=np.int64)  # and its block
+        for b, (_, cols) in enumerate(blocks):
+            where[cols], owner[cols] = np.arange(len(cols)), b
+        for b, (eqs, cols) in enumerate(blocks):
             block = [g[i] for i in eqs], [cand[j] for j in cols]
             prices = [(cost(c), tiebreak(c)) for c in block[1]]
-            sub = None if mat is None else mat[eqs][:, cols].toarray()
+            sub = None
+            if mat is not None:  # the block's columns of the level's matrix, in linear time
+                part = mat[eqs].tocoo()
+                own = owner[part.col] == b
+                sub = sp.csr_matrix(
+                    (part.data[own], (part.row[own], where[part.col[own]])),
+                    shape=(len(eqs), len(cols)),
+                )
             choices.append(_choose(level, block, rows, prices, sub))
         picked = [c for ch in choices if ch.level == level for c in ch.dummies]
         candidates = {(v, o - 1) for v, o in picked if o - 1 >= 1}
@@ -147,7 +159,7 @@ def _choose(
     block: tuple[list[int], list[Col]],
     rows: Sequence[frozenset[Col]],
     prices: list[tuple[float, float]],
-    mat: np.ndarray | None,
+    mat: sp.csr_matrix | None,
 ) -> Choice:
     """One block's dummies: the least-weight full matching for ``prices`` (cost, rank)
     of its candidates, checked against ``mat`` (``dg/dz`` of the block at the start
@@ -157,7 +169,7 @@ def _choose(
     single = len(cols) == 1  # one equation holding one candidate: nothing to choose
     cheapest = picked = [0] if single else _least_cost(eqs, cols, rows, weights)
     status = "unchecked"
-    if mat is not None and np.all(np.isfinite(mat)):
+    if mat is not None and np.all(np.isfinite(mat.data)):
         status, picked = regular_choice(mat, picked, np.argsort(weights, kind="stable"))
     ties = _ties(eqs, cols, rows, picked, [c for c, _ in prices])
     dummies = tuple(cols[j] for j in picked)
@@ -186,28 +198,67 @@ def _least_cost(
 
 
 def regular_choice(
-    mat: np.ndarray, picked: list[int], order: Sequence[int]
+    mat: np.ndarray | sp.spmatrix, picked: list[int], order: Sequence[int]
 ) -> tuple[str, list[int]]:
     """``("regular", picked)`` when the columns ``picked`` of ``mat`` (equations by
-    candidates) are independent; else the first ``m`` independent columns met in ``order``
-    (cheapest first), a least-cost basis of the column matroid (Edmonds' greedy), as
-    ``("reselected", ...)``; or ``("singular", picked)`` when ``mat`` has rank below its
-    ``m`` rows, so that every choice is singular. The rows are scaled to a largest entry
-    of 1 first: the answer does not depend on the units an equation is written in."""
-    peak = np.abs(mat).max(axis=1, keepdims=True)
-    mat = mat / np.where(peak > 0, peak, 1.0)
-    if len(independent_columns(mat, picked)) == len(picked):
+    candidates) are independent (:func:`independent_square`); else the first ``m``
+    independent columns met in ``order`` (cheapest first), a least-cost basis of the column
+    matroid (Edmonds' greedy, :func:`independent_columns`; dense, so only a choice singular
+    at the start pays for it), as ``("reselected", ...)``; or ``("singular", picked)`` when
+    ``mat`` has rank below its ``m`` rows, so that every choice is singular. The rows are
+    scaled to a largest entry of 1 first: the answer does not depend on the units an
+    equation is written in."""
+    mat = sp.csr_matrix(mat, dtype=float)
+    peak = abs(mat).max(axis=1).toarray().ravel()
+    mat = sp.csr_matrix(sp.diags(1.0 / np.where(peak > 0, peak, 1.0)) @ mat)
+    if independent_square(mat[:, picked]):
         return "regular", picked
-    basis = independent_columns(mat, order)
+    basis = independent_columns(mat.toarray(), order)
     if len(basis) < mat.shape[0]:
         return "singular", picked
     return "reselected", sorted(basis)
 
 
-def independent_columns(mat: np.ndarray, order: Sequence[int]) -> list[int]:
+def independent_square(mat: sp.csr_matrix) -> bool:
+    """Whether the columns of the square ``mat`` are independent, in linear time for the
+    sparse, nearly triangular matrices of large models: structurally (a perfect matching
+    of its nonzeros), then block by block. Its blocks (:func:`.algorithms.blt`) make it
+    block triangular, so it is regular exactly when each diagonal block is; each is
+    checked by :func:`independent_columns`, each column measured against its norm in the
+    whole matrix: the Gram-Schmidt test of the whole matrix with its columns taken block
+    after block, in which the earlier blocks' columns span all the rows they touch."""
+    mat = sp.csr_matrix(mat)
+    mat.eliminate_zeros()
+    try:
+        blocks = blt(mat)
+    except StructuralFailure:
+        return False
+    norms = np.sqrt(np.asarray(mat.multiply(mat).sum(axis=0)).ravel())
+    single = np.array([(r[0], c[0]) for r, c in blocks if len(r) == 1], dtype=np.int64)
+    if len(single):  # a 1 x 1 block keeps |a| of the norm: all of them at once
+        diagonal = np.abs(np.asarray(mat[single[:, 0], single[:, 1]]).ravel())
+        if np.any(diagonal <= RANK_TOL * norms[single[:, 1]]):
+            return False
+    # the matrix in block order (two permutations): each block a slice of the diagonal
+    ordered = mat[np.concatenate([r for r, _ in blocks])][:, np.concatenate([c for _, c in blocks])]
+    ordered = sp.csr_matrix(ordered)
+    start = 0
+    for rows, cols in blocks:
+        end = start + len(rows)
+        if len(rows) > 1:
+            sub = ordered[start:end][:, start:end].toarray()
+            if len(independent_columns(sub, range(len(cols)), norms[cols])) < len(cols):
+                return False
+        start = end
+    return True
+
+
+def independent_columns(
+    mat: np.ndarray, order: Sequence[int], norms: np.ndarray | None = None
+) -> list[int]:
     """Columns of ``mat`` taken in ``order`` while each adds a direction: after removing
     its projection on those taken (Gram-Schmidt, twice), more than :data:`RANK_TOL` of its
-    norm is left."""
+    norm is left (``norms[j]``, when given, stands for column ``j``'s norm)."""
     basis: list[np.ndarray] = []
     taken: list[int] = []
     for j in order:
@@ -220,7 +271,7 @@ def independent_columns(mat: np.ndarray, order: Sequence[int]) -> list[int]:
             for q in basis:
                 rest = rest - (q @ rest) * q
         left = np.linalg.norm(rest)
-        if left > RANK_TOL:
+        if left * norm > RANK_TOL * (norm if norms is None else norms[j]):
             basis.append(rest / left)
             taken.append(int(j))
         if len(taken) == mat.shape[0]:

@@ -11,26 +11,114 @@ unknown); these are what a structurally singular model's error message names.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+#: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
+BUCKETS = 64
+
 
 def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> sp.csr_matrix:
     """Sparse 0/1 matrix: rows are residuals, columns are the given symbols (lists of
-    scalars or column vectors)."""
+    scalars or column vectors).
+
+    CasADi's ``jacobian_sparsity`` colors the columns (or rows) of the pattern, which is
+    quadratic when some row holds many columns and some column is held by many rows (a
+    ground's current balance and its potential: 100 s at 300,000 rows). So on large
+    matrices the columns held by many rows are found first, from the pattern of the
+    residuals summed into :data:`BUCKETS` groups (the rows in a fixed pseudo-random order,
+    so that a model's period cannot put all the rows of a column into a few groups; a
+    column in more than half of the groups, held by some 45 rows or more, is dense), and
+    the pattern is taken in two parts, the sparse columns and the dense ones, each fast."""
     res = residuals if isinstance(residuals, cs.SX) else cs.vertcat(*residuals)
     cols = columns if isinstance(columns, cs.SX) else cs.vertcat(*columns)
     n, m = res.numel(), cols.numel()
     if n == 0 or m == 0:
         return sp.csr_matrix((n, m), dtype=np.int8)
+    if min(n, m) <= 8 * BUCKETS:  # few rows or columns: no coloring to fear
+        return pattern(res, cols)
+    shuffled = res[np.random.default_rng(0).permutation(n).tolist()]  # no periodic aliasing
+    padded = cs.vertcat(shuffled, cs.SX.zeros(-n % BUCKETS))
+    groups = cs.sum2(cs.reshape(padded, BUCKETS, padded.numel() // BUCKETS))
+    held = np.diff(pattern(groups, cols).tocsc().indptr)
+    dense = held > BUCKETS // 2
+    if not dense.any():
+        return pattern(res, cols)
+    parts = [np.nonzero(~dense)[0], np.nonzero(dense)[0]]
+    blocks = [pattern(res, cols[p.tolist()]).tocsc() for p in parts]
+    out = sp.hstack(blocks, format="csc")
+    order = np.empty(m, dtype=np.int64)
+    order[np.concatenate(parts)] = np.arange(m)
+    return out[:, order].tocsr()
+
+
+def pattern(res: cs.SX, cols: cs.SX) -> sp.csr_matrix:
+    """CasADi's Jacobian sparsity of ``res`` in ``cols`` as a 0/1 matrix: :func:`incidence`
+    without its guard against a dense row meeting a dense column."""
     spy = cs.jacobian_sparsity(res, cols)
     colind = np.asarray(spy.colind(), dtype=np.int64)
     row = np.asarray(spy.row(), dtype=np.int64)
     data = np.ones(len(row), dtype=np.int8)
-    return sp.csc_matrix((data, row, colind), shape=(n, m)).tocsr()
+    return sp.csc_matrix((data, row, colind), shape=(res.numel(), cols.numel())).tocsr()
+
+
+class AffineRows(NamedTuple):
+    """The Jacobian entries of residuals ``r(x)`` as triplets (``rows``, ``cols``) with
+    their ``values`` at ``x = 0``, each row's ``offset`` ``r(0)``, and whether each row is
+    ``affine`` (every entry of its row constant: then ``r = J x + r(0)`` exactly)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    offsets: np.ndarray
+    affine: np.ndarray
+
+
+def affine_rows(res: cs.SX, x: cs.SX) -> AffineRows:
+    """:class:`AffineRows` of ``res`` in the symbols ``x``, in a few vector operations: the
+    Jacobian, which of its entries depend on ``x`` (the sparsity of the entries' own
+    dependencies), and entries and residuals evaluated at ``x = 0``. A residual that holds
+    a symbol not in ``x`` cannot be evaluated: give every symbol of ``res``. For rows of a
+    few symbols each (alias candidates): no row of the Jacobian is dense."""
+    n = res.numel()
+    jac = cs.jacobian(res, x)
+    nz = jac.nz[:]
+    varying = np.diff(pattern(nz, x).indptr) > 0
+    at_zero = cs.Function("at_zero", [x], [nz, res])(cs.DM.zeros(x.numel()))
+    values, offsets = (np.asarray(a).ravel() for a in at_zero)
+    rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    affine = np.ones(n, dtype=bool)
+    affine[rows[varying]] = False
+    return AffineRows(rows, cols, values, offsets, affine)
+
+
+#: Rows holding more symbols than this are differentiated apart by :func:`jacobian`.
+DENSE_ROW = 50
+
+
+def jacobian(res: cs.SX, x: cs.SX, counts: Sequence[int] | None = None) -> cs.SX:
+    """``cs.jacobian(res, x)``, with the rows that hold more than :data:`DENSE_ROW` of the
+    symbols ``x`` differentiated on their own. CasADi colors the columns of the whole
+    matrix for forward sweeps (or its rows for reverse ones): a row holding ``k`` symbols
+    needs ``k`` colors, each a sweep over every row, and a column held by ``k`` rows as
+    many reverse sweeps, so one dense row (a ground node's current balance) and one dense
+    column (its potential) together make the Jacobian quadratic in the model's size. Apart,
+    the sparse rows take few forward sweeps and the dense ones a reverse sweep each.
+    ``counts``, when the caller knows them: how many of the symbols each row holds."""
+    counts = np.diff(incidence(res, x).indptr) if counts is None else np.asarray(counts)
+    dense = np.nonzero(counts > DENSE_ROW)[0]
+    if not len(dense) or len(dense) == len(counts):
+        return cs.jacobian(res, x)
+    sparse = np.nonzero(counts <= DENSE_ROW)[0]
+    parts = cs.vertcat(cs.jacobian(res[sparse.tolist()], x), cs.jacobian(res[dense.tolist()], x))
+    position = np.empty(len(counts), dtype=np.int64)
+    position[np.concatenate([sparse, dense])] = np.arange(len(counts))
+    return parts[position.tolist(), :]
 
 
 def match(inc: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:

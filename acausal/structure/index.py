@@ -18,7 +18,13 @@ takes away, make it dear) and checked numerically at the start values
 reported as :class:`~acausal.errors.StateSelectionWarning`.
 
 The graph work is in :mod:`.algorithms` (integers only); this module gives it the incidence
-of the residuals, differentiates them when asked, and names the new derivatives.
+of the residuals, differentiates them, and names the new derivatives. Pantelides runs on
+the structural incidence of a derivative, each column of the equation one order up: the
+lower orders that nonlinear terms keep never become highest derivatives, so they cannot
+change its matching. Once it is done, the derivative equations are made in bulk, one
+directional derivative per derivative order (:func:`_differentiate`), and their exact
+incidence goes on to the dummy-derivative selection. Every stage is linear in the size of
+the model (the numerical check of a level's choice too, block by block: :mod:`.dummies`).
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ class IndexReduced:
     notes: tuple[str, ...] = ()  # what state selection warned about
     # other choices a run may switch to when this one gets singular (dynamic state selection)
     alternatives: tuple[tuple[Choice, ...], ...] = ()
+    incidence: tuple[frozenset[Col], ...] = ()  # each equation's columns
 
     @property
     def state_ties(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -133,26 +140,32 @@ def reduce_index(red: Reduced) -> IndexReduced:
     unknowns = red.unknowns
     symbols = dict(red.symbols)
     chains = [_chain(q, symbols) for q in unknowns]
-    position: dict[str, Col] = {}  # by the symbols' own names
-    for vi, ch in enumerate(chains):
-        for o, q in enumerate(ch):
-            position[symbols[q].sym.name()] = (vi, o)
     res = [e.residual for e in red.equations]
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
-    inc = incidence(res, [symbols[chains[vi][o]].sym for vi, o in cols])
+    inc = incidence(res, cs.vertcat(*[symbols[chains[vi][o]].sym for vi, o in cols]))
     rows: list[set[Col]] = [
         {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]} for r in range(len(res))
     ]
     _check_nonsingular(red, rows)
     eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
+    parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
+    structural = list(rows)
 
     def differentiate(e: int) -> set[Col]:
-        r, row = _differentiate(eqs[e].residual, position, chains, symbols, red.flat.t)
-        eqs.append(AugEquation(r, eqs[e].source, eqs[e].order + 1))
-        return row
+        """The structural incidence of ``d/dt`` of equation ``e`` (each column one order
+        up); the residuals follow in bulk (:func:`_differentiate`)."""
+        parent.append(e)
+        eqs.append(AugEquation(cs.SX(0), eqs[e].source, eqs[e].order + 1))
+        structural.append({(v, o + 1) for v, o in structural[e]})
+        return structural[-1]
 
     try:
         result = pantelides(rows, len(unknowns), differentiate)
+        for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
+            while len(chains[vi]) <= h:
+                chains[vi].append(_new_derivative(chains[vi][-1], symbols))
+        exact = _differentiate(eqs, parent, chains, symbols, red.flat.t)
+        result = replace(result, rows=result.rows[: len(rows)] + exact)
         choices, notes, alternatives = select_states(
             red, [e.residual for e in eqs], result, lambda c: symbols[chains[c[0]][c[1]]].sym
         )
@@ -164,9 +177,6 @@ def reduce_index(red: Reduced) -> IndexReduced:
     for text in notes:
         warnings.warn(text, StateSelectionWarning, stacklevel=2)
     dummies = frozenset(c for ch in choices for c in ch.dummies)
-    for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
-        while len(chains[vi]) <= h:
-            _extend(vi, chains, position, symbols)
     states, algebraic = states_and_algebraic(result.hv, dummies)
     return IndexReduced(
         red,
@@ -180,6 +190,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         choices,
         notes,
         alternatives,
+        result.rows,
     )
 
 
@@ -193,14 +204,6 @@ def _check_nonsingular(red: Reduced, rows: list[set[Col]]) -> None:
     row_to_col, col_to_row = match(inc)
     if n != m or (row_to_col < 0).any():
         raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
-
-
-def _extend(vi: int, chains: list[list[str]], position: dict[str, Col], symbols: dict) -> str:
-    """Append the next derivative to unknown ``vi``'s chain; return its name."""
-    q = _new_derivative(chains[vi][-1], symbols)
-    chains[vi].append(q)
-    position[symbols[q].sym.name()] = (vi, len(chains[vi]) - 1)
-    return q
 
 
 def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
@@ -219,26 +222,33 @@ def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
 
 
 def _differentiate(
-    residual: cs.SX,
-    position: dict[str, Col],
+    eqs: list[AugEquation],
+    parent: list[int],
     chains: list[list[str]],
     symbols: dict[str, Symbol],
     t: cs.SX,
-) -> tuple[cs.SX, set[Col]]:
-    """``d/dt`` of a residual, ``sum_k (dF/dq_k) der(q_k) + dF/dt`` (a derivative symbol
-    made where the chain ends), and its incidence."""
-    unk = [s for s in cs.symvar(residual) if s.name() in position]
-    out = cs.jacobian(residual, t)
-    if unk:
-        rates = []
-        for s in unk:
-            vi, o = position[s.name()]
-            name = (
-                chains[vi][o + 1]
-                if o + 1 < len(chains[vi])
-                else _extend(vi, chains, position, symbols)
-            )
-            rates.append(symbols[name].sym)
-        out = out + cs.jtimes(residual, cs.vertcat(*unk), cs.vertcat(*rates))
-    row = {position[s.name()] for s in cs.symvar(out) if s.name() in position}
-    return out, row
+) -> tuple[frozenset[Col], ...]:
+    """Fill in the residuals of the derivative equations, the last ``len(parent)`` of
+    ``eqs`` (the ``k``-th is equation ``parent[k]`` differentiated),
+    ``d/dt F = sum_k (dF/dq_k) der(q_k) + dF/dt``, and return their incidence.
+
+    One directional derivative (``jtimes``, every column seeded by its next derivative)
+    and one incidence for all the equations of one derivative order, the orders in turn (a
+    parent is one order lower). Every column a parent holds has its next derivative in its
+    chain: Pantelides raised the unknown's highest order to it."""
+    cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
+    syms = cs.vertcat(*[symbols[chains[vi][o]].sym for vi, o in cols])
+    lower = [k for k, (vi, o) in enumerate(cols) if o + 1 < len(chains[vi])]
+    arg, rates = syms[lower], syms[[k + 1 for k in lower]]
+    first = len(eqs) - len(parent)
+    rows: list[frozenset[Col]] = [frozenset()] * len(parent)
+    orders = [eqs[first + k].order for k in range(len(parent))]
+    for order in sorted(set(orders)):
+        ks = [k for k, o in enumerate(orders) if o == order]
+        res = cs.vertcat(*[eqs[parent[k]].residual for k in ks])
+        out = cs.jacobian(res, t) + cs.jtimes(res, arg, rates)
+        inc = incidence(out, syms)
+        for j, (k, r) in enumerate(zip(ks, cs.vertsplit(out))):
+            eqs[first + k] = eqs[first + k]._replace(residual=r)
+            rows[k] = frozenset(cols[c] for c in inc.indices[inc.indptr[j] : inc.indptr[j + 1]])
+    return tuple(rows)

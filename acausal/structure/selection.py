@@ -21,9 +21,11 @@ import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
+from ..symbols import is_constant_name
 from .algorithms import Col, Pantelides
 from .alias import Reduced
 from .dummies import Choice, select_dummies
+from .graph import affine_rows
 
 PRIORITY, FIXED, BASE = 1000, 100, 10  # a state priority outranks a fixed start value
 
@@ -56,10 +58,10 @@ class Worth:
             for j in range(hv[u] + 1):
                 if j + k <= hv[v]:
                     self._union((u, j), (v, j + k))
-        members: dict[Col, list[Col]] = {}
+        self.members: dict[Col, list[Col]] = {}
         for col in self.root:
-            members.setdefault(self._find(col), []).append(col)
-        self.cost_of = {r: _worth(cols, priority, fixed) for r, cols in members.items()}
+            self.members.setdefault(self._find(col), []).append(col)
+        self.cost_of: dict[Col, int] = {}  # by quantity, as the candidates ask for them
         self.priority, self.fixed = list(priority), list(fixed)
 
     @classmethod
@@ -67,10 +69,11 @@ class Worth:
         """The worth of ``red``'s quantities: each unknown's priority over its whole alias
         class (:func:`class_priority`), its fixed start, the derivative aliases among the
         equations (``rows``: their incidence)."""
+        asked = any(sym.state_priority for sym in red.symbols.values())
         return cls(
             hv,
             derivative_aliases(red, rows),
-            [class_priority(red, q) for q in red.unknowns],
+            [class_priority(red, q) if asked else 0 for q in red.unknowns],
             [q in red.starts and red.starts[q].fixed for q in red.unknowns],
         )
 
@@ -88,7 +91,10 @@ class Worth:
     def cost(self, col: Col) -> int:
         """What demoting candidate ``col`` to a dummy derivative costs."""
         v, o = col
-        return self.cost_of[self._find((v, o - 1))]
+        root = self._find((v, o - 1))
+        if root not in self.cost_of:
+            self.cost_of[root] = _worth(self.members[root], self.priority, self.fixed)
+        return self.cost_of[root]
 
     def rank(self, col: Col) -> float:
         """Tie-break in ``[0, 1)`` among candidates of equal cost (higher: kept): the state
@@ -126,29 +132,29 @@ def joint_of(red: Reduced, q: str) -> str:
 
 def derivative_aliases(red: Reduced, rows: Sequence[Iterable[Col]]) -> list[tuple[int, int, int]]:
     """``(u, v, k)`` for each equation of ``red`` that reads ``a u + b der^k(v) = 0``
-    (``k >= 1``, see :func:`_plain_alias`); ``rows``: the equations' incidence."""
-    out = []
-    for eq, row in zip(red.equations, rows):
+    (``k >= 1``) in its only two symbols, with constant ``|a| = |b| != 0``; ``rows``: the
+    equations' incidence. The equations of that shape by incidence are checked at once
+    (:func:`.graph.affine_rows`)."""
+    pairs = {}
+    for e, row in enumerate(rows):
         pair = sorted(row, key=lambda c: c[1])
-        if len(pair) != 2 or pair[0][1] != 0 or pair[1][1] == 0 or pair[0][0] == pair[1][0]:
-            continue
-        if _plain_alias(eq.residual):
+        if len(pair) == 2 and pair[0][1] == 0 and pair[1][1] != 0 and pair[0][0] != pair[1][0]:
+            pairs[e] = pair
+    if not pairs:
+        return []
+    res = cs.vertcat(*[red.equations[e].residual for e in pairs])
+    x = cs.vertcat(*cs.symvar(res))
+    lin = affine_rows(res, x)
+    counts = np.bincount(lin.rows, minlength=len(pairs))
+    coefs: list[list[float]] = [[] for _ in pairs]
+    for r, value in zip(lin.rows.tolist(), lin.values.tolist()):
+        coefs[r].append(value)
+    out = []
+    for i, pair in enumerate(pairs.values()):
+        plain = counts[i] == 2 and lin.affine[i] and lin.offsets[i] == 0  # no parameter, time
+        if plain and coefs[i][0] != 0 and abs(coefs[i][0]) == abs(coefs[i][1]):
             out.append((pair[0][0], pair[1][0], pair[1][1]))
     return out
-
-
-def _plain_alias(residual: cs.SX) -> bool:
-    """Whether ``residual`` is ``a x + b y`` in its only two symbols, with constant
-    ``|a| = |b| != 0``."""
-    syms = cs.symvar(residual)
-    if len(syms) != 2:
-        return False  # a parameter or time in it
-    x = cs.vertcat(*syms)
-    if not cs.is_linear(residual, x):
-        return False
-    a, b = np.asarray(cs.evalf(cs.densify(cs.jacobian(residual, x)))).ravel()
-    offset = float(cs.evalf(cs.substitute(residual, x, cs.DM.zeros(2))))
-    return offset == 0 and a != 0 and abs(a) == abs(b)
 
 
 class StartPoint:
@@ -261,20 +267,34 @@ def select_states(
 
     choices = select_dummies(result.rows, result.child, result.hv, worth.cost, jacobian, worth.rank)
     choices = tuple(filter_ties(ch, worth) for ch in choices)
-    unknowns = {sym((v, o)).name() for v, h in enumerate(result.hv) for o in range(h + 1)}
 
-    def nonlinear(ch: Choice) -> bool:
+    def unknown(s: cs.SX) -> bool:
+        """An unknown column's symbol, by the naming scheme (not a parameter, mode, time):
+        the residuals hold no other variables or derivatives."""
+        return s.name() != "time" and not is_constant_name(s.name())
+
+    def varies(ch: Choice, cols: Sequence[Col]) -> bool:
+        """Whether the block's Jacobian with respect to ``cols`` depends on the unknowns."""
         jac = cs.jacobian(
             cs.vertcat(*[residuals[r] for r in ch.equations]),
-            cs.vertcat(*[sym(c) for c in ch.candidates]),
+            cs.vertcat(*[sym(c) for c in cols]),
         )
-        return any(s.name() in unknowns for s in cs.symvar(jac))
+        return any(unknown(s) for s in cs.symvar(jac))
+
+    def nonlinear(ch: Choice) -> bool:
+        return varies(ch, ch.candidates)
+
+    def switchable(ch: Choice) -> bool:
+        """A nonlinear block whose chosen dummies' Jacobian is not a constant regular one
+        (``s = h(q)`` with ``s`` the dummy: ``ds/ds = 1`` is regular at every point, so
+        keeping ``q`` never needs another choice)."""
+        checked = ch.status in ("regular", "reselected")
+        return nonlinear(ch) and not (checked and not varies(ch, ch.dummies))
 
     notes = Notes(red, worth)
     for ch in choices:
         notes.add(ch, nonlinear)
-    switchable = [ch for ch in choices if nonlinear(ch)]
-    alternatives = alternative_choices(result, worth, choices, switchable)
+    alternatives = alternative_choices(result, worth, choices, list(filter(switchable, choices)))
     return choices, tuple(notes.texts), alternatives
 
 

@@ -1,0 +1,140 @@
+"""The compiler on the benchmark ladders and the reference models: the structural facts
+(states, dummy derivatives, blocks) against closed forms in the ladder's size, and the
+simulated ladders against the same equations written by hand (scipy). The compiler's
+speed is measured in ``bench/compile_scaling.py``, not here."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import acausal as ac
+from components import electrical as el
+from components import translational as tr
+from examples.cauer_filter import build as cauer
+from tests.mechanisms import Variant
+
+
+def rc_ladder(n: int) -> ac.System:
+    """The RC ladder of the benchmark: 1 V step at 0, ``n`` stages of R = C = 1/n."""
+    s = ac.System(f"rc_{n}")
+    source, ground = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
+    s.connect(source.n, ground.p)
+    prev = source.p
+    for r, c in zip(
+        el.Resistor.array("R", n, R=1.0 / n), el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
+    ):
+        s.connect(prev, r.p)
+        s.connect(r.n, c.p)
+        s.connect(c.n, ground.p)
+        prev = r.n
+    return s
+
+
+def chain(n: int) -> ac.System:
+    """The mass-spring-damper chain of the benchmark, from rest at 0: ``n`` masses of
+    ``1/n`` kg, springs of ``100 n`` N/m from the wall to the first and between
+    neighbours, dampers of ``n`` N s/m from each mass to the wall, 1 N on the last."""
+    s = ac.System(f"chain_{n}")
+    wall, force = tr.Fixed("wall"), tr.ConstantForce("F", f_constant=1.0)
+    masses = tr.Mass.array("M", n, m=1.0 / n, s0=0.0, v0=0.0)
+    springs = tr.Spring.array("S", n, c=100.0 * n)
+    dampers = tr.Damper.array("D", n, d=float(n))
+    prev = wall.flange
+    for m, k, d in zip(masses, springs, dampers):
+        s.connect(prev, k.flange_a)
+        s.connect(k.flange_b, m.flange_a, d.flange_b)
+        s.connect(d.flange_a, wall.flange)
+        prev = m.flange_b
+    s.connect(prev, force.flange)
+    return s
+
+
+@pytest.mark.parametrize("n", [2, 7, 40])
+def test_rc_ladder_structure(n):
+    model = ac.compile(rc_ladder(n))
+    assert model.index == 1 and model.dummy_derivatives == []
+    assert model.states == [f"C{k}.v" for k in range(1, n + 1)]
+    # per stage R.v, R.i, C.i and der(C.v) (a node's potential is its C.v, the pins'
+    # currents aliases), the last C.i an alias of its R.i, plus the source's voltage and
+    # the ground's current: 4 n + 1 scalar blocks, all explicit
+    assert len(model.blocks) == 4 * n + 1
+    assert {len(b.equations) for b in model.blocks} == {1}
+    assert {b.kind for b in model.blocks} == {"explicit"}
+
+
+@pytest.mark.parametrize("n", [1, 6, 30])
+def test_chain_structure(n):
+    model = ac.compile(chain(n))
+    assert model.index == 2
+    # a mass's position is one quantity with its spring's flange and its damper's s_rel
+    # (tied by der(s_rel)): one position (the one with the fixed start) and speed per mass
+    assert model.states == [f"M{k // 2 + 1}.{'sv'[k % 2]}" for k in range(2 * n)]
+    # the differentiated equations: each mass's flange position and its damper's s_rel,
+    # and the wall's position; each demotes one derivative
+    assert len(model.dummy_derivatives) == 2 * n + 1
+    assert len([e for e in model.ir.equations if e.order == 1]) == 2 * n + 1
+    assert {len(b.equations) for b in model.blocks} == {1}
+    assert len(model.blocks) == len(model.ir.equations)
+
+
+def test_cauer_filter_structure():
+    """The capacitor loops C1-C2 and C3-C4-C5... leave five states (index 2)."""
+    model = ac.compile(cauer())
+    assert model.index == 2
+    assert sorted(model.states) == ["C1.v", "C3.v", "C5.v", "L1.i", "L2.i"]
+    assert model.dummy_derivatives == ["der(C2.v)", "der(C4.v)"]
+    assert sorted(len(b.equations) for b in model.blocks) == [1] * 11 + [10]
+    assert [b.kind for b in model.blocks].count("linear") == 1
+
+
+def test_slider_crank_structure():
+    """One degree of freedom: the crank angle and its speed, plus the work meter's W."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ac.StateSelectionWarning)
+        model = ac.compile(Variant("slider_crank", "crank", "torque", 0.0).build())
+    assert model.index == 3
+    assert model.states == ["B1.phi", "der(B1.phi)", "work.W"]
+    assert len(model.dummy_derivatives) == 37
+    assert sorted(len(b.equations) for b in model.blocks if len(b.equations) > 1) == [4, 4, 48]
+    assert len(model.ir.states) + len(model.ir.algebraic) == sum(len(ch) for ch in model.ir.chains)
+
+
+def test_rc_ladder_simulates_like_its_ode():
+    from solvers import simulate
+
+    n = 4
+    res = simulate(rc_ladder(n), t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    r = c = 1.0 / n
+
+    def rhs(t, v):
+        cur = np.concatenate([[(1.0 - v[0]) / r], (v[:-1] - v[1:]) / r, [0.0]])
+        return (cur[:-1] - cur[1:]) / c
+
+    ref = solve_ivp(rhs, (0, 1), np.zeros(n), method="Radau", t_eval=res.t, rtol=1e-11, atol=1e-13)
+    for k in range(n):
+        assert np.max(np.abs(res[f"C{k + 1}.v"] - ref.y[k])) < 1e-7
+
+
+def test_chain_simulates_like_its_ode():
+    from solvers import simulate
+
+    n = 4
+    res = simulate(chain(n), t_end=0.5, dt=0.005, rtol=1e-10, atol=1e-12)
+    m, c, d = 1.0 / n, 100.0 * n, float(n)
+
+    def rhs(t, y):
+        x, v = y[:n], y[n:]
+        ext = np.concatenate([[0.0], x])  # the wall, then the masses
+        tension = c * (ext[1:] - ext[:-1])  # spring k: between k - 1 and k
+        force = -tension + np.concatenate([tension[1:], [1.0]]) - d * v
+        return np.concatenate([v, force / m])
+
+    ref = solve_ivp(
+        rhs, (0, 0.5), np.zeros(2 * n), method="Radau", t_eval=res.t, rtol=1e-11, atol=1e-13
+    )
+    for k in range(n):
+        assert np.max(np.abs(res[f"M{k + 1}.s"] - ref.y[k])) < 1e-8
+    # the static deflection of n springs of 100 n N/m in series under 1 N: 1/100 m
+    assert res[f"M{n}.s"][-1] == pytest.approx(0.01, rel=0.02)

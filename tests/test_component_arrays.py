@@ -1,0 +1,131 @@
+"""Arrays of components (``Component.array``): the same components, names and compiled
+model as building the instances one by one, at the cost of one constructor call."""
+
+import copy
+import pickle
+
+import casadi as cs
+import numpy as np
+import pytest
+
+import acausal as ac
+from components import electrical as el
+from components import translational as tr
+
+
+def rc_ladder(n: int, arrays: bool) -> ac.System:
+    """A 1 V source, ``n`` series resistors ``R = 1/n`` and shunt capacitors ``C = 1/n``."""
+    s = ac.System("ladder")
+    source, ground = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
+    s.connect(source.n, ground.p)
+    if arrays:
+        rs = el.Resistor.array("R", n, R=1.0 / n)
+        cs_ = el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
+    else:
+        rs = [el.Resistor(f"R{k}", R=1.0 / n) for k in range(1, n + 1)]
+        cs_ = [el.Capacitor(f"C{k}", C=1.0 / n, v0=0.0) for k in range(1, n + 1)]
+    prev = source.p
+    for r, c in zip(rs, cs_):
+        s.connect(prev, r.p)
+        s.connect(r.n, c.p)
+        s.connect(c.n, ground.p)
+        prev = r.n
+    return s
+
+
+def test_instances_are_named_and_own_their_symbols():
+    rs = el.Resistor.array("R", 3, R=2.0)
+    assert [r.name for r in rs] == ["R1", "R2", "R3"]
+    assert len({r.token for r in rs}) == 3
+    r2 = rs[1]
+    assert r2.p.owner is r2 and r2.connectors["n"].owner is r2
+    assert r2.name_of(r2.v) == "R2.v" and r2.name_of(r2.p.i) == "R2.p.i"
+    assert r2.quantities["R"].value == 2.0
+    # its equations are the constructor's, in its own symbols
+    built = el.Resistor("R2", R=2.0)
+    assert [e.text() for e in r2.declared_equations] == [e.text() for e in built.declared_equations]
+    names = {s.name() for e in r2.declared_equations for s in cs.symvar(e.residual)}
+    assert all(r2.token in n for n in names)
+
+
+def test_start_values_and_derivatives_refer_to_the_instance():
+    caps = el.Capacitor.array("C", 2, C=0.5, v0=1.5)
+    c2 = caps[1]
+    start = c2.quantities["v"].start
+    assert start.is_symbolic() and c2.name_of(start) == "C2.v0"
+    assert c2.quantities["v"].fixed and c2.quantities["v0"].value == 1.5
+    (eq,) = [e for e in c2.declared_equations if "der" in e.text()]
+    assert eq.text() == "i == C*der(v)"
+
+
+def test_an_array_ladder_compiles_to_the_same_model():
+    by_array, one_by_one = ac.compile(rc_ladder(6, True)), ac.compile(rc_ladder(6, False))
+    assert by_array == one_by_one
+    assert "R4.v" in by_array.names and "C6.p.i" in by_array.names
+    assert by_array.states == [f"C{k}.v" for k in range(1, 7)]
+
+
+def test_an_array_system_copies_and_pickles():
+    s = rc_ladder(3, True)
+    model = ac.compile(s)
+    assert ac.compile(copy.deepcopy(s)) == model
+    assert pickle.loads(pickle.dumps(model)) == model
+
+
+def test_classes_that_cannot_be_copied_are_built_by_their_constructor():
+    # the mass between hard stops has events: each instance is constructed
+    stops = tr.MassWithStop.array("M", 3, m=2.0, smin=-1.0, smax=1.0)
+    assert [m.name for m in stops] == ["M1", "M2", "M3"]
+    assert [len(m.events) for m in stops] == [1, 1, 1]
+    assert stops[2].quantities["m"].value == 2.0
+
+
+@pytest.mark.filterwarnings("ignore:oscillators. unconnected connectors")
+def test_a_mass_array_simulates_like_the_closed_form():
+    """Three masses on springs to the wall, released from 0.1 m: each oscillates as
+    ``s = 0.1 cos(w t)``, ``w = sqrt(c / m)`` (closed form)."""
+    from solvers import simulate
+
+    s = ac.System("oscillators")
+    wall = tr.Fixed("wall")
+    masses = tr.Mass.array("M", 3, m=0.5, s0=0.1, v0=0.0)
+    springs = tr.Spring.array("S", 3, c=8.0)
+    for m, k in zip(masses, springs):
+        s.connect(wall.flange, k.flange_a)
+        s.connect(k.flange_b, m.flange_a)
+    res = simulate(s, t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    exact = 0.1 * np.cos(4.0 * res.t)
+    for k in (1, 2, 3):
+        assert np.max(np.abs(res[f"M{k}.s"] - exact)) < 1e-7
+
+
+@pytest.mark.parametrize("n", [0, -2, 1.5, True])
+def test_a_bad_count_is_an_error(n):
+    with pytest.raises(ac.OptionError, match="n must be an int"):
+        el.Resistor.array("R", n)
+
+
+def test_time_stays_shared_and_models_are_equal():
+    """Sources read ``time``, which is not the template's own symbol: every instance reads
+    the same ``time``, and the compiled model is the one built instance by instance."""
+
+    def build(arrays: bool) -> ac.System:
+        s = ac.System("sources")
+        ground = el.Ground("G")
+        if arrays:
+            sources = el.SineVoltage.array("V", 3, V=2.0, f=0.5)
+            loads = el.Resistor.array("R", 3, R=4.0)
+        else:
+            sources = [el.SineVoltage(f"V{k}", V=2.0, f=0.5) for k in (1, 2, 3)]
+            loads = [el.Resistor(f"R{k}", R=4.0) for k in (1, 2, 3)]
+        for v, r in zip(sources, loads):
+            s.connect(v.p, r.p)
+            s.connect(v.n, r.n, ground.p)
+        return s
+
+    model = ac.compile(build(True))
+    assert model == ac.compile(build(False))
+    current = model.outputs[model.check_name("R3.i")]  # V sin(2 pi f t) / R at t = 0.5
+    values = cs.DM(list(model.defaults.values()))
+    at = cs.substitute(current, cs.vertcat(model.p, model.t), cs.vertcat(values, 0.5))
+    assert float(cs.evalf(at)) == pytest.approx(0.5, rel=1e-12)
