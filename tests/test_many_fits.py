@@ -196,7 +196,6 @@ def test_output_error_cross_validation_over_experiments_flags_the_odd_one(execut
     assert many.best_index in (0, 1) and 2.0 < many.fits[0].params["R1.R"] < 3.0
 
 
-
 def test_a_progress_bar_leaves_the_training_unchanged():
     """``progress="bar"`` (a tqdm bar of the epochs, quiet here: not a terminal) trains to
     the same parameters as a silent run; a misspelled option is refused by name."""
