@@ -290,11 +290,8 @@ def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarr
     residuals are not finite at that start or it does not solve the rows; an
     :class:`InitializationError` if the system is singular where it ends (the start values
     leave some unknowns free)."""
-    model = init.model
-    nx, nz = model.dae.x.numel(), model.dae.z.numel()
-    w, ps = cs.SX.sym("w", nx + nz), cs.SX.sym("p", model.p.numel())
-    r = init.residual(w[:nx], w[nx:], ps)
-    fun = cs.Function("init_lsq", [w, ps], [r, cs.densify(cs.jacobian(r, w))])
+    fun = _least_squares_functions(init)
+    nx = init.model.dae.x.numel()
     w0 = init.guess(p).full().ravel()
     w0[list(init.unset)] += UNSET_GUESS
     if not np.all(np.isfinite(fun(w0, p)[0].full())):
@@ -312,6 +309,28 @@ def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarr
     res, jac = (v.full() for v in fun(sol.x, p))
     if not converged(res.ravel(), x0, z0):
         return None
+    _check_determined(init.model, jac)
+    return x0, z0
+
+
+def ensure_determined(init: Initializer, x0: np.ndarray, z0: np.ndarray, p: np.ndarray) -> None:
+    """An :class:`InitializationError` if the initialization's Jacobian is singular at the
+    solution ``(x0, z0)`` Newton found: the residuals vanish there, but the start values
+    leave some unknowns free (a mechanism started at a dead point), and which solution
+    Newton reached is an accident of its steps."""
+    _check_determined(init.model, _least_squares_functions(init)(np.r_[x0, z0], p)[1].full())
+
+
+def _least_squares_functions(init: Initializer) -> cs.Function:
+    """``(w, p) -> (residuals, dense Jacobian)`` of the initialization, ``w = (x, z)``."""
+    model = init.model
+    nx, nz = model.dae.x.numel(), model.dae.z.numel()
+    w, ps = cs.SX.sym("w", nx + nz), cs.SX.sym("p", model.p.numel())
+    r = init.residual(w[:nx], w[nx:], ps)
+    return cs.Function("init_lsq", [w, ps], [r, cs.densify(cs.jacobian(r, w))])
+
+
+def _check_determined(model: Model, jac: np.ndarray) -> None:
     if jac.size and is_singular(jac, tol=1e-10):  # residuals may vanish, the start is loose
         names = model.states + z_names(model)
         loose = ", ".join(names[k] for k in undetermined(jac)[:12])
@@ -321,7 +340,6 @@ def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarr
             "equation); fix the start value of one of them (for a mechanism: a joint's "
             "angle and speed away from its dead point)"
         )
-    return x0, z0
 
 
 def converged(res: np.ndarray, x0: np.ndarray, z0: np.ndarray) -> bool:

@@ -26,9 +26,16 @@ from .diagnose import singular_block
 from .dynamic_states import DynamicRun
 from .events import EventLoop
 from .functions import NEWTON_OPTIONS, DAEFunctions, idas_options
-from .initialize import Initializer, build_initializer, converged, damped_start
+from .initialize import (
+    Initializer,
+    build_initializer,
+    converged,
+    damped_start,
+    ensure_determined,
+)
 from .result import Result
 
+CHECKED_START = 300  # up to this many unknowns, a start found by Newton is checked regular
 SHOWN = 12  # equations listed in a failure's message (all are in SimulationError.equations)
 # IDAS's own report (SUNDIALS prints "At t = ..."): the one place a time is read from text
 _AT_TIME = re.compile(r"t = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
@@ -180,7 +187,8 @@ class Simulator:
             else:
                 newton_failed = None
         res = None if newton_failed else self.init.residual(x0, z0, p).full().ravel()
-        if res is None or not converged(res, x0, z0):
+        newton = res is not None and converged(res, x0, z0)
+        if not newton:
             damped = damped_start(self.init, p)  # Levenberg-Marquardt, other guesses
             if damped is not None:
                 x0, z0 = damped
@@ -203,6 +211,8 @@ class Simulator:
                 + "\n  Check conflicting fixed start values, or give better start values.",
                 residuals=rows,
             )
+        if newton and 0 < self.nz and self.nx + self.nz <= CHECKED_START:
+            ensure_determined(self.init, x0, z0, p)  # the damped start checks its own
         self.init.redundant.check(x0, z0, p)  # fixed starts on what the model determines
         if not np.all(np.isfinite(self.functions.rates(x0, z0, p, t0).full())):
             why = singular_block(self.functions, x0, z0, p, t0)
@@ -321,7 +331,7 @@ class Simulator:
         when = f"at t = {t_fail:.6g}" if t_fail is not None else "during integration"
         lines = [ln for ln in native.splitlines() if "At t =" in ln or "NaN detected" in ln]
         said = lines[-1].strip() if lines else error.strip().splitlines()[-1]
-        blocks = [b for b in self.model.blocks if b.kind == "newton"]
+        blocks = [b for b in self.model.blocks if b.kind in ("newton", "torn")]
         equations = tuple(
             self.model.ir.equations[r].origin for b in blocks[:3] for r in b.equations
         )

@@ -115,4 +115,5 @@ def test_start_values_that_leave_the_crank_free_are_an_error_naming_it():
         simulate(model, t_end=1.0, dt=0.01)
     text = str(info.value)
     assert "the start values do not determine the start" in text
-    assert "singular in der(B1.phi)" in text and "dead point" in text
+    loose = text.split("is singular in ")[1].split(" (they can move")[0].split(", ")
+    assert "der(B1.phi)" in loose and "dead point" in text  # Newton's start: B1.phi too

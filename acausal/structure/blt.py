@@ -22,7 +22,8 @@ from .index import Col, IndexReduced
 
 class Block(NamedTuple):
     """Equations solved together for some unknowns; ``kind`` is decided by causalization:
-    ``"explicit"``, ``"linear"`` (solved symbolically) or ``"newton"``."""
+    ``"explicit"``, ``"linear"`` (solved symbolically), ``"torn"`` (a large linear loop:
+    Newton on its tear unknowns, the rest explicit) or ``"newton"``."""
 
     equations: tuple[int, ...]  # indices into IndexReduced.equations
     unknowns: tuple[Col, ...]

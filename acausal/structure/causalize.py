@@ -1,8 +1,10 @@
 """Solve BLT blocks symbolically where possible; the rest stays for Newton / IDAS.
 
 A block of residuals ``r(y)`` whose Jacobian ``A = dr/dy`` does not depend on ``y`` is
-linear, ``r(y) = A y + r(0)``, and is solved as ``y = -A^{-1} r(0)`` (a scalar division for
-one equation; a symbolic solve for loops up to ``MAX_LINEAR_LOOP`` unknowns). Other blocks
+linear, ``r(y) = A y + r(0)``, and is solved as ``y = -A^{-1} r(0)``: a scalar division for
+one equation, a symbolic solve for loops up to ``MAX_LINEAR_LOOP`` unknowns; a larger one
+(up to ``MAX_TORN_LOOP``) is torn (:mod:`.tearing`): its few tear unknowns and residual
+equations go to Newton, the rest are explicit. Other blocks
 keep their unknowns ``z`` and residuals ``g`` as algebraic equations. Substituting the
 solutions in block order gives the semi-explicit index-1 DAE
 
@@ -25,8 +27,10 @@ from .blt import Block
 from .diagnose import explain_block, is_singular
 from .graph import jacobian, pattern
 from .index import IndexReduced
+from .tearing import inner_solutions, tear
 
 MAX_LINEAR_LOOP = 30
+MAX_TORN_LOOP = 1000  # larger linear loops go to Newton whole (tearing scans them greedily)
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,7 +49,8 @@ class SemiExplicit:
 
     def __str__(self) -> str:
         kinds = [b.kind for b in self.blocks]
-        counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("explicit", "linear", "newton"))
+        shown = ("explicit", "linear", "newton") + ("torn",) * ("torn" in kinds)
+        counts = ", ".join(f"{kinds.count(k)} {k}" for k in shown)
         parts = [self.x, self.z, self.ode, self.alg, self.values, self.zero, self.update]
         x, z, ode, alg, values, zero, update = displayed(parts, self.keys)
         return "\n".join(
@@ -129,15 +134,25 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
             continue
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
         y = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
-        if len(block.equations) > 1 and len(block.unknowns) <= MAX_LINEAR_LOOP:
-            jac = cs.jacobian(res, y)
-            if not cs.depends_on(jac, y):
+        n = len(block.unknowns)
+        jac = cs.jacobian(res, y) if 1 < n <= MAX_TORN_LOOP else None
+        if jac is not None and not cs.depends_on(jac, y):
+            loops.append((b, jac))
+            if n <= MAX_LINEAR_LOOP:
                 kinds.append("linear")
-                loops.append((b, jac))
                 sol = cs.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
                 defs_sym += cs.vertsplit(y)
                 defs_val += cs.vertsplit(sol)
                 continue
+            kinds.append("torn")
+            tearing = tear(jac, _nonzero_number)
+            inner, values = inner_solutions(res, y, jac, tearing)
+            defs_sym += inner
+            defs_val += values
+            z += [y[j] for j in tearing.tears]
+            alg += [res[i] for i in tearing.residual]
+            alg_blocks += [b] * len(tearing.residual)
+            continue
         kinds.append("newton")
         z += cs.vertsplit(y)
         alg += cs.vertsplit(res)
@@ -165,6 +180,12 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
     """The entries ``rows`` of a column vector, as ``vertcat`` of them would be."""
     return stacked[rows] if rows else cs.vertcat()
+
+
+def _nonzero_number(a: cs.SX) -> bool:
+    """A coefficient safe to divide by in tearing: a nonzero number (a parameter, a mass
+    that a fit may move through zero, is not; a state-dependent one even less)."""
+    return bool(a.is_constant() and float(cs.evalf(a)) != 0)
 
 
 def _probe(table: dict, expr: cs.SX) -> np.ndarray:
