@@ -40,67 +40,21 @@ LADDERS = ("rc", "chain")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def build_rc(n: int, arrays: bool = True):
-    """The RC ladder as an ``ac.System``: names ``V``, ``G``, ``R1..RN``, ``C1..CN``."""
-    import acausal as ac
-    from components import electrical as el
+def builder(ladder: str):
+    """The system builder of ``ladder`` (``examples/ladders.py``), imported on first use."""
+    sys.path.insert(0, ROOT)
+    from examples.ladders import chain, rc_ladder
 
-    s = ac.System(f"rc_ladder_{n}")
-    source = el.StepVoltage("V", V=1.0, start_time=0.0)
-    ground = el.Ground("G")
-    s.connect(source.n, ground.p)
-    if arrays:
-        rs = el.Resistor.array("R", n, R=1.0 / n)
-        cs_ = el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
-    else:
-        rs = [el.Resistor(f"R{k}", R=1.0 / n) for k in range(1, n + 1)]
-        cs_ = [el.Capacitor(f"C{k}", C=1.0 / n, v0=0.0) for k in range(1, n + 1)]
-    prev = source.p
-    for res, cap in zip(rs, cs_):
-        s.connect(prev, res.p)
-        s.connect(res.n, cap.p)
-        s.connect(cap.n, ground.p)
-        prev = res.n
-    return s
-
-
-def build_chain(n: int, arrays: bool = True):
-    """The mass-spring-damper chain: ``wall``, ``M1..MN``, ``S1..SN`` (S1 from the wall to
-    M1, S_k from M_{k-1} to M_k), ``D1..DN`` (M_k to the wall), ``F`` (1 N on M_N)."""
-    import acausal as ac
-    from components import translational as tr
-
-    s = ac.System(f"msd_chain_{n}")
-    wall = tr.Fixed("wall")
-    force = tr.ConstantForce("F", f_constant=1.0)
-    if arrays:
-        ms = tr.Mass.array("M", n, m=1.0 / n)
-        ks = tr.Spring.array("S", n, c=100.0 * n)
-        ds = tr.Damper.array("D", n, d=float(n))
-    else:
-        ms = [tr.Mass(f"M{k}", m=1.0 / n) for k in range(1, n + 1)]
-        ks = [tr.Spring(f"S{k}", c=100.0 * n) for k in range(1, n + 1)]
-        ds = [tr.Damper(f"D{k}", d=float(n)) for k in range(1, n + 1)]
-    prev = wall.flange
-    for mass, spring, damper in zip(ms, ks, ds):
-        s.connect(prev, spring.flange_a)
-        s.connect(spring.flange_b, mass.flange_a)
-        s.connect(mass.flange_a, damper.flange_b)
-        s.connect(damper.flange_a, wall.flange)
-        prev = mass.flange_b
-    s.connect(prev, force.flange)
-    return s
-
-
-BUILDERS = {"rc": build_rc, "chain": build_chain}
+    return {"rc": rc_ladder, "chain": chain}[ladder]
 
 
 def measure(ladder: str, n: int, arrays: bool) -> dict:
     """Build and compile one ladder in this process."""
     import acausal as ac
 
+    build_ladder = builder(ladder)
     tic, cpu = time.perf_counter(), time.process_time()
-    system = BUILDERS[ladder](n, arrays)
+    system = build_ladder(n, arrays)
     build, build_cpu = time.perf_counter() - tic, time.process_time() - cpu
     tic, cpu = time.perf_counter(), time.process_time()
     model = ac.compile(system)
@@ -177,7 +131,7 @@ def profile(ladder: str, n: int, top: int = 30) -> None:
 
     prof = cProfile.Profile()
     prof.enable()
-    ac.compile(BUILDERS[ladder](n))
+    ac.compile(builder(ladder)(n))
     prof.disable()
     pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
 

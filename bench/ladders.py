@@ -47,29 +47,6 @@ CHANGED = {"rc": ("R1.R", lambda n: 1.1 / n), "chain": ("S1.c", lambda n: 110.0 
 
 
 # -- the models ---------------------------------------------------------------------------
-def build_chain(n: int):
-    """The chain as an ``ac.System``: ``wall``, masses ``M1..MN``, springs ``S1..SN`` (S1
-    from the wall to M1, S_k from M_(k-1) to M_k), dampers ``D1..DN`` (wall to M_k),
-    ``F`` (1 N on M_N)."""
-    import acausal as ac
-    from components import translational as tr
-
-    s = ac.System(f"chain_{n}")
-    wall = tr.Fixed("wall")
-    force = tr.ConstantForce("F", f_constant=1.0)
-    prev = wall.flange
-    for k in range(1, n + 1):
-        mass = tr.Mass(f"M{k}", m=1.0 / n, s0=0.0, v0=0.0)
-        spring = tr.Spring(f"S{k}", c=100.0 * n)
-        damper = tr.Damper(f"D{k}", d=float(n))
-        s.connect(prev, spring.flange_a)
-        s.connect(spring.flange_b, mass.flange_a, damper.flange_b)
-        s.connect(damper.flange_a, wall.flange)
-        prev = mass.flange_b
-    s.connect(prev, force.flange)
-    return s
-
-
 def chain_ode(n: int):
     """``(x, p, ode, t)``: the chain's ODE in SX, ``x = (s, v)``, ``p`` the first spring's
     stiffness: ``m v_k' = c_k (s_(k-1) - s_k) - c_(k+1) (s_k - s_(k+1)) - d v_k + F_k``
@@ -88,9 +65,10 @@ def chain_ode(n: int):
 
 
 def project_system(ladder: str, n: int):
-    from rc_ladder import build_system
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from examples.ladders import chain, rc_ladder
 
-    return build_system(n, 0.0) if ladder == "rc" else build_chain(n)
+    return rc_ladder(n, arrays=False) if ladder == "rc" else chain(n, arrays=False)
 
 
 def floor_ode(ladder: str, n: int):

@@ -10,45 +10,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import acausal as ac
-from components import electrical as el
-from components import translational as tr
 from examples.cauer_filter import build as cauer
+from examples.ladders import chain, rc_ladder
 from tests.mechanisms import Variant
-
-
-def rc_ladder(n: int) -> ac.System:
-    """The RC ladder of the benchmark: 1 V step at 0, ``n`` stages of R = C = 1/n."""
-    s = ac.System(f"rc_{n}")
-    source, ground = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
-    s.connect(source.n, ground.p)
-    prev = source.p
-    for r, c in zip(
-        el.Resistor.array("R", n, R=1.0 / n), el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
-    ):
-        s.connect(prev, r.p)
-        s.connect(r.n, c.p)
-        s.connect(c.n, ground.p)
-        prev = r.n
-    return s
-
-
-def chain(n: int) -> ac.System:
-    """The mass-spring-damper chain of the benchmark, from rest at 0: ``n`` masses of
-    ``1/n`` kg, springs of ``100 n`` N/m from the wall to the first and between
-    neighbours, dampers of ``n`` N s/m from each mass to the wall, 1 N on the last."""
-    s = ac.System(f"chain_{n}")
-    wall, force = tr.Fixed("wall"), tr.ConstantForce("F", f_constant=1.0)
-    masses = tr.Mass.array("M", n, m=1.0 / n, s0=0.0, v0=0.0)
-    springs = tr.Spring.array("S", n, c=100.0 * n)
-    dampers = tr.Damper.array("D", n, d=float(n))
-    prev = wall.flange
-    for m, k, d in zip(masses, springs, dampers):
-        s.connect(prev, k.flange_a)
-        s.connect(k.flange_b, m.flange_a, d.flange_b)
-        s.connect(d.flange_a, wall.flange)
-        prev = m.flange_b
-    s.connect(prev, force.flange)
-    return s
 
 
 @pytest.mark.parametrize("n", [2, 7, 40])

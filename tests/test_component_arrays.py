@@ -11,26 +11,7 @@ import pytest
 import acausal as ac
 from components import electrical as el
 from components import translational as tr
-
-
-def rc_ladder(n: int, arrays: bool) -> ac.System:
-    """A 1 V source, ``n`` series resistors ``R = 1/n`` and shunt capacitors ``C = 1/n``."""
-    s = ac.System("ladder")
-    source, ground = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
-    s.connect(source.n, ground.p)
-    if arrays:
-        rs = el.Resistor.array("R", n, R=1.0 / n)
-        cs_ = el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
-    else:
-        rs = [el.Resistor(f"R{k}", R=1.0 / n) for k in range(1, n + 1)]
-        cs_ = [el.Capacitor(f"C{k}", C=1.0 / n, v0=0.0) for k in range(1, n + 1)]
-    prev = source.p
-    for r, c in zip(rs, cs_):
-        s.connect(prev, r.p)
-        s.connect(r.n, c.p)
-        s.connect(c.n, ground.p)
-        prev = r.n
-    return s
+from examples.ladders import rc_ladder
 
 
 def test_instances_are_named_and_own_their_symbols():
