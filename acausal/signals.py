@@ -6,6 +6,8 @@ so sources stay symbolic and differentiable for index reduction.
 
 from __future__ import annotations
 
+import re
+
 import casadi as cs
 import numpy as np
 
@@ -44,35 +46,32 @@ def _samples(t: object, values: object, name: str) -> tuple[np.ndarray, np.ndarr
     return tk, yk
 
 
+def _lookup(name: str, method: str, tk: np.ndarray, yk: np.ndarray) -> cs.Function:
+    """A CasADi ``interpolant`` of the samples (a binary search per evaluation: the cost of a
+    right-hand side does not grow with the record), named for the table."""
+    label = "table_" + (re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") or "signal")
+    return cs.interpolant(label, method, [tk], yk)
+
+
 def sampled(t: object, values: object, name: str = "table") -> cs.SX:
-    """Linear interpolation of samples ``(t_k, y_k)``; held constant outside the range."""
+    """Linear interpolation of samples ``(t_k, y_k)``; held constant outside the range. An
+    O(log n) lookup (CasADi ``interpolant``) of the clamped time; its kinks are left to
+    the integrator's step control (no integration segment per sample)."""
     tk, yk = _samples(t, values, name)
-    tc = cs.fmin(cs.fmax(time, tk[0]), tk[-1])
-    return cs.pw_lin(tc, cs.DM(tk), cs.DM(yk))
+    return _lookup(name, "linear", tk, yk)(cs.fmin(cs.fmax(time, tk[0]), tk[-1]))
 
 
 def spline(t: object, values: object, name: str = "table") -> cs.SX:
     """Cubic spline through samples ``(t_k, y_k)``: twice continuously differentiable, so
-    that index reduction can differentiate a prescribed motion twice (``not-a-knot`` ends,
-    held at the end values outside the range).
-
-    On ``[t_k, t_k+1)`` it is ``a_k + b_k u + c_k u^2 + d_k u^3`` with ``u = t - t_k``; the
-    coefficients are piecewise constant in time (zero derivative), so ``der()`` of the
-    expression is the spline's exact derivative.
-    """
-    from scipy.interpolate import CubicSpline
-
+    that index reduction can differentiate a prescribed motion twice (not-a-knot ends, as
+    scipy's ``CubicSpline``; held at the end values outside the range). An O(log n) lookup
+    (CasADi's ``bspline`` interpolant), differentiated by CasADi."""
     tk, yk = _samples(t, values, name)
     if tk.size < 4:
         raise ParameterError(f"{name}: a cubic spline needs 4 or more samples, got {tk.size}")
-    cubic = CubicSpline(tk, yk)
     # clamp with strict comparisons, so that the derivative at the end samples is one-sided
     tc = cs.if_else(time < tk[0], tk[0], cs.if_else(time > tk[-1], tk[-1], time))
-    breaks = cs.DM(tk[1:-1])
-    start = cs.pw_const(tc, breaks, cs.DM(tk[:-1]))
-    u = tc - start
-    d, c, b, a = (cs.pw_const(tc, breaks, cs.DM(cubic.c[k])) for k in range(4))
-    return a + u * (b + u * (c + u * d))
+    return _lookup(name, "bspline", tk, yk)(tc)
 
 
 def signal(value: object, name: str = "signal", smooth: bool = False) -> cs.SX | float:

@@ -163,7 +163,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
     exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
     if defs_sym:
-        _, exprs = cs.substitute_inplace(defs_sym, defs_val, exprs, False)
+        exprs = _substitute_chain(defs_sym, defs_val, exprs)
     kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
         x,
@@ -175,6 +175,33 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
         kinded,
         keys=ir.reduced.flat.keys,
     )
+
+
+def _substitute_chain(syms: list[cs.SX], values: list[cs.SX], exprs: list[cs.SX]) -> list:
+    """``exprs`` with the definitions ``syms[k] = values[k]`` substituted, each value using
+    only earlier symbols: CasADi's ``substitute_inplace`` (one pass), unless a value or an
+    expression calls a CasADi function (a sampled signal's ``interpolant``), which
+    ``substitute_inplace`` corrupts in CasADi 3.8.2 (the call becomes its argument); then
+    halves resolved one after the other by ``substitute``, ``O(size log n)``."""
+    if not _calls_functions([*values, *exprs]):
+        return cs.substitute_inplace(syms, values, exprs, False)[1]
+    return cs.substitute(exprs, syms, _resolved(syms, values))
+
+
+def _resolved(syms: list[cs.SX], values: list[cs.SX]) -> list[cs.SX]:
+    """The chained definitions ``syms = values`` resolved to expressions free of ``syms``."""
+    if len(values) <= 1:
+        return list(values)
+    half = len(values) // 2
+    first = _resolved(syms[:half], values[:half])
+    rest = cs.substitute(values[half:], syms[:half], first)
+    return first + _resolved(syms[half:], rest)
+
+
+def _calls_functions(exprs: list[cs.SX]) -> bool:
+    """Whether any of ``exprs`` contains a call of a CasADi function."""
+    fn = cs.Function("scan", [], [cs.vertcat(*exprs)], {"allow_free": True})
+    return bool(fn.find_functions())
 
 
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
