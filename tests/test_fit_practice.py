@@ -277,7 +277,10 @@ def test_curves_of_an_implicit_law_against_cardano_and_of_an_explicit_one():
 # -- 7. every failure kept ------------------------------------------------------------------------
 def test_every_failed_simulation_is_kept_with_its_parameters_and_cause():
     data, _ = measure(el.Resistor("R1", R=2.0))
-    start = {"x1": 0.02, "f3": 0.5, "x3": 0.5}  # unconstrained: trial steps fold the law
+    # unconstrained, near the fold (x1 -> 0): trial steps fold the law. The count follows the
+    # optimizer's path, which differs between CPUs: x1 = 0.02 failed 3 times on one, once on
+    # another; 0.001-0.003 gives 2-3 on the second
+    start = {"x1": 0.002, "f3": 0.5, "x3": 0.5}
     fit = ln.fit(rc(unknown(constraint=None, init=start)), data, max_nfev=15, progress=False)
     assert fit.n_failed == len(fit.failures) >= 2  # measured 3
     assert len({tuple(f.params.values()) for f in fit.failures}) == len(fit.failures)
