@@ -42,6 +42,20 @@ def numeric_call(fun: cs.Function, args: list[np.ndarray | float], n_out: int) -
     return [a.T for a in outputs]
 
 
+def mapped_call(
+    fun: cs.Function, args: list[np.ndarray], n_out: int, cache: dict, label: object
+) -> list[np.ndarray]:
+    """``fun`` at ``n`` points at once: ``args`` are ``(rows, n)`` arrays (a column per
+    point) or vectors shared by all points; the first ``n_out`` outputs as ``(rows, n)``
+    arrays. The mapped function is kept in ``cache`` under ``(label, n)``."""
+    n = max(np.shape(a)[1] for a in args if np.ndim(a) == 2)
+    key = (label, n)
+    if key not in cache:
+        cache[key] = fun.map(n)
+    columns = [a if np.ndim(a) == 2 else np.repeat(np.reshape(a, (-1, 1)), n, 1) for a in args]
+    return numeric_call(cache[key], columns, n_out)
+
+
 def symbolic_call(fun: cs.Function, args: list[cs.MX], n_out: int) -> list[cs.MX]:
     """The same call as :func:`numeric_call` on MX arguments, for composing functions."""
     out = fun.call(dict(zip(fun.name_in(), args)))

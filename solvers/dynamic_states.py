@@ -31,6 +31,7 @@ import numpy as np
 
 from acausal import Model, StructureError
 
+from .buffers import mapped_call, numeric_call
 from .functions import DAEFunctions, idas_options
 from .initialize import z_names
 
@@ -72,7 +73,7 @@ class StateSets:
             out = cs.vertcat(*jac.nonzeros(), rows)
             self.jacobians.append((cs.Function("J", args, [out]), jac.sparsity()))
         self.models: dict[int, Model | None] = {0: model}
-        self._maps: dict[tuple[int, int], cs.Function] = {}
+        self._maps: dict[tuple[int, int], cs.Function] = {}  # (choice, points): mapped J
 
     def regularity(
         self, values: np.ndarray, p: np.ndarray, t: np.ndarray, which: list[int]
@@ -92,9 +93,8 @@ class StateSets:
     def _hadamard(self, k: int, values: np.ndarray, p: np.ndarray, t: np.ndarray) -> np.ndarray:
         fun, sparsity = self.jacobians[k]
         n = values.shape[1]
-        if (k, n) not in self._maps:
-            self._maps[k, n] = fun.map(n)
-        out = np.asarray(self._maps[k, n](values[self.positions], p, np.atleast_1d(t)[None, :]))
+        times = np.broadcast_to(np.atleast_1d(t), (n,))[None, :]
+        (out,) = mapped_call(fun, [values[self.positions], p, times], 1, self._maps, k)
         rows, cols = sparsity.get_triplet()
         size = sparsity.size1()
         J = np.zeros((n, size, size))
@@ -126,6 +126,7 @@ class DynamicRun:
         self.model, self.grid = functions.model, grid
         self.tolerances, self.initial_values = tolerances, initial_values
         self.functions: dict[int, DAEFunctions] = {0: functions}
+        self._maps: dict[tuple[int, int], cs.Function] = {}  # (choice, points): mapped outputs
         self.switches: list[tuple[float, tuple[str, ...]]] = []
         self.h_checked = np.inf  # the current choice's ratio when the others were looked at
         self.h_max = 0.0  # the largest ratio of a current choice in this run
@@ -145,7 +146,7 @@ class DynamicRun:
         grid, (rtol, atol, max_steps) = self.grid, self.tolerances
         cur, (x, z) = 0, self.initial_values(p)
         t, k = float(grid[0]), 0
-        values = [self._functions(0).outputs(x, z, p, t).full().ravel()]
+        values = list(self._outputs(0, x[:, None], z[:, None], p, np.array([t])).T)
         chunk = FIRST_CHUNK
         self.switches, self.h_checked, self.h_max = [], np.inf, 0.0
         self.reached = (self.grid[:1], values, cur)  # what a failure keeps
@@ -154,9 +155,10 @@ class DynamicRun:
             fun = self._functions(cur)
             tout = np.concatenate([[t], grid[k + 1 : k + 1 + chunk]])
             opts = idas_options(tout, rtol, atol, max_steps if patient else QUICK)
-            opts["init_xdot"] = fun.rates(x, z, p, t).full().ravel()
+            opts["init_xdot"] = numeric_call(fun.rates, [x, z, p, t], 1)[0].ravel()
+            piece = cs.integrator("piece", "idas", fun.spec(), t, tout, opts)
             try:
-                out = cs.integrator("piece", "idas", fun.spec(), t, tout, opts)(x0=x, z0=z, p=p)
+                xs, zs = numeric_call(piece, [x, z, p], 2)  # x0, z0, p -> xf, zf
             except RuntimeError:
                 if chunk > 1:  # find the last output time before the failure
                     chunk = 1
@@ -171,8 +173,8 @@ class DynamicRun:
                 self.reached = (self.grid[: k + 1], values, cur)
                 continue
             patient = False
-            xs, zs = out["xf"].full()[:, 1:], out["zf"].full()[:, 1:]  # past t
-            ys = fun.outputs.map(xs.shape[1])(xs, zs, p, tout[None, 1:]).full()
+            xs, zs = xs[:, 1:], zs[:, 1:]  # past t
+            ys = self._outputs(cur, xs, zs, p, tout[1:])
             taken, best, falling = self._scan(ys, p, tout[1:], cur)
             values += list(ys[:, :taken].T)
             k += taken
@@ -185,6 +187,13 @@ class DynamicRun:
             else:  # shorter pieces while nearing a dead point: seen before IDAS fails
                 chunk = max(1, chunk // 4) if falling else 2 * chunk
         return np.array(values).T
+
+    def _outputs(
+        self, k: int, xs: np.ndarray, zs: np.ndarray, p: np.ndarray, times: np.ndarray
+    ) -> np.ndarray:
+        """Every named variable (names x points) of choice ``k``'s solution ``xs``, ``zs``."""
+        fun = self._functions(k).outputs
+        return mapped_call(fun, [xs, zs, p, times[None, :]], 1, self._maps, k)[0]
 
     def explain(self, p: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
         """After a failure: what the state choices looked like at the last output time
