@@ -28,6 +28,7 @@ import casadi as cs
 
 from .connectors import Connector
 from .errors import OptionError
+from .model import paused_gc
 from .symbols import Quantity, new_token
 
 if TYPE_CHECKING:
@@ -63,9 +64,10 @@ def instances(
     if n == 1:
         return [template]
     names = [f"{prefix}{k}" for k in range(2, n + 1)]
-    if not _is_leaf(template):
-        return [template] + [cls(name, *args, **kwargs) for name in names]
-    return [template, *_Copier(template).copies(names)]
+    with paused_gc():  # many objects that live on, no cycles among them: no point scanning
+        if not _is_leaf(template):
+            return [template] + [cls(name, *args, **kwargs) for name in names]
+        return [template, *_Copier(template).copies(names)]
 
 
 def _is_leaf(c: Component) -> bool:
