@@ -6,8 +6,10 @@ outputs every 10 ms, rtol 1e-6, atol 1e-8. For each n and each interpolation (li
 table, ``ac.spline``), in one process: build the ``ac.System``, ``ac.compile``, the first
 ``simulate`` (builds the integrator) and a second one (another resistance), and the error
 of the linear table's response against its exact solution (closed form on each sample
-interval, ``exact_response``). The exponent is the least-squares slope of log(time)
-against log(n).
+interval, ``exact_response``). The floor: the same equation, ``tau v' = u(t) - v``, written
+by hand as a CasADi IDAS integrator with the same interpolant (``linear`` or ``bspline``)
+and the same IDAS options, built and run in the same process. The exponent is the
+least-squares slope of log(time) against log(n).
 
     python bench/long_inputs.py                      # n = 2500 5000 10000 25000
     python bench/long_inputs.py --n 1000 25000 --kind linear
@@ -52,6 +54,29 @@ def measure(n: int, kind: str) -> dict:
     return out
 
 
+def floor(n: int, kind: str) -> dict:
+    """The hand-written CasADi model at simulate 2's resistance (1.1 ohm): its build and run
+    time and IDAS's step count."""
+    import casadi as cs
+
+    from solvers.functions import idas_options
+    from tests.test_long_inputs import TAU, record
+
+    tk, uk = record(n, T_END)
+    grid = np.arange(0.0, T_END + DT / 2, DT)
+    tic = time.perf_counter()
+    u = cs.interpolant("u", "linear" if kind == "linear" else "bspline", [tk], uk)
+    v, t = cs.SX.sym("v"), cs.SX.sym("t")
+    clamped = cs.fmin(cs.fmax(t, tk[0]), tk[-1])
+    dae = {"x": v, "t": t, "ode": (u(clamped) - v) / (1.1 * TAU)}
+    opts = idas_options(grid, 1e-6, 1e-8, 100_000)
+    integrator = cs.integrator("floor", "idas", dae, grid[0], grid, opts)
+    build = time.perf_counter() - tic
+    tic = time.perf_counter()
+    integrator(x0=0.0)
+    return {"build": build, "run": time.perf_counter() - tic, "steps": integrator.stats()["nsteps"]}
+
+
 def exponent(ns: list[int], times: list[float]) -> float:
     """Least-squares slope of log(time) against log(n)."""
     xs, ys = np.log(ns), np.log(times)
@@ -64,21 +89,26 @@ def main() -> None:
     parser.add_argument("--kind", choices=["linear", "spline"], nargs="+")
     args = parser.parse_args()
     print(f"machine: {machine()}")
-    print("| input | n | build | compile | simulate 1 | simulate 2 | error vs exact |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| input | n | build | compile | simulate 1 | simulate 2 | error vs exact "
+        "| floor: build / run (IDAS steps) | simulate 2 / floor run |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind in args.kind or ["linear", "spline"]:
         rows = []
         for n in args.n:
             r = measure(n, kind)
+            f = floor(n, kind)
             rows.append(r)
             err = f"{r['error']:.1e}" if "error" in r else "-"
             print(
                 f"| {kind} | {n} | {fmt(r['build'])} | {fmt(r['compile'])} | {fmt(r['sim1'])} "
-                f"| {fmt(r['sim2'])} | {err} |",
+                f"| {fmt(r['sim2'])} | {err} | {fmt(f['build'])} / {fmt(f['run'])} "
+                f"({f['steps']}) | {r['sim2'] / f['run']:.2f} |",
                 flush=True,
             )
         slope = exponent([r["n"] for r in rows], [r["sim2"] for r in rows])
-        print(f"| {kind}: exponent of simulate 2 in n | {slope:.2f} | | | | | |")
+        print(f"| {kind}: exponent of simulate 2 in n | {slope:.2f} | | | | | | | |")
 
 
 if __name__ == "__main__":
