@@ -28,7 +28,7 @@ import casadi as cs
 
 from .connectors import Connector
 from .errors import OptionError
-from .model import paused_gc
+from .gc_pause import paused_gc
 from .symbols import Quantity, new_token
 
 if TYPE_CHECKING:

@@ -6,11 +6,9 @@ derivatives -> BLT (Tarjan) -> symbolic solution of linear blocks -> semi-explic
 
 from __future__ import annotations
 
-import gc
 import time as _time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import casadi as cs
@@ -18,6 +16,7 @@ import numpy as np
 
 from .errors import EquationError, OptionError, unknown_name
 from .flatten import FlatDAE, display_name, displayed, flatten
+from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
 from .structure.alias import Reduced, Start, eliminate_aliases
 from .structure.blt import Block, sort_blt
@@ -228,18 +227,6 @@ class Model(PicklesWithCasadi):
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # rebuilds the derived lookups
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Python's cyclic garbage collector paused inside the ``with``, restored after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by the design

@@ -23,7 +23,8 @@ Steps (builders in ``examples/two_bar_actuator.py``):
 Measured (full run, loaded 2-core machine, 636 s): with both losses the centres of mass stay
 within 0.95 % (sim1), 1.11 % (sim2, never seen) and 1.96 % (sim3, flagged: 6 % of the
 range beyond it) of their range of motion; reduced simulations 0.43-0.54 s against the full
-DAE's 1.2-9.2 s. The paper's ablation does not reproduce here: reconstruction alone gives
+DAE's 1.2-9.2 s (on a slower machine, ``--quick``: full DAE 2.2-5.3 s, reduced 0.9-1.3 s).
+The paper's ablation does not reproduce here: reconstruction alone gives
 1.30 %, 0.83 % and 3.09 %. The sliders' heights are natural coordinates the decoder passes
 through exactly (the paper's selection matrix), so it learns only the elbow's position, a
 smooth map of two variables sampled 9,500 times without noise: its derivatives, which the

@@ -17,7 +17,7 @@ import casadi as cs
 import numpy as np
 
 from acausal import Model
-from acausal.model import paused_gc
+from acausal.gc_pause import paused_gc
 
 from .readout import Readout
 

@@ -17,7 +17,7 @@ import numpy as np
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
-from acausal.model import paused_gc
+from acausal.gc_pause import paused_gc
 
 from .functions import DAEFunctions
 from .initialize import build_initializer

@@ -102,5 +102,5 @@ def test_gc_and_recursion_limit_are_only_changed_inside_a_restoring_with():
         text = path.read_text()
         assert "setrecursionlimit" not in text, path
         if "gc.disable()" in text:  # only in the context manager that restores it
-            assert path.name == "model.py" and "def paused_gc" in text, path
+            assert path.name == "gc_pause.py" and "def paused_gc" in text, path
             assert text.count("gc.disable()") == 1 and "gc.enable()" in text
