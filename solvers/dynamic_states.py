@@ -36,13 +36,13 @@ from .functions import DAEFunctions, idas_options
 from .initialize import z_names
 
 SWITCH = 3.0  # switch when another choice is this many times more regular
-FIRST_CHUNK = 8  # output intervals integrated at once after a switch (doubled after)
 # The run starts with one piece over the whole grid: every restart of IDAS begins again at
 # order 1 with a tiny step, and at tight tolerances a restart can make IDAS crawl (the
 # two-bar actuator at rtol 1e-10: 425,000 steps for 1 s, every one failing the error test
 # once, against 0.2 s for the whole 10 s uninterrupted), so a run that never needs a switch
 # is one IDAS call. Near a dead point the pieces are short (FIRST_CHUNK after a switch,
 # quartered while the regularity falls, one interval after a failure).
+FIRST_CHUNK = 8  # output intervals integrated at once after a switch (doubled after)
 # IDAS steps per output interval before a piece is given up (a dead point makes IDAS take
 # its maximum number of steps, 100,000 by default, before it fails: seconds); a piece of one
 # interval that fails with no better choice at hand is retried with the maximum
