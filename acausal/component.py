@@ -19,7 +19,14 @@ import casadi as cs
 from .connectors import Connector, ConnectorType
 from .errors import ConnectError, EquationError, NameClashError, ParameterError
 from .printing import infix
-from .symbols import Quantity, check_value, derivative_name, new_token, split_derivative
+from .symbols import (
+    Quantity,
+    as_sx,
+    check_value,
+    derivative_name,
+    new_token,
+    split_derivative,
+)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
 
@@ -247,8 +254,8 @@ class Component:
                     f"{self.full_name}.event(): {mode!r} is not a discrete mode or variable of "
                     f"{self.full_name}; declare it with self.discrete() or self.variable()"
                 )
-            rules[q] = cs.SX(value)
-        crossing = tuple(cs.SX(c) for c in crossings)
+            rules[q] = as_sx(value)
+        crossing = tuple(as_sx(c) for c in crossings)
         if not crossing or any(not c.is_scalar() for c in crossing):
             raise EquationError(
                 f"{self.full_name}.event(): give one or more scalar crossing expressions"
@@ -268,7 +275,7 @@ class Component:
         value before the event iteration at the start time, which decides ``c = 0``
         exactly there (a diode that starts with zero voltage starts off, say).
         """
-        cmp = cs.SX(comparison)
+        cmp = as_sx(comparison)
         if not (cmp.is_scalar() and (cmp.is_op(cs.OP_LT) or cmp.is_op(cs.OP_LE))):
             raise EquationError(
                 f"{self.full_name}.relation({name!r}): give one comparison such as "

@@ -28,7 +28,7 @@ from .component import Component, Equation
 from .connectors import Connector
 from .errors import EquationError, NameClashError, StructureError
 from .printing import infix
-from .symbols import Quantity, derivative_name, split_derivative, time
+from .symbols import Quantity, as_sx, derivative_name, split_derivative, time
 from .system import System
 from .table import Table
 
@@ -45,7 +45,7 @@ def displayed(exprs: list[cs.SX], keys: Mapping[str, str]) -> list[cs.SX]:
     printing only: one substitution, one new symbol per symbol)."""
     if not exprs:
         return []
-    allx = cs.vertcat(*[cs.vec(cs.SX(e)) for e in exprs])
+    allx = cs.vertcat(*[cs.vec(as_sx(e)) for e in exprs])
     old = cs.symvar(allx)
     if not old:
         return list(exprs)
@@ -53,7 +53,7 @@ def displayed(exprs: list[cs.SX], keys: Mapping[str, str]) -> list[cs.SX]:
     out = cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new))
     pieces, k = [], 0
     for e in exprs:
-        e = cs.SX(e)
+        e = as_sx(e)
         pieces.append(cs.reshape(out[k : k + e.numel()], e.size1(), e.size2()))
         k += e.numel()
     return pieces
@@ -86,7 +86,7 @@ class Symbol(NamedTuple):
         return self.kind in ("parameter", "discrete")
 
     def __str__(self) -> str:
-        return self.describe(lambda e: infix(cs.SX(e)))
+        return self.describe(lambda e: infix(as_sx(e)))
 
     def describe(self, show: Callable[[cs.SX | float], str]) -> str:
         """One line: kind, name, start (as ``show`` writes expressions), flags."""
@@ -195,7 +195,7 @@ class FlatDAE:
 
     def display(self, expr: cs.SX | float) -> str:
         """An expression of this form's symbols as text, in dotted names."""
-        return infix(cs.SX(expr), lambda sym: display_name(sym.name(), self.keys))
+        return infix(as_sx(expr), lambda sym: display_name(sym.name(), self.keys))
 
     @property
     def parameter_values(self) -> dict[str, float]:
@@ -293,7 +293,7 @@ class _Unifier:
         (``FlatDAE.keys``)."""
         if not exprs:
             return cs.SX(0, 1), False
-        allx = cs.vertcat(*[e if isinstance(e, cs.SX) else cs.SX(e) for e in exprs])
+        allx = cs.vertcat(*[as_sx(e) for e in exprs])
         old, new = [], []
         syms, full = self.syms, self.full
         for s in cs.symvar(allx):  # each node once: a name met twice is two nodes

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import casadi as cs
 
+from .symbols import as_sx
+
 _BINARY = {  # op: (text, precedence, right operand needs parentheses at equal precedence)
     cs.OP_ADD: (" + ", 1, False),
     cs.OP_SUB: (" - ", 1, True),
@@ -52,7 +54,7 @@ _FUNCTIONS = {
 
 def infix(expr: cs.SX, name: Callable[[cs.SX], str] = lambda s: s.name()) -> str:
     """Text of a scalar expression; ``name`` gives each symbol's text."""
-    return _text(cs.SX(expr), name)[0]
+    return _text(as_sx(expr), name)[0]
 
 
 def _number(value: float) -> str:

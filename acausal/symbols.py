@@ -110,9 +110,16 @@ class Quantity:
         return f"<{self.kind} {self.name}>"
 
 
+def as_sx(value: cs.SX | float) -> cs.SX:
+    """``value`` as an SX: itself if it is one. (CasADi's copy constructor ``cs.SX(sx)``
+    costs some 70 us through the Python binding, as much as a hundred arithmetic
+    operations; on every equation of a large model that adds up to seconds.)"""
+    return value if isinstance(value, cs.SX) else cs.SX(value)
+
+
 def der(expr: cs.SX | float) -> cs.SX:
     """Time derivative of an expression of variables, parameters and ``time``."""
-    expr = cs.SX(expr)
+    expr = as_sx(expr)
     if not expr.is_scalar():
         return cs.vertcat(*[der(expr[k]) for k in range(expr.numel())])
     if expr.is_symbolic():

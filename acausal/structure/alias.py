@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation, Symbol
-from ..symbols import derivative_name
+from ..symbols import as_sx, derivative_name
 from ..table import Table
 from .graph import affine_rows, incidence
 
@@ -54,6 +54,11 @@ class Reduced:
     eliminated: Table  # variable -> (sign, representative or None, constant)
     members: Table  # representative -> other members (tuple)
     starts: Table  # representative -> Start
+    # the equations' incidence (0/1, a row per equation) in the symbols named by
+    # ``pattern_columns`` (None: time), as alias elimination left it; saves the next stage
+    # recomputing it
+    pattern: sp.csr_matrix | None = None
+    pattern_columns: tuple[str | None, ...] = ()
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -190,6 +195,8 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         Table(eliminated),
         Table({k: tuple(v) for k, v in members.items()}),
         Table(starts),
+        pattern,
+        tuple(columns),
     )
 
 
@@ -325,7 +332,7 @@ def _merge_starts(flat: FlatDAE, classes: _Classes) -> dict[str, Start]:
 
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""
-        e = cs.SX(expr)
+        e = as_sx(expr)
         if params and cs.depends_on(e, cs.vertcat(*params)):
             e = cs.substitute(e, cs.vertcat(*params), values)
         return float(cs.evalf(e))

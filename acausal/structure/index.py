@@ -140,11 +140,11 @@ def reduce_index(red: Reduced) -> IndexReduced:
     unknowns = red.unknowns
     symbols = dict(red.symbols)
     chains = [_chain(q, symbols) for q in unknowns]
-    res = [e.residual for e in red.equations]
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
-    inc = incidence(res, cs.vertcat(*[symbols[chains[vi][o]].sym for vi, o in cols]))
+    inc = _incidence(red, [chains[vi][o] for vi, o in cols])
     rows: list[set[Col]] = [
-        {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]} for r in range(len(res))
+        {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]}
+        for r in range(inc.shape[0])
     ]
     _check_nonsingular(red, rows)
     eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
@@ -192,6 +192,16 @@ def reduce_index(red: Reduced) -> IndexReduced:
         alternatives,
         result.rows,
     )
+
+
+def _incidence(red: Reduced, names: list[str]) -> sp.csr_matrix:
+    """The incidence of ``red``'s equations in the symbols ``names``: the columns of the
+    one alias elimination kept, when it has them all, else computed anew."""
+    position = {q: j for j, q in enumerate(red.pattern_columns)}
+    if red.pattern is not None and all(q in position for q in names):
+        return red.pattern[:, [position[q] for q in names]].tocsr()
+    res = [e.residual for e in red.equations]
+    return incidence(res, cs.vertcat(*[red.symbols[q].sym for q in names]))
 
 
 def _check_nonsingular(red: Reduced, rows: list[set[Col]]) -> None:

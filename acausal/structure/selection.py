@@ -21,7 +21,7 @@ import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
-from ..symbols import is_constant_name
+from ..symbols import as_sx, is_constant_name
 from .algorithms import Col, Pantelides
 from .alias import Reduced
 from .dummies import Choice, select_dummies
@@ -177,7 +177,7 @@ class StartPoint:
         )
         names = list(red.starts)
         if names:
-            starts = cs.vertcat(*[cs.SX(red.starts[q].value) for q in names])
+            starts = cs.vertcat(*[as_sx(red.starts[q].value) for q in names])
             if params.numel():
                 starts = cs.substitute(starts, params, defaults)
             numbers = np.asarray(cs.evalf(starts)).ravel()
