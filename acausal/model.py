@@ -359,21 +359,29 @@ def _breakpoints(red: Reduced) -> cs.SX:
 def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     """Names and expressions in (x, z, p, t) of every variable and derivative.
 
-    An eliminated alias is ``sign * representative + constant``; the vector of all outputs is
-    assembled with three vector operations rather than one CasADi call per name.
+    An eliminated alias is ``sign * representative + constant``; a representative is a
+    column of the index-reduced form, whose value is ``dae.x`` (a state) or ``dae.values``
+    (an algebraic column), or a discrete mode itself. So the vector of all outputs is one
+    sparse product ``S [x; values; modes] + offsets`` (``S`` holds each name's sign in its
+    column's place, no entry for a constant), not a CasADi call or a scalar per name.
     """
     red = ir.reduced
     flat = red.flat
+    column = {ir.name(c): k for k, c in enumerate((*ir.states, *ir.algebraic))}
+    column |= {q: len(column) + k for k, q in enumerate(flat.discretes)}  # modes: themselves
     names: list[str] = []
-    base: list[cs.SX] = []
+    rows: list[int] = []
+    cols: list[int] = []
     signs: list[float] = []
     offsets: list[float] = []
 
     def add(name: str, q: str) -> None:
         sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
+        if root is not None:
+            rows.append(len(names))
+            cols.append(column[root])
+            signs.append(sign)
         names.append(name)
-        base.append(ir.symbols[root].sym if root is not None else cs.SX(0))
-        signs.append(sign)
         offsets.append(const)
 
     for q in flat.variables:
@@ -385,8 +393,6 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
             add(q, q)
     for q in flat.discretes:
         add(q, q)
-    out = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets)
-    alg = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
-    if alg.numel():
-        out = cs.substitute(out, alg, dae.values)
-    return names, out
+    values = cs.vertcat(dae.x, dae.values, *[flat.sym(q) for q in flat.discretes])
+    select = cs.DM.triplet(rows, cols, cs.DM(signs), len(names), values.numel())
+    return names, cs.mtimes(select, values) + cs.DM(offsets)

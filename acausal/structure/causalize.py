@@ -163,7 +163,8 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
     exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
     if defs_sym:
-        exprs = _substitute_chain(defs_sym, defs_val, exprs)
+        calls = _calls_functions([ir.reduced.flat.residuals])
+        exprs = _substitute_chain(defs_sym, defs_val, exprs, calls)
     kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
         x,
@@ -177,13 +178,16 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     )
 
 
-def _substitute_chain(syms: list[cs.SX], values: list[cs.SX], exprs: list[cs.SX]) -> list:
+def _substitute_chain(
+    syms: list[cs.SX], values: list[cs.SX], exprs: list[cs.SX], calls: bool
+) -> list:
     """``exprs`` with the definitions ``syms[k] = values[k]`` substituted, each value using
-    only earlier symbols: CasADi's ``substitute_inplace`` (one pass), unless a value or an
-    expression calls a CasADi function (a sampled signal's ``interpolant``), which
-    ``substitute_inplace`` corrupts in CasADi 3.8.2 (the call becomes its argument); then
-    halves resolved one after the other by ``substitute``, ``O(size log n)``."""
-    if not _calls_functions([*values, *exprs]):
+    only earlier symbols: CasADi's ``substitute_inplace`` (one pass), unless the model
+    ``calls`` a CasADi function (a sampled signal's ``interpolant``: the values and
+    expressions derive from the model's residuals, so they can only call what those call),
+    which ``substitute_inplace`` corrupts in CasADi 3.8.2 (the call becomes its argument);
+    then halves resolved one after the other by ``substitute``, ``O(size log n)``."""
+    if not calls:
         return cs.substitute_inplace(syms, values, exprs, False)[1]
     return cs.substitute(exprs, syms, _resolved(syms, values))
 
