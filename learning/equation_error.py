@@ -50,6 +50,7 @@ import scipy.optimize as so
 import acausal as ac
 from acausal.errors import OptionError
 from solvers import DAEFunctions
+from solvers.buffers import numeric_call
 
 from .fit import FitResult, unknowns, with_values
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
@@ -95,13 +96,13 @@ def fit_equations(
     sigma = np.std(D, axis=1)
     sigma = np.where(sigma > 0, sigma, 1.0)
     count = X.shape[1]
-    mapped = residual.map(count)
+    mapped = residual.map("residual_all", "serial", count, [5, 6], [])  # q, p shared
     weight = 1.0 / (sigma[:, None] * np.sqrt(count))
 
     @remember_last
     def rJ(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Residuals (sample-major: sample k's rows together) and their Jacobian."""
-        R, Js = (a.full() for a in mapped(X, Z, U, T, D, x, tp.p))
+        R, Js = numeric_call(mapped, [X, Z, U, T, D, x, tp.p], 2)
         J = (Js.reshape(len(rows), count, -1) * weight[:, :, None]).transpose(1, 0, 2)
         return (R * weight).T.ravel(), J.reshape(count * len(rows), -1)
 
@@ -185,7 +186,8 @@ def _residual(model: ac.Model, tp: Trained, inputs: list[str]) -> tuple[cs.Funct
         )
     measured = cs.MX.sym("xdot", len(rows))
     r = xdot[rows] - measured
-    fn = cs.Function("residual", [x, guess, u, t, measured, q, base], [r, cs.jacobian(r, q)])
+    outs = [cs.densify(r), cs.densify(cs.jacobian(r, q))]
+    fn = cs.Function("residual", [x, guess, u, t, measured, q, base], outs)
     return (fn if guess.numel() else fn.expand()), rows
 
 

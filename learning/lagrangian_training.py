@@ -53,6 +53,7 @@ import numpy as np
 import scipy.optimize as so
 
 from acausal.errors import OptionError
+from solvers.buffers import numeric_call
 
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
@@ -305,13 +306,14 @@ def _least_squares(
     count = columns.shape[1]
     col, th = cs.SX.sym("sample", columns.shape[0]), cs.SX.sym("theta", theta.size)
     r, g = residual(col, th)
-    rJ = cs.Function("rJ", [col, th], [r, cs.jacobian(r, th), g, cs.jacobian(g, th)])
-    per_sample = rJ.map(count)
+    outs = [cs.densify(e) for e in (r, cs.jacobian(r, th), g, cs.jacobian(g, th))]
+    # one call over every sample, theta shared, results written into numpy buffers
+    per_sample = cs.Function("rJ", [col, th], outs).map("rJ_all", "serial", count, [1], [])
     rows, fixed = r.numel(), np.flatnonzero(gauge)
 
     def fn(cols: np.ndarray, x: np.ndarray) -> list[np.ndarray]:
         """Sample-major residuals and their Jacobian, over ``sqrt(count)``, then the gauges'."""
-        R, J, G, dG = (np.asarray(a) for a in per_sample(cols, x))
+        R, J, G, dG = numeric_call(per_sample, [cols, x], 4)
         J = J.reshape(rows, count, -1).transpose(1, 0, 2).reshape(count * rows, -1)
         R, J = R.T.ravel() / np.sqrt(count), J / np.sqrt(count)
         mean = G.mean(axis=1)[fixed]
