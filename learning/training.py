@@ -187,11 +187,19 @@ class SampleLoss:
     ``columns``) of |r|^2, its gradient)`` for a per-sample residual function
     ``(column, theta) -> r`` (or ``-> (r, g)``: then plus ``sum_j log(mean g_j / gauge_j)^2``
     over the nonzero entries of ``gauge``, gauges fixing what no residual sees), one mapped
-    CasADi function per batch size."""
+    CasADi function per batch size, its samples split over ``threads`` threads (CasADi's
+    threaded ``map``, reverse mode included; default every core the process may use)."""
 
-    def __init__(self, residual: cs.Function, size: int, gauge: Sequence[float] = ()) -> None:
+    def __init__(
+        self,
+        residual: cs.Function,
+        size: int,
+        gauge: Sequence[float] = (),
+        threads: int | None = None,
+    ) -> None:
         self.residual, self.size = residual, size
         self.gauge = np.asarray(gauge, dtype=float)
+        self.threads = available_cores() if threads is None else threads
         self._by_size: dict[int, cs.Function] = {}
 
     def __call__(
@@ -201,7 +209,7 @@ class SampleLoss:
         if count not in self._by_size:
             X = cs.MX.sym("X", columns.shape[0], count)
             th = cs.MX.sym("theta", self.size)
-            out = self.residual.map(count).call([X, th])
+            out = self.residual.map(count, "thread", min(self.threads, count)).call([X, th])
             L = cs.sumsqr(out[0]) / count
             for j in np.flatnonzero(self.gauge):
                 L += cs.log(cs.sum2(out[1][j, :]) / count / self.gauge[j]) ** 2

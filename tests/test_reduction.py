@@ -41,7 +41,7 @@ def test_natural_coordinates_carry_the_bodies_energies(sim1):
 @pytest.mark.parametrize("given", [True, False])
 def test_the_loss_gradient_agrees_with_finite_differences(sim1, given):
     """Given minimal coordinates (decoder, one-step loss) and learned ones (encoder and
-    decoder, the loss on velocities and accelerations)."""
+    decoder, the loss on velocities and accelerations); on two threads as on one."""
     nc = tb.natural(sim1) if given else ln.natural_coordinates(sim1, tb.BODIES)
     red = ln.reduce_mechanism(nc, hidden=(6,), epochs=0, progress=False)
     X, A, V = (np.vstack([r[k] for r in nc.records]) for k in ("x", "a", "v"))
@@ -50,9 +50,13 @@ def test_the_loss_gradient_agrees_with_finite_differences(sim1, given):
     residual = _residual(nc, red.decoder, red.encoder, varying, scales, {"rec": 1.0, "sim": 1.0})
     columns, _ = _samples(nc, 0.05)
     theta = red.decoder_theta if given else np.concatenate([red.decoder_theta, red.encoder_theta])
-    loss = SampleLoss(residual, theta.size)
+    loss = SampleLoss(residual, theta.size, threads=2)
     index = np.arange(0, columns.shape[1], 37)
     value, grad = loss(columns, index, theta)
+    # the samples split over two threads give the one-thread loss and gradient
+    one = SampleLoss(residual, theta.size, threads=1)(columns, index, theta)
+    assert value == pytest.approx(one[0], rel=1e-13)
+    assert np.allclose(grad, one[1], rtol=1e-12, atol=1e-14 * np.max(np.abs(one[1])))
     for j in np.random.default_rng(0).choice(theta.size, 10, replace=False):
         h = 1e-5  # the one-step loss divides by dt^2: at 1e-6 rounding is 1e-5 of the step
         up, down = theta.copy(), theta.copy()
