@@ -174,9 +174,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         replaced = np.zeros(len(columns), dtype=bool)
         replaced[[position[q] for q in old]] = True
         check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
-        residuals = cs.substitute(
-            residuals, cs.vertcat(*[classes.symbols[q].sym for q in old]), new
-        )
+        residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
         pattern = _replace_rows(pattern, check, incidence(residuals[check], allsyms))
     split = cs.vertsplit(residuals) if sources else []
     equations = tuple(FlatEquation(r, src) for r, src in zip(split, sources))
