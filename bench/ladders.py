@@ -25,6 +25,7 @@ the two outputs must agree to the tolerances (max |difference| over the grid, bo
     python bench/ladders.py                          # both ladders, N = 100 1000
     python bench/ladders.py --n 100 1000 10000       # 10,000 too (minutes, GBs)
     python bench/ladders.py --ladder rc --n 1000 --json out.json
+    python bench/ladders.py --n 1000 --arrays        # built by Component.array
 """
 
 from __future__ import annotations
@@ -64,11 +65,11 @@ def chain_ode(n: int):
     return cs.vertcat(s, v), c1, cs.vertcat(v, acc), t
 
 
-def project_system(ladder: str, n: int):
+def project_system(ladder: str, n: int, arrays: bool = False):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from examples.ladders import chain, rc_ladder
 
-    return rc_ladder(n, arrays=False) if ladder == "rc" else chain(n, arrays=False)
+    return rc_ladder(n, arrays=arrays) if ladder == "rc" else chain(n, arrays=arrays)
 
 
 def floor_ode(ladder: str, n: int):
@@ -82,14 +83,14 @@ def _peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KB on Linux
 
 
-def run_project(ladder: str, n: int) -> dict:
-    """The user's path, timed stage by stage."""
+def run_project(ladder: str, n: int, arrays: bool = False) -> dict:
+    """The user's path, timed stage by stage (``arrays``: built by ``Component.array``)."""
     import acausal as ac
     from solvers import simulate
 
     out: dict = {}
     tic = time.perf_counter()
-    system = project_system(ladder, n)
+    system = project_system(ladder, n, arrays)
     out["build"] = time.perf_counter() - tic
     tic = time.perf_counter()
     model = ac.compile(system)
@@ -162,12 +163,13 @@ def child(kind: str, ladder: str, n: int, timeout: float, max_gb: float) -> dict
     return json.loads(lines[-1])
 
 
-def compare(ladder: str, n: int, timeout: float, max_gb: float) -> dict:
-    """Floor first, then the project; ratios and the outputs' difference."""
+def compare(ladder: str, n: int, timeout: float, max_gb: float, kind: str = "project") -> dict:
+    """Floor first, then the project (``kind`` ``"project"``, or ``"arrays"``: built by
+    ``Component.array``); ratios and the outputs' difference."""
     import numpy as np
 
     floor = child("floor", ladder, n, timeout, max_gb)
-    proj = child("project", ladder, n, timeout, max_gb)
+    proj = child(kind, ladder, n, timeout, max_gb)
     row: dict = {"ladder": ladder, "n": n, "project": proj, "floor": floor}
     if "error" in floor or "error" in proj:
         return row
@@ -222,21 +224,27 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, help="per child (s)")
     parser.add_argument("--max-gb", type=float, default=12.0, help="address space per child")
     parser.add_argument("--json", help="write the rows and the machine to this file")
+    parser.add_argument(
+        "--arrays", action="store_true", help="build with Component.array, not one by one"
+    )
     parser.add_argument("--child", nargs=3, metavar=("KIND", "LADDER", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, ladder, n = args.child[0], args.child[1], int(args.child[2])
         limit = int(args.max_gb * 1024**3)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        run = run_project if kind == "project" else run_floor
-        print(json.dumps(run(ladder, n)))
+        if kind == "floor":
+            print(json.dumps(run_floor(ladder, n)))
+        else:
+            print(json.dumps(run_project(ladder, n, kind == "arrays")))
         return
     info = machine()
     print(f"machine: {info}", flush=True)
     rows = []
     for ladder in args.ladder:
         for n in args.n:
-            rows.append(compare(ladder, n, args.timeout, args.max_gb))
+            kind = "arrays" if args.arrays else "project"
+            rows.append(compare(ladder, n, args.timeout, args.max_gb, kind))
             print(table(rows[-1:]).splitlines()[-1], flush=True)
     print()
     print(table(rows))
