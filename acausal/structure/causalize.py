@@ -100,9 +100,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
         jac = jacobian(res, ys, held)
         diag = cs.diag(jac)
         own = pattern(diag, ys)  # one entry per row: no dense row
-        own_dep = {
-            k for k in range(len(scalar)) if k in own.indices[own.indptr[k] : own.indptr[k + 1]]
-        }
+        own_dep = set(np.flatnonzero(own.diagonal()).tolist())  # J_bb depends on y_b
         entries = pattern(jac.nz[:], ys)  # an entry per row
         varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
         jrows, _ = jac.sparsity().get_triplet()
@@ -222,7 +220,7 @@ def _nonzero_number(a: cs.SX) -> bool:
 def _probe(table: dict, expr: cs.SX) -> np.ndarray:
     """``expr`` at the parameters' values and a fixed pseudo-random point in [0.5, 1.5] for
     every other symbol (states, time, unknowns of earlier blocks); ``table``: the form's
-    symbols by their own names."""
+    parameters by their symbols' own names."""
     syms = cs.symvar(expr)
     rng = np.random.default_rng(12345)
     values = []
@@ -246,7 +244,8 @@ def _check_linear_blocks(
     An exactly singular matrix at the probe point of :func:`_probe` (no ground, a zero
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
-    table = {s.sym.name(): s for s in ir.symbols.values()}  # by the symbols' own names
+    flat = ir.reduced.flat
+    table = {flat.sym(n).name(): flat.symbols[n] for n in flat.parameters}  # by own names
     if scalar_blocks:
         values = _probe(table, coefs)
         for b, a in zip(scalar_blocks, values):
