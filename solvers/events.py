@@ -42,6 +42,7 @@ import numpy as np
 
 from acausal import InitializationError, SimulationError
 
+from .buffers import mapped_call
 from .crossings import Sides
 from .event_sensitivities import EventSensitivities
 from .functions import DAEFunctions, idas_options
@@ -80,6 +81,9 @@ class EventLoop:
         self.breakpoints = tuple(breakpoints)
         dae = functions.model.dae
         self.cross = functions.crossings
+        ins = self.cross.sx_in()  # the same, dense, for whole segments at once
+        self._dense_cross = cs.Function("crossings", ins, [cs.densify(self.cross.call(ins)[0])])
+        self._mapped: dict = {}  # its maps, by segment length
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.first = self.nx - dae.modes  # the modes are the last entries of x
         self.step = self._scaled_step(functions.spec())
@@ -377,8 +381,11 @@ class EventLoop:
         crossing fires, the located event time ``tout[j-1] + h`` and the crossing ``i``
         located first; None if none fires."""
         prev = None
+        # every output time at once (one mapped call into numpy buffers), then in order
+        args = [seg_x[: self.nx], seg_z[: self.nz], p, np.reshape(tout, (1, -1))]
+        (every,) = mapped_call(self._dense_cross, args, 1, self._mapped, "crossings")
         for j in range(len(tout)):
-            c = self._crossings(seg_x[:, j], seg_z[:, j], p, float(tout[j]))
+            c = every[:, j]
             fired = np.nonzero(sides.fired(c))[0]
             if prev is not None and fired.size:
                 target = sides.target(c)
