@@ -57,7 +57,7 @@ from solvers.buffers import numeric_call
 
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
-from .threads import blas_threads
+from .threads import blas_threads, thread_count
 from .training import SampleLoss, remember_last
 
 LOSSES = ("inverse", "forward", "power")
@@ -78,6 +78,7 @@ def train_lagrangian(
     polish: bool = False,
     max_nfev: int = 200,
     x0: Mapping[str, float] | None = None,
+    threads: int | None = None,
     progress: bool | str | Callable[..., None] = True,
 ) -> FitResult:
     """Learn ``component``'s network weights from ``data`` (see the module docstring).
@@ -91,7 +92,8 @@ def train_lagrangian(
     the training residuals at once (scipy's least squares, CasADi's exact Jacobian, at most
     ``max_nfev`` evaluations), kept if it lowers the validation score (the training loss
     without validation). ``x0``: start weights by full name (e.g. an earlier result's
-    ``params``; default the network's drawn ones). The rest as :func:`learning.train`. The
+    ``params``; default the network's drawn ones). ``threads``: a batch's samples split over
+    that many threads (default every core). The rest as :func:`learning.train`. The
     result's ``params`` are the component's full parameter names (``"cp.nn_W1_0_0"``): pass
     them to ``simulate(..., params=)`` of any system holding a component of that name.
     """
@@ -101,6 +103,7 @@ def train_lagrangian(
             "train_lagrangian: give an ln.Lagrangian component with a network= (its "
             f"weights are what is learned); got {component!r}"
         )
+    threads = thread_count("train_lagrangian", threads)
     losses = dict(losses if losses is not None else dict.fromkeys(LOSSES, 1.0))
     bad = sorted(set(losses) - set(LOSSES))
     if bad or not any(w > 0 for w in losses.values()):
@@ -134,7 +137,7 @@ def train_lagrangian(
     # what the data cannot fix stays at the start's: tr M_KK (homogeneous), tr M_EE
     traces = np.mean(np.asarray(residual.map(columns.shape[1])(columns, theta0)[1]), axis=1)
     gauge = traces * [homogeneous, len(known) < len(coordinates)]
-    loss = SampleLoss(residual, theta0.size, gauge)
+    loss = SampleLoss(residual, theta0.size, gauge, threads)
     scored = held if held is not None else columns  # the data that pick the best weights
 
     best, history, checked = loss.adam(

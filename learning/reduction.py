@@ -62,6 +62,7 @@ from .fit import FitProgress
 from .lagrangian import Lagrangian
 from .mlp import ACTIVATIONS, draw_weights
 from .natural import NaturalCoordinates
+from .threads import thread_count
 from .training import SampleLoss
 
 SMOOTH = ("tanh", "sigmoid", "softplus")
@@ -304,13 +305,16 @@ def reduce_mechanism(
     seed: int = 0,
     validation: float = 0.05,
     patience: int | None = None,
+    threads: int | None = None,
     progress: bool | str | Callable[[FitProgress], None] = True,
 ) -> Reduction:
     """Learn the decoder (and, without given minimal coordinates, the encoder) of ``data``
     (see the module docstring). ``losses``: weights of ``"rec"`` and ``"sim"`` (default 1
     each; ``{"rec": 1}`` is the paper's ablation, reconstruction only). ``validation``: the
-    fraction at the end of each record held out (early stopping keeps the best epoch)."""
+    fraction at the end of each record held out (early stopping keeps the best epoch).
+    ``threads``: a batch's samples split over that many threads (default every core)."""
     tic = _time.perf_counter()
+    threads = thread_count("reduce_mechanism", threads)
     losses = dict(losses if losses is not None else {"rec": 1.0, "sim": 1.0})
     if set(losses) - {"rec", "sim"} or not any(w > 0 for w in losses.values()):
         raise OptionError(f"reduce_mechanism: losses={losses!r} must weight 'rec' and/or 'sim'")
@@ -359,7 +363,7 @@ def reduce_mechanism(
     scales = tuple(np.maximum(Z.std(axis=0)[varying], 1e-12) for Z in (X, A, V))
     residual = _residual(data, decoder, encoder, varying, scales, losses)
     columns, held = _samples(data, validation)
-    loss = SampleLoss(residual, theta0.size)
+    loss = SampleLoss(residual, theta0.size, threads=threads)
     best, history, checked = loss.adam(
         columns,
         theta0,

@@ -1,4 +1,5 @@
-"""``blas_threads(n)``: numpy's and scipy's OpenBLAS limited to ``n`` threads inside a block.
+"""``blas_threads(n)``: numpy's and scipy's OpenBLAS limited to ``n`` threads inside a block;
+``thread_count``: the CasADi threads a trainer was asked for.
 
 The least-squares fits factor small dense matrices (an SVD of the Jacobian, columns = the
 fitted parameters) hundreds of times. OpenBLAS's worker threads bring nothing at that size,
@@ -20,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy
+
+from acausal.errors import OptionError
+from solvers import available_cores
 
 _SUFFIXES = ("", "64_")  # scipy's 32-bit-integer build, numpy's 64-bit-integer one
 
@@ -52,3 +56,14 @@ def blas_threads(n: int = 1) -> Iterator[None]:
     finally:
         for lib, suffix, count in before:
             getattr(lib, f"scipy_openblas_set_num_threads{suffix}")(count)
+
+
+def thread_count(caller: str, threads: int | None) -> int:
+    """``threads`` checked (an int >= 1), or every core the process may use for None."""
+    if threads is None:
+        return available_cores()
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise OptionError(
+            f"{caller}: threads={threads!r} must be an int >= 1 (or None: every core)"
+        )
+    return threads

@@ -38,12 +38,11 @@ import scipy.optimize as so
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
-from solvers import available_cores
 
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .fit_bar import progress_sink
 from .rollout import StepMap, Trajectory
-from .threads import blas_threads
+from .threads import blas_threads, thread_count
 from .uncertainty import Uncertainty, from_jacobian
 
 
@@ -199,7 +198,7 @@ class SampleLoss:
     ) -> None:
         self.residual, self.size = residual, size
         self.gauge = np.asarray(gauge, dtype=float)
-        self.threads = available_cores() if threads is None else threads
+        self.threads = thread_count("SampleLoss", threads)
         self._by_size: dict[int, cs.Function] = {}
 
     def __call__(
@@ -430,8 +429,7 @@ def train(
         )
     if horizon < 1 or stride < 1:
         raise OptionError(f"train: horizon={horizon} and stride={stride} must be >= 1")
-    if threads is not None and threads < 1:
-        raise OptionError(f"train: threads={threads} must be >= 1 (or None: every core)")
+    threads = thread_count("train", threads)
     trajs = [Trajectory(model, d, inputs) for d in trajectories]
     checks = [Trajectory(model, d, inputs) for d in validation]
     if not trajs:
@@ -450,7 +448,6 @@ def train(
         if s not in model.states:
             raise unknown_name("state", s, model.states)
         weights[model.states.index(s)] = float(w)
-    threads = available_cores() if threads is None else threads
     objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties, threads)
     train_w = Windows(step, trajs, horizon, stride, p)
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w

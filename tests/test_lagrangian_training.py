@@ -115,6 +115,8 @@ def test_bad_data_get_clear_errors(data):
         ln.train_lagrangian(comp, data, x0={"lnn.nn_W9_0_0": 1.0}, epochs=1)
     with pytest.raises(OptionError, match="losses="):
         ln.train_lagrangian(comp, data, losses={"energy": 1.0})
+    with pytest.raises(OptionError, match="threads=0 must be an int >= 1"):
+        ln.train_lagrangian(comp, data, threads=0)
     with pytest.raises(OptionError, match="with a network="):
         ln.train_lagrangian(
             ln.Lagrangian(

@@ -119,6 +119,8 @@ def test_bad_input_gets_clear_errors(sim1):
         ln.natural_coordinates(sim1, tb.BODIES, minimal=["slide1.s"], forces={"slide2.s": "x"})
     with pytest.raises(OptionError, match="losses="):
         ln.reduce_mechanism(nc, losses={"energy": 1.0})
+    with pytest.raises(OptionError, match="threads=2.0 must be an int >= 1"):
+        ln.reduce_mechanism(nc, threads=2.0)
     with pytest.raises(OptionError, match="differentiates the decoder twice"):
         ln.reduce_mechanism(nc, activation="relu")
     red = ln.reduce_mechanism(nc, hidden=(4,), epochs=0, progress=False)

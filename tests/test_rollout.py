@@ -173,7 +173,7 @@ def test_bad_data_get_clear_errors():
         train(model, [data], physical=["k.c"], inputs=INPUTS, horizon=100, progress=False)
     with pytest.raises(ac.UnknownNameError):
         train(model, [data], physical=["nope.x"], inputs=INPUTS, progress=False)
-    with pytest.raises(ac.OptionError, match="threads=0 must be >= 1"):
+    with pytest.raises(ac.OptionError, match="threads=0 must be an int >= 1"):
         train(model, [data], physical=["k.c"], inputs=INPUTS, threads=0, progress=False)
     sticky = oscillator()
     fixed = next(c for c in sticky.components if c.name == "fx")
