@@ -81,9 +81,7 @@ class EventLoop:
         self.breakpoints = tuple(breakpoints)
         dae = functions.model.dae
         self.cross = functions.crossings
-        ins = self.cross.sx_in()  # the same, dense, for whole segments at once
-        self._dense_cross = cs.Function("crossings", ins, [cs.densify(self.cross.call(ins)[0])])
-        self._mapped: dict = {}  # its maps, by segment length
+        self._mapped: dict = {}  # its maps over whole segments, by segment length
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.first = self.nx - dae.modes  # the modes are the last entries of x
         self.step = self._scaled_step(functions.spec())
@@ -383,7 +381,7 @@ class EventLoop:
         prev = None
         # every output time at once (one mapped call into numpy buffers), then in order
         args = [seg_x[: self.nx], seg_z[: self.nz], p, np.reshape(tout, (1, -1))]
-        (every,) = mapped_call(self._dense_cross, args, 1, self._mapped, "crossings")
+        (every,) = mapped_call(self.cross, args, 1, self._mapped, "crossings")
         for j in range(len(tout)):
             c = every[:, j]
             fired = np.nonzero(sides.fired(c))[0]

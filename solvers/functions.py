@@ -99,7 +99,9 @@ class DAEFunctions:
 
     @property
     def crossings(self) -> cs.Function:
-        return self._get("crossings", lambda: self._of_point("crossings", self.model.dae.zero))
+        """The crossing functions, dense (mapped over a segment into numpy buffers)."""
+        dense = lambda: cs.densify(self.model.dae.zero)  # noqa: E731
+        return self._get("crossings", lambda: self._of_point("crossings", dense()))
 
     @property
     def outputs(self) -> cs.Function:
