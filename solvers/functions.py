@@ -100,8 +100,11 @@ class DAEFunctions:
     @property
     def crossings(self) -> cs.Function:
         """The crossing functions, dense (mapped over a segment into numpy buffers)."""
-        dense = lambda: cs.densify(self.model.dae.zero)  # noqa: E731
-        return self._get("crossings", lambda: self._of_point("crossings", dense()))
+
+        def build() -> cs.Function:
+            return self._of_point("crossings", cs.densify(self.model.dae.zero))
+
+        return self._get("crossings", build)
 
     @property
     def outputs(self) -> cs.Function:
