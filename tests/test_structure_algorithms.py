@@ -136,6 +136,35 @@ def test_a_long_augmenting_path_needs_no_recursion_limit():
     assert sys.getrecursionlimit() == limit
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_least_cost_dummies_are_those_of_an_assignment_solver(seed):
+    """The greedy least-weight full matching against scipy's assignment solver (LAPJVsp)
+    on random sparse blocks: the same total weight, and (distinct weights: the optimum is
+    unique) the same columns; a block without a full matching is a StructuralFailure."""
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    from acausal.structure.dummies import _least_cost
+
+    rng = np.random.default_rng(seed)
+    m, n = 40 + seed, 70 + 3 * seed
+    cols = [(j, 1) for j in range(n)]
+    weights = rng.permutation(n).astype(float) + rng.random(n)
+    # a perfect matching hidden in a random pattern, then sparse extras
+    pairs = {(i, int(j)) for i, j in enumerate(rng.permutation(n)[:m])}
+    pairs |= {(int(rng.integers(m)), int(rng.integers(n))) for _ in range(2 * m)}
+    rows = [frozenset(cols[j] for i2, j in pairs if i2 == i) for i in range(m)]
+    picked = _least_cost(list(range(m)), cols, rows, weights.tolist())
+    i_idx, j_idx = zip(*sorted(pairs))
+    mat = sp.csr_matrix((weights[list(j_idx)], (i_idx, j_idx)), shape=(m, n))
+    _, solver = min_weight_full_bipartite_matching(mat)
+    assert picked == sorted(solver.tolist())
+    assert len(picked) == m
+    # two equations holding only one shared column: no full matching
+    rows_bad = [*rows[:-2], frozenset({cols[0]}), frozenset({cols[0]})]
+    with pytest.raises(StructuralFailure):
+        _least_cost(list(range(m)), cols, rows_bad, weights.tolist())
+
+
 def _blt_by_networkx(inc):
     """The BLT as networkx computes it (the compiler's former implementation): strongly
     connected components of the dependency graph, condensed, in topological order."""
