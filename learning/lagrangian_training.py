@@ -50,15 +50,15 @@ from typing import Any
 
 import casadi as cs
 import numpy as np
-import scipy.optimize as so
 
 from acausal.errors import OptionError
 from solvers.buffers import numeric_call
 
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
+from .levenberg_marquardt import levenberg_marquardt
 from .threads import blas_threads, thread_count
-from .training import SampleLoss, remember_last
+from .training import SampleLoss
 
 LOSSES = ("inverse", "forward", "power")
 
@@ -89,13 +89,14 @@ def train_lagrangian(
     grid (only the values at each sample matter). ``losses``: weights of ``"inverse"``,
     ``"forward"``, ``"power"`` (default 1 each). ``validation``: held-out records scored
     after each epoch (the best epoch is kept). ``polish``: then Levenberg-Marquardt on all
-    the training residuals at once (scipy's least squares, CasADi's exact Jacobian, at most
-    ``max_nfev`` evaluations), kept if it lowers the validation score (the training loss
-    without validation). ``x0``: start weights by full name (e.g. an earlier result's
-    ``params``; default the network's drawn ones). ``threads``: a batch's samples split over
-    that many threads (default every core). The rest as :func:`learning.train`. The
-    result's ``params`` are the component's full parameter names (``"cp.nn_W1_0_0"``): pass
-    them to ``simulate(..., params=)`` of any system holding a component of that name.
+    the training residuals at once (:mod:`learning.levenberg_marquardt`, CasADi's exact
+    Jacobian, at most ``max_nfev`` evaluations), kept if it lowers the validation score
+    (the training loss without validation). ``x0``: start weights by full name (e.g. an
+    earlier result's ``params``; default the network's drawn ones). ``threads``: a batch's
+    samples split over that many threads (default every core). The rest as
+    :func:`learning.train`. The result's ``params`` are the component's full parameter
+    names (``"cp.nn_W1_0_0"``): pass them to ``simulate(..., params=)`` of any system
+    holding a component of that name.
     """
     tic = _time.perf_counter()
     if not isinstance(component, Lagrangian) or component.network is None:
@@ -326,14 +327,6 @@ def _least_squares(
             np.vstack([J, dmean / mean[:, None]]),
         ]
 
-    both = remember_last(lambda x: fn(columns, x))
     with blas_threads(1):
-        out = so.least_squares(
-            lambda x: both(x)[0],
-            theta,
-            jac=lambda x: both(x)[1],
-            method="lm",
-            x_scale="jac",
-            max_nfev=max_nfev,
-        )
+        out = levenberg_marquardt(lambda x: fn(columns, x), theta, max_nfev)
     return out.x, f"{out.nfev} evaluations: {out.message}"
