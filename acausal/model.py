@@ -24,7 +24,7 @@ from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index
-from .symbols import check_value
+from .symbols import check_value, derivative_name
 from .system import System
 from .table import Table
 
@@ -363,7 +363,9 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     column of the index-reduced form, whose value is ``dae.x`` (a state) or ``dae.values``
     (an algebraic column), or a discrete mode itself. So the vector of all outputs is one
     sparse product ``S [x; values; modes] + offsets`` (``S`` holds each name's sign in its
-    column's place, no entry for a constant), not a CasADi call or a scalar per name.
+    column's place, no entry for a constant), not a CasADi call or a scalar per name; the
+    offsets that are expressions of parameters (a flange at ``s - L/2``) are added where
+    they belong, by a second sparse product.
     """
     red = ir.reduced
     flat = red.flat
@@ -374,6 +376,8 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     cols: list[int] = []
     signs: list[float] = []
     offsets: list[float] = []
+    symbolic: list[cs.SX] = []  # offsets that are expressions, at rows ``where``
+    where: list[int] = []
 
     def add(name: str, q: str) -> None:
         sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
@@ -381,6 +385,10 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
             rows.append(len(names))
             cols.append(column[root])
             signs.append(sign)
+        if isinstance(const, cs.SX):
+            where.append(len(names))
+            symbolic.append(const)
+            const = 0.0
         names.append(name)
         offsets.append(const)
 
@@ -391,8 +399,27 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     for chain in ir.chains:
         for q in chain[1:]:
             add(q, q)
+    known = set(names)
+    for sym in flat.symbols.values():  # der(q) of an eliminated q: +-der(representative)
+        if sym.kind != "derivative" or sym.name in known or sym.base not in red.eliminated:
+            continue
+        sign, root, _ = red.eliminated[sym.base]
+        target = derivative_name(root, sym.order) if root is not None else None
+        if target is None or target in column:
+            if target is not None:
+                rows.append(len(names))
+                cols.append(column[target])
+                signs.append(sign)
+            names.append(sym.name)
+            offsets.append(0.0)  # parameters are constant: no offset in a derivative
     for q in flat.discretes:
         add(q, q)
     values = cs.vertcat(dae.x, dae.values, *[flat.sym(q) for q in flat.discretes])
     select = cs.DM.triplet(rows, cols, cs.DM(signs), len(names), values.numel())
-    return names, cs.mtimes(select, values) + cs.DM(offsets)
+    out = cs.mtimes(select, values) + cs.DM(offsets)
+    if symbolic:
+        place = cs.DM.triplet(
+            where, list(range(len(where))), cs.DM.ones(len(where)), len(names), len(where)
+        )
+        out = out + cs.mtimes(place, cs.vertcat(*symbolic))
+    return names, out

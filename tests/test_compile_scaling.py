@@ -31,16 +31,19 @@ def test_rc_ladder_structure(n):
 @pytest.mark.parametrize("n", [1, 6, 30])
 def test_chain_structure(n):
     model = ac.compile(chain(n))
-    assert model.index == 2
-    # a mass's position is one quantity with its spring's flange and its damper's s_rel
-    # (tied by der(s_rel)): one position (the one with the fixed start) and speed per mass
+    # a mass's flanges sit at s -/+ L/2 and its damper's s_rel is s - L/2 - s0 (the wall at
+    # s0): aliases with parameter offsets, so der(s_rel) is der(s) and nothing is
+    # differentiated (index 1, no dummy derivative)
+    assert model.index == 1 and model.dummy_derivatives == []
     assert model.states == [f"M{k // 2 + 1}.{'sv'[k % 2]}" for k in range(2 * n)]
-    # the differentiated equations: each mass's flange position and its damper's s_rel,
-    # and the wall's position; each demotes one derivative
-    assert len(model.dummy_derivatives) == 2 * n + 1
-    assert len([e for e in model.ir.equations if e.order == 1]) == 2 * n + 1
+    assert all(e.order == 0 for e in model.ir.equations)
+    # per stage: the spring's force and (past the first stage, whose place the wall's flow
+    # balance takes) its s_rel, the mass's der(s), der(v) and a, the damper's v_rel and
+    # force, and a flange's flow balance: 8 n explicit blocks
+    assert len(model.blocks) == len(model.ir.equations) == 8 * n
     assert {len(b.equations) for b in model.blocks} == {1}
-    assert len(model.blocks) == len(model.ir.equations)
+    assert {b.kind for b in model.blocks} == {"explicit"}
+    assert model.reduced.eliminated["D1.s_rel"][:2] == (1.0, "M1.s")
 
 
 def test_cauer_filter_structure():
@@ -60,8 +63,11 @@ def test_slider_crank_structure():
         model = ac.compile(Variant("slider_crank", "crank", "torque", 0.0).build())
     assert model.index == 3
     assert model.states == ["B1.phi", "der(B1.phi)", "work.W"]
-    assert len(model.dummy_derivatives) == 37
-    assert sorted(len(b.equations) for b in model.blocks if len(b.equations) > 1) == [4, 4, 48]
+    # the piston's frames sit at its centre minus r_cm (it does not turn) and the housing
+    # at phi0: aliases with parameter offsets, whose derivatives are no dummies
+    assert len(model.dummy_derivatives) == 31
+    assert model.reduced.eliminated["piston.frame_a.x"][:2] == (1.0, "piston.x_cm")
+    assert sorted(len(b.equations) for b in model.blocks if len(b.equations) > 1) == [4, 4, 46]
     assert len(model.ir.states) + len(model.ir.algebraic) == sum(len(ch) for ch in model.ir.chains)
 
 

@@ -259,3 +259,40 @@ def test_a_fit_keeps_one_simulator_per_experiment_whatever_their_number():
     obj.jacobian([2.5])
     assert [len(e.simulators) for e in obj.exps] == [1] * len(exps)
     assert all(next(iter(e.simulators.values())) is s for e, s in zip(obj.exps, first))
+
+
+def _mass_on_damped_spring(s0: float, length: float) -> ac.System:
+    """A mass of length ``length`` (from rest, centre at 0) hung on a spring and a damper
+    from a wall at ``s0``."""
+    s = ac.System("hung")
+    wall = tr.Fixed("wall", s0=s0)
+    spring, damper = tr.Spring("S", c=4.0), tr.Damper("D", d=0.4)
+    mass = tr.Mass("M", m=1.0, L=length, s0=0.0, v0=0.0)
+    s.connect(wall.flange, spring.flange_a, damper.flange_a)
+    s.connect(spring.flange_b, damper.flange_b, mass.flange_a)
+    return s
+
+
+@pytest.mark.filterwarnings("ignore:.*unconnected connectors")
+def test_aliases_with_parameter_offsets_keep_a_mechanism_index_one():
+    """The flange at s - L/2 and the wall at s0 are aliases of the mass's position with
+    offsets of parameters: the damper's s_rel is s - L/2 - s0, its der() der(s), so nothing
+    is differentiated. The motion is the closed form of a damped oscillator, and moves
+    with the parameters of a run (no recompiling: the offsets stay expressions)."""
+    model = ac.compile(_mass_on_damped_spring(0.1, 0.2))
+    assert model.index == 1 and model.dummy_derivatives == []
+    sign, root, offset = model.reduced.eliminated["D.s_rel"]
+    assert (sign, root) == (1.0, "M.s") and isinstance(offset, cs.SX)
+    assert "alias D.s_rel = M.s + " in str(model.reduced)
+    t = np.linspace(0.0, 5.0, 501)
+    for s0, length in ((0.1, 0.2), (-0.3, 0.6)):
+        res = simulate(model, grid=t, rtol=1e-10, atol=1e-12, params={"wall.s0": s0, "M.L": length})
+        # m s'' = -c (s - L/2 - s0) - d s', s(0) = s'(0) = 0: s = e + A e^(-a t) cos(w t + phi)
+        rest, a = s0 + length / 2, 0.2
+        w = np.sqrt(4.0 - a**2)
+        exact = rest - rest * np.exp(-a * t) * (np.cos(w * t) + a / w * np.sin(w * t))
+        assert np.max(np.abs(res["M.s"] - exact)) < 1e-8
+        assert np.allclose(res["D.s_rel"], res["M.s"] - length / 2 - s0, rtol=0, atol=1e-14)
+        assert np.allclose(res["M.flange_b.s"], res["M.s"] + length / 2, rtol=0, atol=1e-14)
+        assert np.allclose(res["der(D.s_rel)"], res["M.v"], rtol=0, atol=1e-14)
+        assert np.all(res["wall.flange.s"] == s0)

@@ -1,15 +1,23 @@
-"""Alias elimination: drop equations ``a = +-b`` and ``a = c`` (c a number).
+"""Alias elimination: drop equations ``a = +-b + c`` and ``a = c``, ``c`` a constant.
 
 An equation whose residual depends on exactly two undifferentiated variables with
-constant coefficients of equal magnitude and no constant term, ``k a + k' b = 0`` with
-``|k| = |k'|``, makes ``a = -(k'/k) b`` an alias; one depending on one variable with a
-constant coefficient makes it a constant. Alias classes are kept by a union-find with
-signs; each class keeps one representative (preferring differentiated variables, fixed
-start values, state priority and component variables over connector variables), and
-every other member, and its derivative, is replaced by ``+-representative``. A cycle of
-aliases that closes consistently is a redundant equation; it stays in the model so that
-the balance check can name it. Passes repeat until nothing changes, because eliminating
-constants turns ``v = p.v - n.v`` with ``n.v = 0`` into an alias.
+constant coefficients of equal magnitude, ``k a + k' b + h = 0`` with ``|k| = |k'|`` and
+``h`` a number or an expression of parameters, makes ``a = -(k'/k) b - h/k`` an alias (a
+flange at ``s - L/2`` of its body's centre, a wall at ``s0``); one depending on one
+variable with a constant coefficient makes it a constant. Alias classes are kept by a
+union-find with signs and offsets (``q = sign * parent + offset``); each class keeps one
+representative (preferring differentiated variables, fixed start values, state priority
+and component variables over connector variables), and every other member is replaced by
+``+-representative + offset``, its derivative by ``+-der(representative)`` (parameters
+are constant). A cycle of aliases that closes is a redundant or contradictory equation; it
+stays in the model so that the balance check can name it. Passes repeat until nothing
+changes, because eliminating constants turns ``v = p.v - n.v`` with ``n.v = 0`` into an
+alias.
+
+Offsets are sums ``sum_k w_k h_k`` of numbers ``w_k`` times *atoms*: the number 1 and the
+offset expressions ``h_k`` of the alias equations (a Python dict per offset, composed in
+the union-find without a CasADi call); the expressions are made once, as one sparse
+product ``W [1; h]``, when they are substituted.
 """
 
 from __future__ import annotations
@@ -36,10 +44,14 @@ class Start:
     source: str
 
 
-Alias = tuple[float, "str | None", float]  # (sign, representative or None, constant)
+# (sign, representative or None, constant: a number or an expression of parameters)
+Alias = tuple[float, "str | None", "float | cs.SX"]
 Parents = dict[str, str]  # union-find parent
-Signs = dict[str, float]  # q = sign[q] * parent[q]
-Constants = dict[str, float]  # class root -> its constant value
+Signs = dict[str, float]  # q = sign[q] * parent[q] + offset[q]
+Lin = dict[int, float]  # an offset: atom -> weight (atom ONE: the number 1); {} is zero
+ONE = -1
+Offsets = dict[str, Lin]  # q -> its offset from its parent (absent: zero)
+Constants = dict[str, Lin]  # class root -> its constant value
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,7 +63,7 @@ class Reduced:
     symbols: Table
     equations: tuple[FlatEquation, ...]
     unknowns: tuple[str, ...]
-    eliminated: Table  # variable -> (sign, representative or None, constant)
+    eliminated: Table  # variable -> Alias: (sign, representative or None, constant)
     members: Table  # representative -> other members (tuple)
     starts: Table  # representative -> Start
     # the equations' incidence (0/1, a row per equation) in the symbols named by
@@ -70,7 +82,8 @@ class Reduced:
         ]
         for q, (s, root, c) in self.eliminated.items():
             rhs = f"{'-' if s < 0 else ''}{root}" if root is not None else ""
-            const = f"{c:.17g}" if root is None or c else ""
+            symbolic = isinstance(c, cs.SX)
+            const = self.flat.display(c) if symbolic else f"{c:.17g}" if root is None or c else ""
             lines.append(f"  alias {q} = {rhs}{' + ' if rhs and const else ''}{const}")
         for q, st in self.starts.items():
             fixed = " fixed" if st.fixed else ""
@@ -94,39 +107,85 @@ def _preference(sym: Symbol, order: int, differentiated: bool) -> tuple:
     )
 
 
-def _find(parent: Parents, sign: Signs, q: str) -> tuple[str, float]:
-    s = 1.0
+def _axpy(a: Lin, s: float, b: Lin) -> Lin:
+    """The offset ``a + s b`` (a new dict unless ``b`` is zero)."""
+    if not b:
+        return a
+    out = dict(a)
+    for k, w in b.items():
+        total = out.get(k, 0.0) + s * w
+        if total == 0.0:
+            out.pop(k, None)
+        else:
+            out[k] = total
+    return out
+
+
+def _find(parent: Parents, sign: Signs, offset: Offsets, q: str) -> tuple[str, float, Lin]:
+    """``(root, s, c)`` with ``q = s * root + c``; every node on the way is then attached
+    to the root directly (path compression)."""
+    path = []
     root = q
     while parent[root] is not root:
-        s *= sign[root]
+        path.append(root)
         root = parent[root]
-    # path compression
-    node, acc = q, s
-    while parent[node] is not root:
-        nxt, ns = parent[node], sign[node]
-        parent[node], sign[node] = root, acc
-        acc *= ns
-        node = nxt
-    return root, s
+    s, c = 1.0, {}
+    for node in reversed(path):  # node = sign * (its old parent, = s root + c) + offset
+        ns = sign[node]
+        c = _axpy(offset.get(node, {}), ns, c)
+        s *= ns
+        parent[node], sign[node] = root, s
+        if c:
+            offset[node] = c
+        else:
+            offset.pop(node, None)
+    return root, s, c
 
 
 class _Classes:
-    """Alias classes under construction: union-find with signs, class constants, and the
-    symbol table growing by the derivatives of representatives."""
+    """Alias classes under construction: union-find with signs and offsets, class
+    constants, the offsets' atoms, and the symbol table growing by the derivatives of
+    representatives."""
 
     def __init__(self, flat: FlatDAE) -> None:
         self.symbols: dict[str, Symbol] = dict(flat.symbols)
         self.parent: Parents = {q: q for q in flat.variables}
         self.sign: Signs = {q: 1.0 for q in flat.variables}
+        self.offset: Offsets = {}
         self.const: Constants = {}
+        # roots of classes with a member's fixed start: such a class takes an offset or a
+        # constant that depends on parameters only from a class without one, so that every
+        # fixed start the initializer must check against the model stays in an equation
+        self.fixed = {q for q in flat.variables if flat.symbols[q].fixed}
+        self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
+        self.n_atoms = 0
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         order = {q: k for k, q in enumerate(flat.variables)}
         self.key = {
             q: _preference(self.symbols[q], order[q], q in self.deriv) for q in flat.variables
         }
 
-    def find(self, q: str) -> tuple[str, float]:
-        return _find(self.parent, self.sign, q)
+    def find(self, q: str) -> tuple[str, float, Lin]:
+        return _find(self.parent, self.sign, self.offset, q)
+
+    def add_atoms(self, block: cs.SX) -> int:
+        """Register the expressions ``block`` as atoms; the first one's number."""
+        first = self.n_atoms
+        self.atoms.append(block)
+        self.n_atoms += block.numel()
+        return first
+
+    def expressions(self, offsets: list[Lin]) -> cs.SX:
+        """The offsets as one vector: ``W [1; atoms]``, ``W`` sparse."""
+        rows, cols, weights = [], [], []
+        for i, lin in enumerate(offsets):
+            for k, w in lin.items():
+                rows.append(i)
+                cols.append(k + 1)  # ONE (-1) -> column 0
+                weights.append(w)
+        atoms = cs.vertcat(cs.SX(1), *self.atoms)
+        W = cs.DM.triplet(rows, cols, cs.DM(weights), len(offsets), atoms.numel())
+        return cs.mtimes(W, atoms)
 
     def derivative(self, q: str) -> tuple[str, bool]:
         """The name of ``der(q)``, and whether its symbol is new."""
@@ -146,18 +205,30 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     residuals = flat.residuals if sources else cs.SX(0, 1)
     unknowns = list(flat.variables)
     classes = _Classes(flat)
-    eliminated: dict[str, Alias] = {}
+    eliminated: dict[str, tuple[float, str | None, Lin]] = {}
     # every symbol an equation can hold: variables, their derivatives, parameters, time
     derivatives = [classes.deriv[q] for q in unknowns if q in classes.deriv]
     columns: list[str | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
     columns.append(None)  # time
     allsyms = cs.vertcat(*[flat.sym(q) for q in columns[:-1]], flat.t)
+    start = len(unknowns) + len(derivatives)
+    params = (start, start + len(flat.parameters))  # their columns
+    values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
     pattern = incidence(residuals, allsyms)  # of the current rows, kept up to date
-    while check:
-        aliased = _classify(residuals, check, pattern[check], columns, allsyms, classes)
+    with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
+    while True:
+        aliased = set()
+        if check:
+            inc = pattern[check]
+            aliased = _classify(
+                residuals, check, inc, columns, allsyms, classes, params, values, with_offsets
+            )
         if not aliased:
-            break
+            if with_offsets or not sources:
+                break
+            with_offsets, check = True, list(range(len(sources)))
+            continue
         keep = [k for k in range(len(sources)) if k not in aliased]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
@@ -168,34 +239,60 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             allsyms = cs.vertcat(allsyms, *[classes.symbols[q].sym for q in fresh])
         pattern = pattern[keep]
         pattern.resize(len(keep), len(columns))
-        if not (sources and old):
+        if not sources:
             break
-        position = {q: j for j, q in enumerate(columns)}
-        replaced = np.zeros(len(columns), dtype=bool)
-        replaced[[position[q] for q in old]] = True
-        check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
-        residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
-        pattern = _replace_rows(pattern, check, incidence(residuals[check], allsyms))
+        check = []
+        if old:
+            position = {q: j for j, q in enumerate(columns)}
+            replaced = np.zeros(len(columns), dtype=bool)
+            replaced[[position[q] for q in old]] = True
+            check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
+            residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
+            pattern = _replace_rows(pattern, check, incidence(residuals[check], allsyms))
     split = cs.vertsplit(residuals) if sources else []
     equations = tuple(FlatEquation(r, src) for r, src in zip(split, sources))
     members: dict[str, list[str]] = {}
     const = classes.const
+    final: list[tuple[str, float, str | None, Lin]] = []
     for q in eliminated:  # final form: a representative may have been eliminated later
-        root, s = classes.find(q)
-        eliminated[q] = (s, None, s * const[root]) if root in const else (s, root, 0.0)
-        members.setdefault(root, []).append(q)
-    starts = _merge_starts(flat, classes)
+        root, s, c = classes.find(q)
+        if root in const:
+            final.append((q, s, None, _axpy(c, s, const[root])))
+        else:
+            final.append((q, s, root, c))
+            members.setdefault(root, []).append(q)
+    offsets = _offset_values(classes, [c for *_, c in final])
+    table = {q: (s, root, value) for (q, s, root, _), value in zip(final, offsets)}
+    starts = _merge_starts(flat, classes, table, values)
     return Reduced(
         flat,
         Table(classes.symbols),
         equations,
         tuple(unknowns),
-        Table(eliminated),
+        Table(table),
         Table({k: tuple(v) for k, v in members.items()}),
         Table(starts),
         pattern,
         tuple(columns),
     )
+
+
+def _offset_values(classes: _Classes, offsets: list[Lin]) -> list[float | cs.SX]:
+    """Each offset as a number when it is one (no atom but ONE), else an expression of
+    parameters (all of them made in one product)."""
+    out: list[float | cs.SX] = []
+    symbolic: list[int] = []
+    for k, lin in enumerate(offsets):
+        if not lin or (len(lin) == 1 and ONE in lin):
+            out.append(lin.get(ONE, 0.0))
+        else:
+            out.append(0.0)
+            symbolic.append(k)
+    if symbolic:
+        exprs = cs.vertsplit(classes.expressions([offsets[k] for k in symbolic]))
+        for k, e in zip(symbolic, exprs):
+            out[k] = e
+    return out
 
 
 def _classify(
@@ -205,100 +302,166 @@ def _classify(
     columns: list[str | None],
     allsyms: cs.SX,
     classes: _Classes,
+    params: tuple[int, int],
+    values: np.ndarray,
+    with_offsets: bool,
 ) -> set[int]:
     """Unite alias classes from the alias equations among rows ``check`` (``inc``: their
-    incidence in ``allsyms``); return their rows.
+    incidence in ``allsyms``, whose columns ``params`` are the parameters, of ``values``);
+    return their rows. Without ``with_offsets``: plain aliases ``a = +-b`` and numeric
+    constants only; with it, offsets too, and a constant of parameters for a class that
+    only one of these rows makes constant (two sources on one node stay equations, which
+    the diagnosis names).
 
-    Everything runs on whole vectors: the rows depending on one or two unknowns (by the
-    Jacobian's sparsity), then their :func:`.graph.affine_rows`. A
-    symbolic Jacobian of the whole system would cost one sweep per column of a dense row
-    (a ground node's current balance); per-row Python would cost a CasADi call per node.
+    Everything runs on whole vectors: the rows holding one or two unknowns and otherwise
+    parameters only (by the Jacobian's sparsity), then their :func:`.graph.affine_rows`
+    with the parameters as constants. A symbolic Jacobian of the whole system would cost
+    one sweep per column of a dense row (a ground node's current balance); per-row Python
+    would cost a CasADi call per node.
     """
     unknown = np.array([q is not None and q in classes.parent for q in columns])
+    allowed = unknown.copy()
+    allowed[params[0] : params[1]] = True
     rows = residuals[check]
     rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
     bad = np.zeros(inc.shape[0], dtype=bool)
-    np.logical_or.at(bad, rows_of, ~unknown[inc.indices])
-    counts = np.diff(inc.indptr)
+    np.logical_or.at(bad, rows_of, ~allowed[inc.indices])
+    counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
     cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
     if not cand:
         return set()
-    lin = affine_rows(rows[cand], allsyms)
+    held = np.unique(inc[cand].indices)
+    x_cols = held[unknown[held]].tolist()
+    p_cols = held[~unknown[held]].tolist()
+    pv = values[np.asarray(p_cols, dtype=np.int64) - params[0]] if p_cols else None
+    lin = affine_rows(rows[cand], allsyms[x_cols], allsyms[p_cols] if p_cols else None, pv)
+    symbolic = np.flatnonzero(lin.symbolic)
+    first = classes.add_atoms(lin.expressions[symbolic.tolist()]) if symbolic.size else 0
+    atom_of = dict(zip(symbolic.tolist(), range(first, first + symbolic.size)))
     order = np.argsort(lin.rows, kind="stable")
     starts = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1))
+    held_by = [order[starts[i] : starts[i + 1]] for i in range(len(cand))]
+    fixing: dict[str, int] = {}  # class root -> rows making it a constant of parameters
+    if with_offsets:
+        for i in symbolic.tolist():
+            if len(held_by[i]) == 1 and lin.affine[i]:
+                root = classes.find(columns[x_cols[lin.cols[held_by[i][0]]]])[0]
+                fixing[root] = fixing.get(root, 0) + 1
     aliased = set()
     for i, row in enumerate(cand):
-        ks = order[starts[i] : starts[i + 1]]
+        ks = held_by[i]
         if not len(ks) or not lin.affine[i]:
             continue
-        qs = [columns[c] for c in lin.cols[ks]]
-        if _try_alias(qs, lin.values[ks].tolist(), float(lin.offsets[i]), classes):
+        qs = [columns[x_cols[c]] for c in lin.cols[ks]]
+        atom = atom_of.get(i)
+        value = float(lin.offsets[i])
+        if not with_offsets and (atom is not None or (value and len(qs) == 2)):
+            continue
+        if atom is not None and len(qs) == 1 and fixing.get(classes.find(qs[0])[0], 0) > 1:
+            continue
+        offset = {atom: 1.0} if atom is not None else {ONE: value} if value else {}
+        if _try_alias(qs, lin.values[ks].tolist(), offset, classes):
             aliased.add(check[row])
     return aliased
 
 
-def _try_alias(qs: list[str], coef: list[float], offset: float, classes: _Classes) -> bool:
-    """Record ``sum coef_k q_k + offset = 0`` as an alias or a constant, if it is one."""
-    parent, sign, const = classes.parent, classes.sign, classes.const
+def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes) -> bool:
+    """Record ``sum coef_k q_k + offset = 0`` as an alias or a constant, if it is one.
+
+    A class holding a fixed start (``classes.fixed``) becomes no constant that depends on
+    parameters, and two such classes are joined only at a zero offset: the fixed starts
+    are then checked against the model by the initializer, at the parameters of each run,
+    with the equation that determines them named."""
+    parent, sign, const, fixed = classes.parent, classes.sign, classes.const, classes.fixed
     if len(qs) == 1:
         (q,), (a,) = qs, coef
-        if q in classes.deriv:
+        if q in classes.deriv or a == 0.0:
             return False
-        root, s = classes.find(q)
+        root, s, c = classes.find(q)
         if root in const:
             return False  # a second constant for the class: keep as equation
-        const[root] = -offset / a * s
+        value = _axpy({k: -s * w / a for k, w in offset.items()}, -s, c)  # s (q - c)
+        if root in fixed and _symbolic(value):
+            return False
+        const[root] = value
         return True
-    if offset != 0.0 or abs(coef[0]) != abs(coef[1]):
+    if coef[0] == 0.0 or abs(coef[0]) != abs(coef[1]):
         return False
-    (ra, sa), (rb, sb) = (classes.find(q) for q in qs)
+    (ra, sa, ca), (rb, sb, cb) = (classes.find(q) for q in qs)
     if ra == rb:
         return False  # closes a cycle: redundant or contradictory, keep it
     if ra in const and rb in const:
         return False
-    rel = -coef[1] / coef[0]  # a = rel * b
-    # attach the less preferred root under the other: ra = sa*a, a = rel*b, b = sb*rb
-    s = sa * rel * sb  # ra = s * rb
+    rel = -coef[1] / coef[0]  # a = rel * b + d0, d0 = -offset / coef[0]
+    # with a = sa ra + ca, b = sb rb + cb: ra = s rb + d
+    s = sa * rel * sb
+    d = _axpy(_axpy({k: -sa * w / coef[0] for k, w in offset.items()}, sa * rel, cb), -sa, ca)
+    if ra in fixed and rb in fixed and d:
+        return False
+    if ra in fixed or rb in fixed:
+        merged = _axpy(d, s, const[rb]) if rb in const else None
+        if ra in const:
+            merged = _axpy(const[ra], -1.0, d)  # s rb
+        if _symbolic(merged):
+            return False
+    # attach the less preferred root under the other
     if classes.key[ra] < classes.key[rb]:
-        parent[rb], sign[rb] = ra, s  # rb = s * ra (s = +-1)
+        parent[rb], sign[rb] = ra, s  # rb = s ra - s d (s = +-1)
+        _set(classes.offset, rb, {k: -s * w for k, w in d.items()})
         if rb in const:
-            const[ra] = s * const.pop(rb)
+            const[ra] = _axpy(d, s, const.pop(rb))
     else:
         parent[ra], sign[ra] = rb, s
+        _set(classes.offset, ra, d)
         if ra in const:
-            const[rb] = s * const.pop(ra)
+            const[rb] = _axpy({k: -s * w for k, w in d.items()}, s, const.pop(ra))
+    if ra in fixed or rb in fixed:
+        fixed.update((ra, rb))
     return True
 
 
+def _symbolic(lin: Lin | None) -> bool:
+    """Whether an offset depends on parameters (holds an atom other than ONE)."""
+    return bool(lin) and not (len(lin) == 1 and ONE in lin)
+
+
+def _set(offsets: Offsets, q: str, lin: Lin) -> None:
+    if lin:
+        offsets[q] = lin
+    else:
+        offsets.pop(q, None)
+
+
 def _substitutions(
-    unknowns: list[str], classes: _Classes, eliminated: dict[str, Alias]
+    unknowns: list[str], classes: _Classes, eliminated: dict[str, tuple[float, str | None, Lin]]
 ) -> tuple[list[str], cs.SX, list[str]]:
-    """Record every newly eliminated variable as (sign, root, constant).
+    """Record every newly eliminated variable as (sign, root, offset).
 
     Returns the names of the symbols to replace (variables and their derivatives), their
-    replacements ``sign * root + constant`` as one vector (built in bulk), and the
+    replacements ``sign * root + offset`` as one vector (built in bulk), and the
     representatives' derivatives created on the way.
     """
     old: list[str] = []
     base: list[cs.SX] = []
     signs: list[float] = []
-    offsets: list[float] = []
+    offsets: list[Lin] = []
     fresh: list[str] = []
     table = classes.symbols
     for q in unknowns:
-        root, s = classes.find(q)
-        if root == q and root not in classes.const:
+        root, s, c = classes.find(q)
+        k = classes.const.get(root)
+        if root == q and k is None:
             continue
-        c = classes.const.get(root)
-        eliminated[q] = (s, None, s * c) if c is not None else (s, root, 0.0)
+        total = c if k is None else _axpy(c, s, k)
+        eliminated[q] = (s, None if k is not None else root, total)
         old.append(q)
-        base.append(table[root].sym if c is None else cs.SX(0))
+        base.append(table[root].sym if k is None else cs.SX(0))
         signs.append(s)
-        offsets.append(s * c if c is not None else 0.0)
+        offsets.append(total)
         dq = classes.deriv.get(q)
         if dq is not None:
             old.append(dq)
-            if c is None:
+            if k is None:
                 droot, created = classes.derivative(root)
                 if created:
                     fresh.append(droot)
@@ -306,8 +469,10 @@ def _substitutions(
             else:
                 base.append(cs.SX(0))
             signs.append(s)
-            offsets.append(0.0)
-    new = cs.vertcat(*base) * cs.DM(signs) + cs.DM(offsets) if old else cs.SX()
+            offsets.append({})
+    if not old:
+        return old, cs.SX(), fresh
+    new = cs.densify(cs.vertcat(*base) * cs.DM(signs) + classes.expressions(offsets))
     return old, new, fresh
 
 
@@ -323,33 +488,35 @@ def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp
     return sp.csr_matrix(sp.vstack([mat[kept], new], format="csr")[order])
 
 
-def _merge_starts(flat: FlatDAE, classes: _Classes) -> dict[str, Start]:
-    """One start value per class; two different fixed values in a class are an error."""
-    params = [flat.sym(n) for n in flat.parameters]
-    values = cs.DM([flat.symbols[n].value for n in flat.parameters])
+def _merge_starts(
+    flat: FlatDAE, classes: _Classes, eliminated: dict[str, Alias], values: np.ndarray
+) -> dict[str, Start]:
+    """One start value per class (a member's ``q = s root + c`` gives the root
+    ``s (start - c)``); two different fixed values in a class are an error."""
+    params = cs.vertcat(*[flat.sym(n) for n in flat.parameters])
 
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""
         e = as_sx(expr)
-        if params and cs.depends_on(e, cs.vertcat(*params)):
-            e = cs.substitute(e, cs.vertcat(*params), values)
+        if params.numel() and cs.depends_on(e, params):
+            e = cs.substitute(e, params, cs.DM(values))
         return float(cs.evalf(e))
 
     starts: dict[str, Start] = {}
-    const = classes.const
     for q in flat.variables:
         sym = flat.symbols[q]
         if sym.start is None:
             continue
-        root, s = classes.find(q)
-        value = sym.start if s > 0 else -sym.start
-        if root in const:
-            if sym.fixed and not np.isclose(numeric(value), const[root]):
+        s, root, c = eliminated.get(q, (1.0, q, 0.0))
+        if root is None:
+            if sym.fixed and not np.isclose(numeric(sym.start), numeric(c)):
                 raise InitializationError(
                     f"fixed start value {q} = {numeric(sym.start):g} conflicts with the "
-                    f"model: {q} is constant {s * const[root]:g}; remove the start value"
+                    f"model: {q} is constant {numeric(c):g}; remove the start value"
                 )
             continue
+        shifted = sym.start - c if isinstance(c, cs.SX) or c else sym.start
+        value = shifted if s > 0 else -shifted
         prev = starts.get(root)
         if prev is None or (sym.fixed and not prev.fixed):
             starts[root] = Start(value, sym.fixed, q)
@@ -357,6 +524,6 @@ def _merge_starts(flat: FlatDAE, classes: _Classes) -> dict[str, Start]:
             raise InitializationError(
                 f"conflicting fixed start values: {prev.source} and {q} are the same "
                 f"variable (connected or aliased) but start at {numeric(prev.value):g} and "
-                f"{numeric(value):g} (after sign); remove or align one of them"
+                f"{numeric(value):g} (after sign and offset); remove or align one of them"
             )
     return starts

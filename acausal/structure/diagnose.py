@@ -60,7 +60,7 @@ def _roles(red: Reduced, q: str) -> set[str | None]:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
 
 
 def explain_singular(

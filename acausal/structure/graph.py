@@ -70,31 +70,44 @@ def pattern(res: cs.SX, cols: cs.SX) -> sp.csr_matrix:
 class AffineRows(NamedTuple):
     """The Jacobian entries of residuals ``r(x)`` as triplets (``rows``, ``cols``) with
     their ``values`` at ``x = 0``, each row's ``offset`` ``r(0)``, and whether each row is
-    ``affine`` (every entry of its row constant: then ``r = J x + r(0)`` exactly)."""
+    ``affine`` (every entry of its row a constant: then ``r = J x + r(0)`` exactly). With
+    constants ``c`` (parameters) allowed in the offsets: ``expressions`` are the offsets
+    ``r(0, c)`` as an SX vector, ``symbolic`` marks the rows whose offset depends on ``c``
+    (their ``offset`` is its value at the constants' values)."""
 
     rows: np.ndarray
     cols: np.ndarray
     values: np.ndarray
     offsets: np.ndarray
     affine: np.ndarray
+    symbolic: np.ndarray
+    expressions: cs.SX
 
 
-def affine_rows(res: cs.SX, x: cs.SX) -> AffineRows:
+def affine_rows(
+    res: cs.SX, x: cs.SX, constants: cs.SX | None = None, values: np.ndarray | None = None
+) -> AffineRows:
     """:class:`AffineRows` of ``res`` in the symbols ``x``, in a few vector operations: the
-    Jacobian, which of its entries depend on ``x`` (the sparsity of the entries' own
-    dependencies), and entries and residuals evaluated at ``x = 0``. A residual that holds
-    a symbol not in ``x`` cannot be evaluated: give every symbol of ``res``. For rows of a
-    few symbols each (alias candidates): no row of the Jacobian is dense."""
+    Jacobian, which of its entries depend on ``x`` or the ``constants`` (the sparsity of
+    the entries' own dependencies), and entries and residuals evaluated at ``x = 0`` and
+    the constants' ``values``. Every symbol of ``res`` must be in ``x`` or ``constants``.
+    For rows of a few symbols each (alias candidates): no row of the Jacobian is dense."""
     n = res.numel()
+    c = cs.SX(0, 1) if constants is None else constants
+    cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     jac = cs.jacobian(res, x)
     nz = jac.nz[:]
-    varying = np.diff(pattern(nz, x).indptr) > 0
-    at_zero = cs.Function("at_zero", [x], [nz, res])(cs.DM.zeros(x.numel()))
-    values, offsets = (np.asarray(a).ravel() for a in at_zero)
+    varying = np.diff(pattern(nz, cs.vertcat(x, c)).indptr) > 0
+    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
+    at_zero = cs.Function("at_zero", [x, c], [nz, res])(cs.DM.zeros(x.numel()), cvals)
+    entries, offsets = (np.asarray(a).ravel() for a in at_zero)
+    symbolic = np.zeros(n, dtype=bool)
+    if c.numel():
+        symbolic = np.diff(pattern(expressions, c).indptr) > 0
     rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
-    return AffineRows(rows, cols, values, offsets, affine)
+    return AffineRows(rows, cols, entries, offsets, affine, symbolic, expressions)
 
 
 #: Rows holding more symbols than this are differentiated apart by :func:`jacobian`.
