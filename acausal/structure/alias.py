@@ -157,6 +157,7 @@ class _Classes:
         # constant that depends on parameters only from a class without one, so that every
         # fixed start the initializer must check against the model stays in an equation
         self.fixed = {q for q in flat.variables if flat.symbols[q].fixed}
+        self.changed: set[str] = set()  # roots attached or made constant since the last pass
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
@@ -217,19 +218,23 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
     pattern = incidence(residuals, allsyms)  # of the current rows, kept up to date
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
+    deferred = np.zeros(len(sources), dtype=bool)  # rows left for the offsets' passes
     while True:
-        aliased = set()
+        aliased: set[int] = set()
         if check:
             inc = pattern[check]
-            aliased = _classify(
+            aliased, later = _classify(
                 residuals, check, inc, columns, allsyms, classes, params, values, with_offsets
             )
+            deferred[check] = False
+            deferred[later] = True
         if not aliased:
             if with_offsets or not sources:
                 break
-            with_offsets, check = True, list(range(len(sources)))
+            with_offsets, check = True, np.flatnonzero(deferred).tolist()
             continue
         keep = [k for k in range(len(sources)) if k not in aliased]
+        deferred = deferred[keep]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
         old, new, fresh = _substitutions(unknowns, classes, eliminated)
@@ -305,13 +310,13 @@ def _classify(
     params: tuple[int, int],
     values: np.ndarray,
     with_offsets: bool,
-) -> set[int]:
+) -> tuple[set[int], list[int]]:
     """Unite alias classes from the alias equations among rows ``check`` (``inc``: their
     incidence in ``allsyms``, whose columns ``params`` are the parameters, of ``values``);
-    return their rows. Without ``with_offsets``: plain aliases ``a = +-b`` and numeric
-    constants only; with it, offsets too, and a constant of parameters for a class that
-    only one of these rows makes constant (two sources on one node stay equations, which
-    the diagnosis names).
+    return their rows, and those left for the passes ``with_offsets``. Without it: plain
+    aliases ``a = +-b`` and numeric constants only; with it, offsets too, and a constant
+    of parameters for a class that only one of these rows makes constant (two sources on
+    one node stay equations, which the diagnosis names).
 
     Everything runs on whole vectors: the rows holding one or two unknowns and otherwise
     parameters only (by the Jacobian's sparsity), then their :func:`.graph.affine_rows`
@@ -329,7 +334,7 @@ def _classify(
     counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
     cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
     if not cand:
-        return set()
+        return set(), []
     held = np.unique(inc[cand].indices)
     x_cols = held[unknown[held]].tolist()
     p_cols = held[~unknown[held]].tolist()
@@ -347,7 +352,7 @@ def _classify(
             if len(held_by[i]) == 1 and lin.affine[i]:
                 root = classes.find(columns[x_cols[lin.cols[held_by[i][0]]]])[0]
                 fixing[root] = fixing.get(root, 0) + 1
-    aliased = set()
+    aliased, later = set(), []
     for i, row in enumerate(cand):
         ks = held_by[i]
         if not len(ks) or not lin.affine[i]:
@@ -356,13 +361,14 @@ def _classify(
         atom = atom_of.get(i)
         value = float(lin.offsets[i])
         if not with_offsets and (atom is not None or (value and len(qs) == 2)):
+            later.append(check[row])
             continue
         if atom is not None and len(qs) == 1 and fixing.get(classes.find(qs[0])[0], 0) > 1:
             continue
         offset = {atom: 1.0} if atom is not None else {ONE: value} if value else {}
         if _try_alias(qs, lin.values[ks].tolist(), offset, classes):
             aliased.add(check[row])
-    return aliased
+    return aliased, later
 
 
 def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes) -> bool:
@@ -384,6 +390,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
         if root in fixed and _symbolic(value):
             return False
         const[root] = value
+        classes.changed.add(root)
         return True
     if coef[0] == 0.0 or abs(coef[0]) != abs(coef[1]):
         return False
@@ -417,6 +424,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
             const[rb] = _axpy({k: -s * w for k, w in d.items()}, s, const.pop(ra))
     if ra in fixed or rb in fixed:
         fixed.update((ra, rb))
+    classes.changed.update((ra, rb))
     return True
 
 
@@ -447,7 +455,10 @@ def _substitutions(
     offsets: list[Lin] = []
     fresh: list[str] = []
     table = classes.symbols
+    changed, classes.changed = classes.changed, set()
     for q in unknowns:
+        if q not in changed:
+            continue  # a root before the pass, untouched by it: still one
         root, s, c = classes.find(q)
         k = classes.const.get(root)
         if root == q and k is None:
