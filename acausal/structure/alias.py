@@ -332,9 +332,15 @@ def _classify(
     bad = np.zeros(inc.shape[0], dtype=bool)
     np.logical_or.at(bad, rows_of, ~allowed[inc.indices])
     counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
-    cand = np.nonzero(((counts == 1) | (counts == 2)) & ~bad)[0].tolist()
+    shaped = ((counts == 1) | (counts == 2)) & ~bad
+    deferred: list[int] = []
+    if not with_offsets:  # a row holding a parameter waits for the offsets' passes
+        param = np.bincount(rows_of[~unknown[inc.indices]], minlength=inc.shape[0]) > 0
+        deferred = [check[k] for k in np.flatnonzero(shaped & param)]
+        shaped &= ~param
+    cand = np.flatnonzero(shaped).tolist()
     if not cand:
-        return set(), []
+        return set(), deferred
     held = np.unique(inc[cand].indices)
     x_cols = held[unknown[held]].tolist()
     p_cols = held[~unknown[held]].tolist()
@@ -352,7 +358,7 @@ def _classify(
             if len(held_by[i]) == 1 and lin.affine[i]:
                 root = classes.find(columns[x_cols[lin.cols[held_by[i][0]]]])[0]
                 fixing[root] = fixing.get(root, 0) + 1
-    aliased, later = set(), []
+    aliased, later = set(), deferred
     for i, row in enumerate(cand):
         ks = held_by[i]
         if not len(ks) or not lin.affine[i]:

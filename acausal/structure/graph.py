@@ -91,19 +91,21 @@ def affine_rows(
     Jacobian, which of its entries depend on ``x`` or the ``constants`` (the sparsity of
     the entries' own dependencies), and entries and residuals evaluated at ``x = 0`` and
     the constants' ``values``. Every symbol of ``res`` must be in ``x`` or ``constants``.
-    For rows of a few symbols each (alias candidates): no row of the Jacobian is dense."""
+    For rows of a few symbols each (alias candidates): no row of the Jacobian is dense, but
+    a column may be (a wall's position in every damper's offset), so the dependencies go
+    through :func:`incidence`."""
     n = res.numel()
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     jac = cs.jacobian(res, x)
     nz = jac.nz[:]
-    varying = np.diff(pattern(nz, cs.vertcat(x, c)).indptr) > 0
+    varying = np.diff(incidence(nz, cs.vertcat(x, c)).indptr) > 0
     expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
     at_zero = cs.Function("at_zero", [x, c], [nz, res])(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
     symbolic = np.zeros(n, dtype=bool)
     if c.numel():
-        symbolic = np.diff(pattern(expressions, c).indptr) > 0
+        symbolic = np.diff(incidence(expressions, c).indptr) > 0  # a column may be dense
     rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
