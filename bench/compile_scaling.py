@@ -6,9 +6,9 @@ The ladders (issue 15):
   then a shunt ``Capacitor`` C = 1/N to ground (index 1, N states).
 * mass-spring-damper chain: N ``Mass`` es of 1/N kg on a line, a ``Spring`` of 100 N N/m
   from the wall to the first and between neighbours, a ``Damper`` of N N s/m from each
-  mass to the wall, a ``ConstantForce`` of 1 N on the last mass (index 2 before
-  reduction: the dampers' ``der(s_rel)`` are tied to the masses' positions; 2N states,
-  N dummy derivatives).
+  mass to the wall, a ``ConstantForce`` of 1 N on the last mass (index 1: a damper's
+  ``s_rel`` is its mass's position less ``L/2`` and the wall's ``s0``, an alias with an
+  offset of parameters, so its ``der(s_rel)`` is the mass's speed; 2N states).
 
 Per ladder and N, in a fresh subprocess (so peak memory is per figure): build (the
 ``ac.System`` in Python: the array form of :meth:`acausal.Component.array` unless
