@@ -296,3 +296,20 @@ def test_aliases_with_parameter_offsets_keep_a_mechanism_index_one():
         assert np.allclose(res["M.flange_b.s"], res["M.s"] + length / 2, rtol=0, atol=1e-14)
         assert np.allclose(res["der(D.s_rel)"], res["M.v"], rtol=0, atol=1e-14)
         assert np.all(res["wall.flange.s"] == s0)
+
+
+@pytest.mark.filterwarnings("ignore:.*unconnected connectors")
+def test_sensitivities_of_offset_aliases_match_central_differences():
+    """An alias's offset of parameters enters its sensitivities: d/ds0 and d/dL of the
+    damper's s_rel, the wall's position and der(s_rel) against central differences."""
+    model = ac.compile(_mass_on_damped_spring(0.1, 0.2))
+    run = {"grid": np.linspace(0.0, 3.0, 31), "rtol": 1e-11, "atol": 1e-13}
+    res = simulate(model, sensitivities=["wall.s0", "M.L"], **run)
+    h = 1e-6
+    for p, v in (("wall.s0", 0.1), ("M.L", 0.2)):
+        up = simulate(model, params={p: v + h}, **run)
+        down = simulate(model, params={p: v - h}, **run)
+        for name in ("D.s_rel", "wall.flange.s", "der(D.s_rel)"):
+            fd = (up[name] - down[name]) / (2 * h)
+            assert np.max(np.abs(res.sensitivity(name, p) - fd)) < 1e-7, (p, name)
+    assert np.all(res.sensitivity("wall.flange.s", "wall.s0") == 1.0)
