@@ -160,6 +160,7 @@ class _Classes:
         self.changed: set[str] = set()  # roots attached or made constant since the last pass
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
+        self.atom_columns: set[int] = set()  # the parameters' columns atoms may hold
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         order = {q: k for k, q in enumerate(flat.variables)}
         self.key = {
@@ -237,7 +238,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         deferred = deferred[keep]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
-        old, new, fresh = _substitutions(unknowns, classes, eliminated)
+        old, new, fresh, targets = _substitutions(unknowns, classes, eliminated)
         unknowns = [q for q in unknowns if q not in eliminated]
         if fresh:  # derivatives of representatives created by the substitution
             columns = columns + fresh
@@ -253,7 +254,17 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             replaced[[position[q] for q in old]] = True
             check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
             residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
-            pattern = _replace_rows(pattern, check, incidence(residuals[check], allsyms))
+            # the rows' new columns: their old ones, the representatives, the offsets'
+            # parameters; the incidence taken in those only (exact, and no pass over every
+            # symbol of the model)
+            held = [pattern[check].indices, [position[q] for q in targets]]
+            cols = np.unique(np.concatenate([*held, sorted(classes.atom_columns)]))
+            cols = cols.astype(np.int64)
+            part = incidence(residuals[check], allsyms[cols.tolist()])
+            part = sp.csr_matrix(
+                (part.data, cols[part.indices], part.indptr), shape=(len(check), len(columns))
+            )
+            pattern = _replace_rows(pattern, check, part)
     split = cs.vertsplit(residuals) if sources else []
     equations = tuple(FlatEquation(r, src) for r, src in zip(split, sources))
     members: dict[str, list[str]] = {}
@@ -348,6 +359,8 @@ def _classify(
     lin = affine_rows(rows[cand], allsyms[x_cols], allsyms[p_cols] if p_cols else None, pv)
     symbolic = np.flatnonzero(lin.symbolic)
     first = classes.add_atoms(lin.expressions[symbolic.tolist()]) if symbolic.size else 0
+    if symbolic.size:
+        classes.atom_columns.update(p_cols)
     atom_of = dict(zip(symbolic.tolist(), range(first, first + symbolic.size)))
     order = np.argsort(lin.rows, kind="stable")
     starts = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1))
@@ -448,18 +461,20 @@ def _set(offsets: Offsets, q: str, lin: Lin) -> None:
 
 def _substitutions(
     unknowns: list[str], classes: _Classes, eliminated: dict[str, tuple[float, str | None, Lin]]
-) -> tuple[list[str], cs.SX, list[str]]:
+) -> tuple[list[str], cs.SX, list[str], list[str]]:
     """Record every newly eliminated variable as (sign, root, offset).
 
     Returns the names of the symbols to replace (variables and their derivatives), their
-    replacements ``sign * root + offset`` as one vector (built in bulk), and the
-    representatives' derivatives created on the way.
+    replacements ``sign * root + offset`` as one vector (built in bulk), the
+    representatives' derivatives created on the way, and the representatives (and their
+    derivatives) the replacements hold.
     """
     old: list[str] = []
     base: list[cs.SX] = []
     signs: list[float] = []
     offsets: list[Lin] = []
     fresh: list[str] = []
+    named: list[str] = []  # the representatives and derivatives the replacements hold
     table = classes.symbols
     changed, classes.changed = classes.changed, set()
     for q in unknowns:
@@ -473,6 +488,8 @@ def _substitutions(
         eliminated[q] = (s, None if k is not None else root, total)
         old.append(q)
         base.append(table[root].sym if k is None else cs.SX(0))
+        if k is None:
+            named.append(root)
         signs.append(s)
         offsets.append(total)
         dq = classes.deriv.get(q)
@@ -483,14 +500,15 @@ def _substitutions(
                 if created:
                     fresh.append(droot)
                 base.append(table[droot].sym)
+                named.append(droot)
             else:
                 base.append(cs.SX(0))
             signs.append(s)
             offsets.append({})
     if not old:
-        return old, cs.SX(), fresh
+        return old, cs.SX(), fresh, []
     new = cs.densify(cs.vertcat(*base) * cs.DM(signs) + classes.expressions(offsets))
-    return old, new, fresh
+    return old, new, fresh, list(dict.fromkeys(named))
 
 
 def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
