@@ -107,10 +107,16 @@ def _preference(sym: Symbol, order: int, differentiated: bool) -> tuple:
     )
 
 
+#: The zero offset, shared (offsets are never changed in place).
+ZERO: Lin = {}
+
+
 def _axpy(a: Lin, s: float, b: Lin) -> Lin:
-    """The offset ``a + s b`` (a new dict unless ``b`` is zero)."""
+    """The offset ``a + s b`` (a new dict unless one of them is zero)."""
     if not b:
         return a
+    if not a:
+        return {k: s * w for k, w in b.items()}
     out = dict(a)
     for k, w in b.items():
         total = out.get(k, 0.0) + s * w
@@ -124,15 +130,20 @@ def _axpy(a: Lin, s: float, b: Lin) -> Lin:
 def _find(parent: Parents, sign: Signs, offset: Offsets, q: str) -> tuple[str, float, Lin]:
     """``(root, s, c)`` with ``q = s * root + c``; every node on the way is then attached
     to the root directly (path compression)."""
-    path = []
-    root = q
+    up = parent[q]
+    if up is q:
+        return q, 1.0, ZERO
+    if parent[up] is up:  # already attached to the root
+        return up, sign[q], offset.get(q, ZERO)
+    path = [q]
+    root = up
     while parent[root] is not root:
         path.append(root)
         root = parent[root]
-    s, c = 1.0, {}
+    s, c = 1.0, ZERO
     for node in reversed(path):  # node = sign * (its old parent, = s root + c) + offset
         ns = sign[node]
-        c = _axpy(offset.get(node, {}), ns, c)
+        c = _axpy(offset.get(node, ZERO), ns, c)
         s *= ns
         parent[node], sign[node] = root, s
         if c:
@@ -405,7 +416,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
         root, s, c = classes.find(q)
         if root in const:
             return False  # a second constant for the class: keep as equation
-        value = _axpy({k: -s * w / a for k, w in offset.items()}, -s, c)  # s (q - c)
+        value = _axpy(_scaled(offset, -s / a), -s, c)  # s (q - c)
         if root in fixed and _symbolic(value):
             return False
         const[root] = value
@@ -421,7 +432,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
     rel = -coef[1] / coef[0]  # a = rel * b + d0, d0 = -offset / coef[0]
     # with a = sa ra + ca, b = sb rb + cb: ra = s rb + d
     s = sa * rel * sb
-    d = _axpy(_axpy({k: -sa * w / coef[0] for k, w in offset.items()}, sa * rel, cb), -sa, ca)
+    d = _axpy(_axpy(_scaled(offset, -sa / coef[0]), sa * rel, cb), -sa, ca)
     if ra in fixed and rb in fixed and d:
         return False
     if ra in fixed or rb in fixed:
@@ -433,18 +444,23 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
     # attach the less preferred root under the other
     if classes.key[ra] < classes.key[rb]:
         parent[rb], sign[rb] = ra, s  # rb = s ra - s d (s = +-1)
-        _set(classes.offset, rb, {k: -s * w for k, w in d.items()})
+        _set(classes.offset, rb, _scaled(d, -s))
         if rb in const:
             const[ra] = _axpy(d, s, const.pop(rb))
     else:
         parent[ra], sign[ra] = rb, s
         _set(classes.offset, ra, d)
         if ra in const:
-            const[rb] = _axpy({k: -s * w for k, w in d.items()}, s, const.pop(ra))
+            const[rb] = _axpy(_scaled(d, -s), s, const.pop(ra))
     if ra in fixed or rb in fixed:
         fixed.update((ra, rb))
     classes.changed.update((ra, rb))
     return True
+
+
+def _scaled(lin: Lin, s: float) -> Lin:
+    """The offset ``s lin``."""
+    return {k: s * w for k, w in lin.items()} if lin else ZERO
 
 
 def _symbolic(lin: Lin | None) -> bool:
