@@ -379,11 +379,10 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     symbolic: list[cs.SX] = []  # offsets that are expressions, at rows ``where``
     where: list[int] = []
 
-    def add(name: str, q: str) -> None:
-        sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
-        if root is not None:
+    def put(name: str, sign: float, col: int | None, const: float | cs.SX) -> None:
+        if col is not None:
             rows.append(len(names))
-            cols.append(column[root])
+            cols.append(col)
             signs.append(sign)
         if isinstance(const, cs.SX):
             where.append(len(names))
@@ -391,6 +390,10 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
             const = 0.0
         names.append(name)
         offsets.append(const)
+
+    def add(name: str, q: str) -> None:
+        sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
+        put(name, sign, None if root is None else column[root], const)
 
     for q in flat.variables:
         add(q, q)
@@ -403,15 +406,10 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     for sym in flat.symbols.values():  # der(q) of an eliminated q: +-der(representative)
         if sym.kind != "derivative" or sym.name in known or sym.base not in red.eliminated:
             continue
-        sign, root, _ = red.eliminated[sym.base]
-        target = derivative_name(root, sym.order) if root is not None else None
+        sign, root, _ = red.eliminated[sym.base]  # parameters are constant: no offset
+        target = None if root is None else derivative_name(root, sym.order)
         if target is None or target in column:
-            if target is not None:
-                rows.append(len(names))
-                cols.append(column[target])
-                signs.append(sign)
-            names.append(sym.name)
-            offsets.append(0.0)  # parameters are constant: no offset in a derivative
+            put(sym.name, sign, None if target is None else column[target], 0.0)
     for q in flat.discretes:
         add(q, q)
     values = cs.vertcat(dae.x, dae.values, *[flat.sym(q) for q in flat.discretes])

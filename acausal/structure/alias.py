@@ -269,8 +269,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             # parameters; the incidence taken in those only (exact, and no pass over every
             # symbol of the model)
             held = [pattern[check].indices, [position[q] for q in targets]]
-            cols = np.unique(np.concatenate([*held, sorted(classes.atom_columns)]))
-            cols = cols.astype(np.int64)
+            cols = np.unique(np.concatenate([*held, list(classes.atom_columns)]).astype(np.int64))
             part = incidence(residuals[check], allsyms[cols.tolist()])
             part = sp.csr_matrix(
                 (part.data, cols[part.indices], part.indptr), shape=(len(check), len(columns))
@@ -290,7 +289,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             members.setdefault(root, []).append(q)
     offsets = _offset_values(classes, [c for *_, c in final])
     table = {q: (s, root, value) for (q, s, root, _), value in zip(final, offsets)}
-    starts = _merge_starts(flat, classes, table, values)
+    starts = _merge_starts(flat, table, values)
     return Reduced(
         flat,
         Table(classes.symbols),
@@ -310,11 +309,11 @@ def _offset_values(classes: _Classes, offsets: list[Lin]) -> list[float | cs.SX]
     out: list[float | cs.SX] = []
     symbolic: list[int] = []
     for k, lin in enumerate(offsets):
-        if not lin or (len(lin) == 1 and ONE in lin):
-            out.append(lin.get(ONE, 0.0))
-        else:
+        if _symbolic(lin):
             out.append(0.0)
             symbolic.append(k)
+        else:
+            out.append(lin.get(ONE, 0.0))
     if symbolic:
         exprs = cs.vertsplit(classes.expressions([offsets[k] for k in symbolic]))
         for k, e in zip(symbolic, exprs):
@@ -390,7 +389,7 @@ def _classify(
         qs = [columns[x_cols[c]] for c in lin.cols[ks]]
         atom = atom_of.get(i)
         value = float(lin.offsets[i])
-        if not with_offsets and (atom is not None or (value and len(qs) == 2)):
+        if not with_offsets and value and len(qs) == 2:  # (no atom: no parameter held)
             later.append(check[row])
             continue
         if atom is not None and len(qs) == 1 and fixing.get(classes.find(qs[0])[0], 0) > 1:
@@ -435,10 +434,9 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
     d = _axpy(_axpy(_scaled(offset, -sa / coef[0]), sa * rel, cb), -sa, ca)
     if ra in fixed and rb in fixed and d:
         return False
-    if ra in fixed or rb in fixed:
-        merged = _axpy(d, s, const[rb]) if rb in const else None
-        if ra in const:
-            merged = _axpy(const[ra], -1.0, d)  # s rb
+    if (ra in fixed or rb in fixed) and (ra in const or rb in const):
+        # the joined class's constant (ra = s rb + d): a fixed start against parameters?
+        merged = _axpy(d, s, const[rb]) if rb in const else _axpy(const[ra], -1.0, d)
         if _symbolic(merged):
             return False
     # attach the less preferred root under the other
@@ -540,7 +538,7 @@ def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp
 
 
 def _merge_starts(
-    flat: FlatDAE, classes: _Classes, eliminated: dict[str, Alias], values: np.ndarray
+    flat: FlatDAE, eliminated: dict[str, Alias], values: np.ndarray
 ) -> dict[str, Start]:
     """One start value per class (a member's ``q = s root + c`` gives the root
     ``s (start - c)``); two different fixed values in a class are an error."""
