@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import casadi as cs
+import numpy as np
 
 from .component import Component, Equation
-from .connectors import Connector
 from .errors import EquationError, NameClashError, StructureError
 from .printing import infix
 from .symbols import Quantity, as_sx, derivative_name, split_derivative, time
@@ -142,6 +142,14 @@ class ConnectionEquation(NamedTuple):
         return f"connect({names}): {a}.{self.variable} == {b}.{self.variable}"
 
 
+class Entries(NamedTuple):
+    """Variables held by a run of equations, row by row: row ``k`` holds
+    ``names[indptr[k]:indptr[k + 1]]`` (dotted names), a sparse matrix's row pointers."""
+
+    indptr: np.ndarray
+    names: tuple[str, ...]
+
+
 class FlatEquation(NamedTuple):
     """A residual ``0 = residual`` and its source (these records are named tuples: a large
     model makes tens of thousands of them)."""
@@ -189,6 +197,9 @@ class FlatDAE:
     keys: Table  # a component symbol's own name (``@v<token>:p.v``) -> dotted name
     unconnected: tuple[str, ...] = ()
     events: tuple[FlatEvent, ...] = ()
+    # the variables the connection equations (the last rows) hold: known when they are
+    # made, so no stage has to find them in the expressions
+    connection_entries: Entries = Entries(np.zeros(1, dtype=np.int64), ())
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -377,7 +388,7 @@ def flatten(system: System) -> FlatDAE:
         for r, e in zip(residuals, own)
     ]
     aliases = _exposed(comps, symbols)
-    unconnected, connection_eqs, connection_residuals = _connection_equations(system, ren)
+    unconnected, connection_eqs, connection_residuals, entries = _connection_equations(system, ren)
     stacked = cs.vertcat(stacked[: len(own)], connection_residuals)
     return FlatDAE(
         system.name,
@@ -392,6 +403,7 @@ def flatten(system: System) -> FlatDAE:
         declared_names,
         unconnected,
         tuple(flat_events),
+        entries,
     )
 
 
@@ -411,13 +423,13 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 
 def _connection_equations(
     system: System, ren: _Unifier
-) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX]:
-    """Unconnected connectors, the equations of every connection set and their residuals
-    stacked, built in bulk (a few CasADi calls in all, not one per equation): flows ``S f``
-    with ``S`` the 0/1 matrix of which flows each sum adds, potentials ``first - other``."""
+) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX, Entries]:
+    """Unconnected connectors, the equations of every connection set, their residuals
+    stacked and the variables each holds, built in bulk (a few CasADi calls in all, not one
+    per equation): flows ``S f`` with ``S`` the 0/1 matrix of which flows each sum adds,
+    potentials ``first - other``."""
 
-    def sym(c: Connector, var: str) -> cs.SX:
-        return ren.syms[ren.names[c.quantities[var]]]
+    names_of = ren.names
 
     unconnected: list[str] = []
     firsts, others, pot_src = [], [], []
@@ -430,20 +442,28 @@ def _connection_equations(
         ctype = conns[0].ctype
         for var in ctype.potentials:
             for k in range(1, len(conns)):
-                firsts.append(sym(conns[0], var))
-                others.append(sym(conns[k], var))
+                firsts.append(names_of[conns[0].quantities[var]])
+                others.append(names_of[conns[k].quantities[var]])
                 pot_src.append(ConnectionEquation(names, var, "potential", k))
         for var in ctype.flows:
             rows += [len(flow_src)] * len(conns)
-            flows += [sym(c, var) for c in conns]
+            flows += [names_of[c.quantities[var]] for c in conns]
             flow_src.append(ConnectionEquation(names, var, "flow"))
+
+    def stacked_syms(dotted: list[str]) -> cs.SX:
+        return cs.vertcat(*[ren.syms[n] for n in dotted])
+
     sums, diffs = cs.SX(0, 1), cs.SX(0, 1)
     if flow_src:
         S = cs.DM(cs.Sparsity.triplet(len(flow_src), len(flows), rows, list(range(len(flows)))), 1)
-        sums = cs.mtimes(S, cs.vertcat(*flows))
+        sums = cs.mtimes(S, stacked_syms(flows))
     if firsts:
-        diffs = cs.vertcat(*firsts) - cs.vertcat(*others)
+        diffs = stacked_syms(firsts) - stacked_syms(others)
     stacked = cs.vertcat(sums, diffs)
     residuals = cs.vertsplit(stacked) if stacked.numel() else []
     equations = [FlatEquation(r, src) for r, src in zip(residuals, flow_src + pot_src)]
-    return tuple(unconnected), equations, stacked
+    # the rows' variables: each flow sum's members, then each potential pair
+    counts = np.concatenate([np.bincount(rows, minlength=len(flow_src)), np.full(len(firsts), 2)])
+    pairs = [n for pair in zip(firsts, others) for n in pair]
+    entries = Entries(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), (*flows, *pairs))
+    return tuple(unconnected), equations, stacked, entries

@@ -228,7 +228,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     params = (start, start + len(flat.parameters))  # their columns
     values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
-    pattern = incidence(residuals, allsyms)  # of the current rows, kept up to date
+    pattern = _incidence(flat, residuals, allsyms, columns)  # of the current rows, kept up to date
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
     deferred = np.zeros(len(sources), dtype=bool)  # rows left for the offsets' passes
     while True:
@@ -301,6 +301,26 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         pattern,
         tuple(columns),
     )
+
+
+def _incidence(
+    flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, columns: list[str | None]
+) -> sp.csr_matrix:
+    """The equations' incidence in ``allsyms`` (named by ``columns``): the components'
+    equations by :func:`.graph.incidence`, the connection sets' (the last rows) from the
+    variables flatten recorded for them. Those rows hold a ground's flow balance and its
+    potential, the dense row and column that make CasADi's sparsity pass slow."""
+    entries = flat.connection_entries
+    n_conn = len(entries.indptr) - 1
+    n_own = residuals.numel() - n_conn
+    own = incidence(residuals[:n_own] if n_own else cs.SX(0, 1), allsyms)
+    position = {q: j for j, q in enumerate(columns)}
+    cols = np.array([position[q] for q in entries.names], dtype=np.int64)
+    data = np.ones(len(cols), dtype=np.int8)
+    conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, len(columns)))
+    conn.sum_duplicates()
+    conn.data[:] = 1
+    return sp.csr_matrix(sp.vstack([own, conn], format="csr"), dtype=np.int8)
 
 
 def _offset_values(classes: _Classes, offsets: list[Lin]) -> list[float | cs.SX]:
