@@ -30,6 +30,11 @@ ODE at rtol = atol = 1e-12. ``IDAS call in sim`` is the bare CasADi call inside 
 
     python bench/slider_crank.py                    # 5 s, dt 1e-3, rtol 1e-8, atol 1e-10
     python bench/slider_crank.py --repeats 5 --t-end 2 --json out.json
+    python bench/slider_crank.py --work-precision 1e-6 1e-7 1e-8 1e-9 1e-10
+
+``--work-precision``: the model's second ``simulate`` and the floor at each tolerance,
+time against theta's largest error from the reference; the floor's time at the model's
+error is interpolated between the floor's points, so the ratio is at equal accuracy.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import os
 import sys
 import time
 import warnings
+from functools import partial
 
 import casadi as cs
 import numpy as np
@@ -280,6 +286,72 @@ def measure(repeats: int, t_end: float, dt: float, rtol: float, atol: float) -> 
     return out
 
 
+def _model_theta(simulate, model, args: dict) -> np.ndarray:
+    return simulate(model, **args)["sc.crank_joint.phi"]
+
+
+def _floor_theta(floor) -> np.ndarray:
+    return np.asarray(floor(x0=[0.0, 0.0], p=[TORQUE, FRICTION])["xf"])[0]
+
+
+def work_precision(repeats: int, t_end: float, dt: float, tolerances: list[float]) -> dict:
+    """Time against accuracy at the first torque, model (a second ``simulate``) and floor,
+    at each ``rtol`` (``atol = rtol / 100``): the best of ``repeats`` runs and the largest
+    |theta - reference| on the grid. Each model point is compared with the floor's time
+    at the same error, interpolated linearly in log(error) -> log(time) between the floor's
+    points (which reach two decades of tolerance further; None outside their range): the
+    ratio at equal accuracy."""
+    import acausal as ac
+    from solvers import simulate
+
+    grid = dt * np.arange(int(round(t_end / dt)) + 1)
+    ref = reference(grid, TORQUE)[0]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*unconnected connectors")
+        model = ac.compile(build_system())
+    points: dict[str, list[dict]] = {"model": [], "floor": []}
+    tightest = min(tolerances)
+    for rtol in [*tolerances, tightest / 10, tightest / 100]:  # the floor reaching further
+        args = {"t_end": t_end, "dt": dt, "rtol": rtol, "atol": rtol / 100}
+        runs = {"floor": partial(_floor_theta, build_floor(grid, rtol, rtol / 100))}
+        if rtol in tolerances:
+            simulate(model, **args)  # builds the simulator: then a second simulate is timed
+            runs["model"] = partial(_model_theta, simulate, model, args)
+        for kind, run in runs.items():
+            best, theta = float("inf"), None
+            for _ in range(repeats):
+                tic = time.perf_counter()
+                theta = run()
+                best = min(best, time.perf_counter() - tic)
+            error = float(np.max(np.abs(theta - ref)))
+            points[kind].append({"rtol": rtol, "time": best, "error": error})
+    floor = sorted(points["floor"], key=lambda q: q["error"])
+    log_err = np.log([q["error"] for q in floor])
+    log_time = np.log([q["time"] for q in floor])
+    for q in points["model"]:
+        e = np.log(q["error"])
+        inside = log_err[0] <= e <= log_err[-1]
+        q["floor_time"] = float(np.exp(np.interp(e, log_err, log_time))) if inside else None
+        q["ratio"] = q["time"] / q["floor_time"] if inside else None
+    return points
+
+
+def work_precision_table(points: dict) -> str:
+    rows = [
+        "| rtol (atol = rtol/100) | model: time / theta error | floor: time / theta error "
+        "| floor time at the model's error | ratio at equal accuracy |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for m, f in zip(points["model"], points["floor"]):  # the floor's tighter ones left out
+        rows.append(
+            f"| {m['rtol']:.0e} | {fmt(m['time'])} s / {_sci(m['error'])} "
+            f"| {fmt(f['time'])} s / {_sci(f['error'])} "
+            f"| {'-' if m['floor_time'] is None else fmt(m['floor_time']) + ' s'} "
+            f"| {'-' if m['ratio'] is None else format(m['ratio'], '.1f')} |"
+        )
+    return "\n".join(rows)
+
+
 # -- reporting -----------------------------------------------------------------------------
 def _ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or not b else f"{a / b:.1f}"
@@ -364,12 +436,24 @@ def main() -> None:
     parser.add_argument("--rtol", type=float, default=1e-8)
     parser.add_argument("--atol", type=float, default=1e-10)
     parser.add_argument("--json", help="write the results to this JSON file")
+    parser.add_argument(
+        "--work-precision",
+        nargs="+",
+        type=float,
+        metavar="RTOL",
+        help="instead: time against theta's error at these rtol (atol = rtol / 100)",
+    )
     args = parser.parse_args()
     info = machine(sympy=sp.__version__)
     print(f"machine: {info}")
-    result = measure(args.repeats, args.t_end, args.dt, args.rtol, args.atol)
-    print()
-    print(table(result))
+    if args.work_precision:
+        result = work_precision(args.repeats, args.t_end, args.dt, args.work_precision)
+        print()
+        print(work_precision_table(result))
+    else:
+        result = measure(args.repeats, args.t_end, args.dt, args.rtol, args.atol)
+        print()
+        print(table(result))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"machine": info, "args": vars(args), "result": result}, fh, indent=1)

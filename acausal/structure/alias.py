@@ -173,10 +173,17 @@ class _Classes:
         self.n_atoms = 0
         self.atom_columns: set[int] = set()  # the parameters' columns atoms may hold
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
-        order = {q: k for k, q in enumerate(flat.variables)}
-        self.key = {
-            q: _preference(self.symbols[q], order[q], q in self.deriv) for q in flat.variables
-        }
+        self._order = {q: k for k, q in enumerate(flat.variables)}
+        self._differentiated = frozenset(self.deriv)  # as declared (not the derivatives made)
+        self._keys: dict[str, tuple] = {}
+
+    def key(self, q: str) -> tuple:
+        """The representative preference of variable ``q`` (made when first compared)."""
+        k = self._keys.get(q)
+        if k is None:
+            sym, order = self.symbols[q], self._order[q]
+            k = self._keys[q] = _preference(sym, order, q in self._differentiated)
+        return k
 
     def find(self, q: str) -> tuple[str, float, Lin]:
         return _find(self.parent, self.sign, self.offset, q)
@@ -249,7 +256,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         deferred = deferred[keep]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
-        old, new, fresh, targets = _substitutions(unknowns, classes, eliminated)
+        old, base, signs, offsets, fresh = _substitutions(unknowns, classes, eliminated)
         unknowns = [q for q in unknowns if q not in eliminated]
         if fresh:  # derivatives of representatives created by the substitution
             columns = columns + fresh
@@ -264,11 +271,16 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             replaced = np.zeros(len(columns), dtype=bool)
             replaced[[position[q] for q in old]] = True
             check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
+            # the replacements sign * base + offset, base a representative, its derivative
+            # or zero (the column past the last)
+            at = [len(columns) if b is None else position[b] for b in base]
+            bases = cs.vertcat(allsyms, cs.SX(1, 1))[at]
+            new = cs.densify(bases * cs.DM(signs) + classes.expressions(offsets))
             residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
             # the rows' new columns: their old ones, the representatives, the offsets'
             # parameters; the incidence taken in those only (exact, and no pass over every
             # symbol of the model)
-            held = [pattern[check].indices, [position[q] for q in targets]]
+            held = [pattern[check].indices, [j for j in at if j < len(columns)]]
             cols = np.unique(np.concatenate([*held, list(classes.atom_columns)]).astype(np.int64))
             part = incidence(residuals[check], allsyms[cols.tolist()])
             part = sp.csr_matrix(
@@ -365,7 +377,7 @@ def _classify(
     one sweep per column of a dense row (a ground node's current balance); per-row Python
     would cost a CasADi call per node.
     """
-    unknown = np.array([q is not None and q in classes.parent for q in columns])
+    unknown = np.arange(len(columns)) < len(classes.parent)  # the variables come first
     allowed = unknown.copy()
     allowed[params[0] : params[1]] = True
     rows = residuals[check]
@@ -392,30 +404,33 @@ def _classify(
     if symbolic.size:
         classes.atom_columns.update(p_cols)
     atom_of = dict(zip(symbolic.tolist(), range(first, first + symbolic.size)))
+    # each row's unknowns (names) and coefficients, as Python lists made in bulk
     order = np.argsort(lin.rows, kind="stable")
-    starts = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1))
-    held_by = [order[starts[i] : starts[i + 1]] for i in range(len(cand))]
+    starts = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1)).tolist()
+    names = np.asarray(columns, dtype=object)[np.asarray(x_cols)[lin.cols[order]]].tolist()
+    coefs = lin.values[order].tolist()
+    affine, offsets = lin.affine.tolist(), lin.offsets.tolist()
     fixing: dict[str, int] = {}  # class root -> rows making it a constant of parameters
     if with_offsets:
         for i in symbolic.tolist():
-            if len(held_by[i]) == 1 and lin.affine[i]:
-                root = classes.find(columns[x_cols[lin.cols[held_by[i][0]]]])[0]
+            if starts[i + 1] - starts[i] == 1 and affine[i]:
+                root = classes.find(names[starts[i]])[0]
                 fixing[root] = fixing.get(root, 0) + 1
     aliased, later = set(), deferred
     for i, row in enumerate(cand):
-        ks = held_by[i]
-        if not len(ks) or not lin.affine[i]:
+        a, b = starts[i], starts[i + 1]
+        if a == b or not affine[i]:
             continue
-        qs = [columns[x_cols[c]] for c in lin.cols[ks]]
+        qs = names[a:b]
         atom = atom_of.get(i)
-        value = float(lin.offsets[i])
+        value = offsets[i]
         if not with_offsets and value and len(qs) == 2:  # (no atom: no parameter held)
             later.append(check[row])
             continue
         if atom is not None and len(qs) == 1 and fixing.get(classes.find(qs[0])[0], 0) > 1:
             continue
         offset = {atom: 1.0} if atom is not None else {ONE: value} if value else {}
-        if _try_alias(qs, lin.values[ks].tolist(), offset, classes):
+        if _try_alias(qs, coefs[a:b], offset, classes):
             aliased.add(check[row])
     return aliased, later
 
@@ -443,7 +458,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
         return True
     if coef[0] == 0.0 or abs(coef[0]) != abs(coef[1]):
         return False
-    (ra, sa, ca), (rb, sb, cb) = (classes.find(q) for q in qs)
+    (ra, sa, ca), (rb, sb, cb) = classes.find(qs[0]), classes.find(qs[1])
     if ra == rb:
         return False  # closes a cycle: redundant or contradictory, keep it
     if ra in const and rb in const:
@@ -460,7 +475,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
         if _symbolic(merged):
             return False
     # attach the less preferred root under the other
-    if classes.key[ra] < classes.key[rb]:
+    if classes.key(ra) < classes.key(rb):
         parent[rb], sign[rb] = ra, s  # rb = s ra - s d (s = +-1)
         _set(classes.offset, rb, _scaled(d, -s))
         if rb in const:
@@ -495,21 +510,19 @@ def _set(offsets: Offsets, q: str, lin: Lin) -> None:
 
 def _substitutions(
     unknowns: list[str], classes: _Classes, eliminated: dict[str, tuple[float, str | None, Lin]]
-) -> tuple[list[str], cs.SX, list[str], list[str]]:
+) -> tuple[list[str], list[str | None], list[float], list[Lin], list[str]]:
     """Record every newly eliminated variable as (sign, root, offset).
 
-    Returns the names of the symbols to replace (variables and their derivatives), their
-    replacements ``sign * root + offset`` as one vector (built in bulk), the
-    representatives' derivatives created on the way, and the representatives (and their
-    derivatives) the replacements hold.
+    Returns the names of the symbols to replace (variables and their derivatives) and
+    their replacements ``sign * base + offset`` as three lists (``base``: the name of a
+    representative or of its derivative, None for zero), and the representatives'
+    derivatives created on the way.
     """
     old: list[str] = []
-    base: list[cs.SX] = []
+    base: list[str | None] = []
     signs: list[float] = []
     offsets: list[Lin] = []
     fresh: list[str] = []
-    named: list[str] = []  # the representatives and derivatives the replacements hold
-    table = classes.symbols
     changed, classes.changed = classes.changed, set()
     for q in unknowns:
         if q not in changed:
@@ -521,9 +534,7 @@ def _substitutions(
         total = c if k is None else _axpy(c, s, k)
         eliminated[q] = (s, None if k is not None else root, total)
         old.append(q)
-        base.append(table[root].sym if k is None else cs.SX(0))
-        if k is None:
-            named.append(root)
+        base.append(root if k is None else None)
         signs.append(s)
         offsets.append(total)
         dq = classes.deriv.get(q)
@@ -533,16 +544,12 @@ def _substitutions(
                 droot, created = classes.derivative(root)
                 if created:
                     fresh.append(droot)
-                base.append(table[droot].sym)
-                named.append(droot)
+                base.append(droot)
             else:
-                base.append(cs.SX(0))
+                base.append(None)
             signs.append(s)
-            offsets.append({})
-    if not old:
-        return old, cs.SX(), fresh, []
-    new = cs.densify(cs.vertcat(*base) * cs.DM(signs) + classes.expressions(offsets))
-    return old, new, fresh, list(dict.fromkeys(named))
+            offsets.append(ZERO)
+    return old, base, signs, offsets, fresh
 
 
 def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
