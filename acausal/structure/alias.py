@@ -417,6 +417,7 @@ def _classify(
                 root = classes.find(names[starts[i]])[0]
                 fixing[root] = fixing.get(root, 0) + 1
     aliased, later = set(), deferred
+    plain: list[tuple[int, list[str], list[float], float]] = []
     for i, row in enumerate(cand):
         a, b = starts[i], starts[i + 1]
         if a == b or not affine[i]:
@@ -424,15 +425,108 @@ def _classify(
         qs = names[a:b]
         atom = atom_of.get(i)
         value = offsets[i]
-        if not with_offsets and value and len(qs) == 2:  # (no atom: no parameter held)
-            later.append(check[row])
+        if not with_offsets:  # (no atom: no parameter held)
+            if value and len(qs) == 2:
+                later.append(check[row])
+            else:
+                plain.append((check[row], qs, coefs[a:b], value))
             continue
         if atom is not None and len(qs) == 1 and fixing.get(classes.find(qs[0])[0], 0) > 1:
             continue
         offset = {atom: 1.0} if atom is not None else {ONE: value} if value else {}
         if _try_alias(qs, coefs[a:b], offset, classes):
             aliased.add(check[row])
+    if plain:
+        aliased = _unite_plain(plain, classes)
     return aliased, later
+
+
+def _unite_plain(
+    rows: list[tuple[int, list[str], list[float], float]], classes: _Classes
+) -> set[int]:
+    """The plain rows ``(row, unknowns, coefficients, r(0))``, in order, united as
+    :func:`_try_alias` would one by one, all at once; their unknowns are roots of classes
+    without a constant (the rows of the first passes hold no other).
+
+    A row ``k a + k' b = 0`` (``|k| = |k'|``) is an edge between ``a`` and ``b``, a row
+    ``k a + h = 0`` an edge between ``a`` and a *ground* node (``a = -h/k``). Taken one by
+    one, a row is refused exactly when it closes a cycle (two constants for one class are
+    a cycle through the ground): the rows taken are the spanning forest that Kruskal's
+    algorithm builds from the edges weighted by their order, which scipy computes. Each
+    class's root is its most preferred member, its members' signs the products along the
+    tree's paths, and a class with an edge to the ground takes that edge's constant."""
+    from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+
+    ids: dict[str, int] = {}  # node 0 is the ground
+    u, v, rel, owner = [], [], [], []
+    for row, qs, coef, value in rows:
+        if len(qs) == 2:
+            if coef[0] == 0.0 or abs(coef[0]) != abs(coef[1]):
+                continue
+            u.append(ids.setdefault(qs[0], len(ids) + 1))
+            v.append(ids.setdefault(qs[1], len(ids) + 1))
+            rel.append(-coef[1] / coef[0])  # qs[0] = rel * qs[1]
+        else:
+            if qs[0] in classes.deriv or coef[0] == 0.0:
+                continue
+            u.append(ids.setdefault(qs[0], len(ids) + 1))
+            v.append(0)
+            rel.append(value * (-1.0 / coef[0]))  # qs[0] = rel (rounded as _try_alias does)
+        owner.append(row)
+    if not u:
+        return set()
+    n = len(ids) + 1
+    ua, va = np.array(u), np.array(v)
+    lo, hi = np.minimum(ua, va), np.maximum(ua, va)
+    _, first = np.unique(lo * n + hi, return_index=True)  # a parallel edge closes a cycle
+    kept = np.sort(first)
+    weights = sp.csr_matrix((kept + 1.0, (lo[kept], hi[kept])), shape=(n, n))
+    taken = np.sort(minimum_spanning_tree(weights).data.astype(np.int64)) - 1
+    pairs = taken[va[taken] != 0]
+    forest = sp.csr_matrix((np.ones(len(pairs)), (ua[pairs], va[pairs])), shape=(n, n))
+    _, label = connected_components(forest, directed=False)
+    names = [""] * n
+    for q, k in ids.items():
+        names[k] = q
+    touched = np.zeros(n, dtype=bool)
+    touched[ua[taken]] = touched[va[taken]] = True
+    touched[0] = False
+    members: dict[int, list[int]] = {}
+    for k in np.flatnonzero(touched).tolist():  # a class: a tree of the forest
+        members.setdefault(int(label[k]), []).append(k)
+    neighbours: dict[int, list[tuple[int, float]]] = {}
+    for e in pairs.tolist():
+        a, b, r = u[e], v[e], rel[e]
+        neighbours.setdefault(a, []).append((b, r))
+        neighbours.setdefault(b, []).append((a, r))
+    ground = {u[e]: rel[e] for e in taken[va[taken] == 0].tolist()}
+    parent, sign, const, fixed, changed = (
+        classes.parent,
+        classes.sign,
+        classes.const,
+        classes.fixed,
+        classes.changed,
+    )
+    for group in members.values():
+        root = min(group, key=lambda k: classes.key(names[k]))
+        signs, queue = {root: 1.0}, [root]
+        for k in queue:  # breadth first through the class's tree
+            for j, r in neighbours.get(k, ()):
+                if j not in signs:
+                    signs[j] = signs[k] * r  # (a = r b: the sign of one from the other's)
+                    queue.append(j)
+        top = names[root]
+        for k, s in signs.items():
+            q = names[k]
+            if k != root:
+                parent[q], sign[q] = top, s
+            if k in ground:
+                value = s * ground[k]  # q = s root = value
+                const[top] = {ONE: value} if value else ZERO
+            if q in fixed:
+                fixed.add(top)
+            changed.add(q)
+    return {owner[e] for e in taken.tolist()}
 
 
 def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes) -> bool:
