@@ -460,15 +460,13 @@ def _unite_plain(
     ids: dict[str, int] = {}  # node 0 is the ground
     u, v, rel, owner = [], [], [], []
     for row, qs, coef, value in rows:
+        if not _alias_shaped(qs, coef, classes):
+            continue
         if len(qs) == 2:
-            if coef[0] == 0.0 or abs(coef[0]) != abs(coef[1]):
-                continue
             u.append(ids.setdefault(qs[0], len(ids) + 1))
             v.append(ids.setdefault(qs[1], len(ids) + 1))
             rel.append(-coef[1] / coef[0])  # qs[0] = rel * qs[1]
         else:
-            if qs[0] in classes.deriv or coef[0] == 0.0:
-                continue
             u.append(ids.setdefault(qs[0], len(ids) + 1))
             v.append(0)
             rel.append(value * (-1.0 / coef[0]))  # qs[0] = rel (rounded as _try_alias does)
@@ -529,6 +527,17 @@ def _unite_plain(
     return {owner[e] for e in taken.tolist()}
 
 
+def _alias_shaped(qs: list[str], coef: list[float], classes: _Classes) -> bool:
+    """Whether ``sum coef_k q_k + h = 0`` can be an alias (two unknowns, coefficients of
+    one nonzero magnitude) or a constant (one unknown that is not differentiated, a nonzero
+    coefficient); whether it is one depends on the classes (:func:`_try_alias`)."""
+    if coef[0] == 0.0:
+        return False
+    if len(qs) == 1:
+        return qs[0] not in classes.deriv
+    return abs(coef[0]) == abs(coef[1])
+
+
 def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes) -> bool:
     """Record ``sum coef_k q_k + offset = 0`` as an alias or a constant, if it is one.
 
@@ -537,10 +546,10 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
     are then checked against the model by the initializer, at the parameters of each run,
     with the equation that determines them named."""
     parent, sign, const, fixed = classes.parent, classes.sign, classes.const, classes.fixed
+    if not _alias_shaped(qs, coef, classes):
+        return False
     if len(qs) == 1:
         (q,), (a,) = qs, coef
-        if q in classes.deriv or a == 0.0:
-            return False
         root, s, c = classes.find(q)
         if root in const:
             return False  # a second constant for the class: keep as equation
@@ -550,8 +559,6 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
         const[root] = value
         classes.changed.add(root)
         return True
-    if coef[0] == 0.0 or abs(coef[0]) != abs(coef[1]):
-        return False
     (ra, sa, ca), (rb, sb, cb) = classes.find(qs[0]), classes.find(qs[1])
     if ra == rb:
         return False  # closes a cycle: redundant or contradictory, keep it
