@@ -75,6 +75,14 @@ QUICK = {"trials": 4, "duration": 20.0, "epochs": 30, "max_nfev": 40}
 ENTRIES = {"M_xx": (0, 0), "M_xtheta": (0, 1), "M_thetatheta": (1, 1)}
 
 
+PAPER = (
+    "paper (Section 5.3, figures only, no numbers): with Q_e in training the mass matrix, "
+    "potential and every force converge on the truth (Fig. 6); without it only the free "
+    "coordinate's forward and inverse dynamics do, the rest being a family of solutions "
+    "(Fig. 7)"
+)
+
+
 def train(data: list[dict], check: list[dict], with_qe: bool, cfg: dict) -> ln.FitResult:
     """The component's network trained on ``data`` (validated on ``check``), with or
     without the servo's force ``Q_x``."""
@@ -217,6 +225,7 @@ def main() -> None:
             [case, "unseen theta (max, of range)", theta_err],
             [case, "unseen Q_e (RMS)", qe_err],
         ]
+    print(f"\n{PAPER}")
     OUT.mkdir(exist_ok=True)
     with open(OUT / "servo_lnn.csv", "w", newline="") as fh:
         csv.writer(fh).writerows([["case", "quantity", "relative error"], *rows])
