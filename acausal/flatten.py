@@ -30,7 +30,7 @@ from .errors import EquationError, NameClashError, StructureError
 from .printing import infix
 from .symbols import Quantity, as_sx, derivative_name, split_derivative, time
 from .system import System
-from .table import Table
+from .table import SymbolTable, Table
 
 
 def display_name(name: str, keys: Mapping[str, str]) -> str:
@@ -187,7 +187,7 @@ class FlatDAE:
 
     name: str
     t: cs.SX
-    symbols: Table
+    symbols: SymbolTable
     variables: tuple[str, ...]
     parameters: tuple[str, ...]
     discretes: tuple[str, ...]
@@ -382,18 +382,21 @@ def flatten(system: System) -> FlatDAE:
             raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
         owner = symbols[base].component
         symbols[name] = Symbol(name, "derivative", syms[name], owner, base=base, order=order)
+    table = SymbolTable(symbols)
     declared_names = Table(ren.full)
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
         for r, e in zip(residuals, own)
     ]
     aliases = _exposed(comps, symbols)
-    unconnected, connection_eqs, connection_residuals, entries = _connection_equations(system, ren)
+    unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
+        system, ren.names, table
+    )
     stacked = cs.vertcat(stacked[: len(own)], connection_residuals)
     return FlatDAE(
         system.name,
         time,
-        Table(symbols),
+        table,
         tuple(kinds["variable"]),
         tuple(kinds["parameter"]),
         tuple(kinds["discrete"]),
@@ -422,14 +425,12 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 
 
 def _connection_equations(
-    system: System, ren: _Unifier
+    system: System, names_of: Mapping[Quantity, str], symbols: SymbolTable
 ) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX, Entries]:
     """Unconnected connectors, the equations of every connection set, their residuals
     stacked and the variables each holds, built in bulk (a few CasADi calls in all, not one
     per equation): flows ``S f`` with ``S`` the 0/1 matrix of which flows each sum adds,
-    potentials ``first - other``."""
-
-    names_of = ren.names
+    potentials ``first - other``; ``names_of`` gives each quantity's dotted name."""
 
     unconnected: list[str] = []
     firsts, others, pot_src = [], [], []
@@ -450,15 +451,12 @@ def _connection_equations(
             flows += [names_of[c.quantities[var]] for c in conns]
             flow_src.append(ConnectionEquation(names, var, "flow"))
 
-    def stacked_syms(dotted: list[str]) -> cs.SX:
-        return cs.vertcat(*[ren.syms[n] for n in dotted])
-
     sums, diffs = cs.SX(0, 1), cs.SX(0, 1)
     if flow_src:
         S = cs.DM(cs.Sparsity.triplet(len(flow_src), len(flows), rows, list(range(len(flows)))), 1)
-        sums = cs.mtimes(S, stacked_syms(flows))
+        sums = cs.mtimes(S, symbols.take(flows))
     if firsts:
-        diffs = stacked_syms(firsts) - stacked_syms(others)
+        diffs = symbols.take(firsts) - symbols.take(others)
     stacked = cs.vertcat(sums, diffs)
     residuals = cs.vertsplit(stacked) if stacked.numel() else []
     equations = [FlatEquation(r, src) for r, src in zip(residuals, flow_src + pot_src)]

@@ -51,7 +51,7 @@ class Model(PicklesWithCasadi):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index_of", {n: k for k, n in enumerate(self.names)})
-        object.__setattr__(self, "p", cs.vertcat(*[self.flat.sym(n) for n in self.defaults]))
+        object.__setattr__(self, "p", self.flat.symbols.take(self.defaults))
 
     # -- what a user inspects -------------------------------------------------------------
     @property
@@ -316,7 +316,7 @@ def _with_events(
     updates = [rules.get(q, ir.symbols[q].sym) for q in states + list(flat.discretes)]
     position = {n: k for k, n in enumerate(names)}
     known = list(flat.variables) + [q for ch in ir.chains for q in ch[1:]]
-    old = cs.vertcat(*[ir.symbols[q].sym for q in known])
+    old = ir.symbols.take(known)
     new = cs.vertcat(*[outputs[position[q]] for q in known])
     zero, update = cs.substitute([cs.vertcat(*crossings), cs.vertcat(*updates)], [old], [new])
     modes = cs.vertcat(*[flat.sym(q) for q in flat.discretes])
@@ -337,11 +337,10 @@ def _breakpoints(red: Reduced) -> cs.SX:
     if not red.equations:
         return cs.SX(0, 1)
     t = red.flat.t
-    res = [e.residual for e in red.equations]
-    rows = np.nonzero(np.diff(incidence(res, [t]).indptr))[0]
+    rows = np.nonzero(np.diff(incidence(red.residuals, [t]).indptr))[0]
     found: list[cs.SX] = []
     for r in rows:
-        stack, budget = [res[r]], 10_000
+        stack, budget = [red.residuals[int(r)]], 10_000
         while stack and budget:
             e = stack.pop()
             budget -= 1

@@ -65,8 +65,8 @@ def check_blocks(
     """A :class:`BlockReport` per analysed block (see the module docstring); ``laws`` names
     the components with constitutive laws (their blocks get advice about laws)."""
     ir = model.ir
-    xs = cs.vertcat(*[ir.sym(c) for c in ir.states])
-    ys = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
+    xs = ir.syms(ir.states)
+    ys = ir.syms(ir.algebraic)
     columns = None
     if result is not None:
         fun = cs.Function(
@@ -79,7 +79,7 @@ def check_blocks(
     for k in analysed_blocks(model):
         block = model.blocks[k]
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
-        y = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
+        y = ir.syms(block.unknowns)
         jac = cs.densify(cs.jacobian(res, y))
         sources = [ir.equations[r].source for r in block.equations]
         owners = [s.component or "connections" for s in sources]

@@ -24,11 +24,11 @@ def singular_block(
     ir = model.ir
     values = functions.values(x, z, p, t).full().ravel()
     values = np.where(np.isfinite(values), values, 0.0)
-    xs = cs.vertcat(*[ir.sym(c) for c in ir.states])
-    ys = cs.vertcat(*[ir.sym(c) for c in ir.algebraic])
+    xs = ir.syms(ir.states)
+    ys = ir.syms(ir.algebraic)
     for k, block in enumerate(model.blocks, 1):
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
-        yb = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
+        yb = ir.syms(block.unknowns)
         jac = cs.Function("block_jacobian", [xs, ys, model.p, model.t], [cs.jacobian(res, yb)])
         mat = jac(x, values, p, t).full()
         if is_singular(mat):

@@ -62,10 +62,10 @@ class StateSets:
         self.sets = [ir.choices, *ir.alternatives]
         chain_names = [q for ch in ir.chains for q in ch]
         self.positions = [model.check_name(q) for q in chain_names]
-        args = [cs.vertcat(*[ir.symbols[q].sym for q in chain_names]), model.p, model.t]
+        args = [ir.symbols.take(chain_names), model.p, model.t]
         self.jacobians: list[tuple[cs.Function, cs.Sparsity] | None] = []
         hv = [len(ch) - 1 for ch in ir.chains]
-        speeds = cs.vertcat(*[ir.sym((v, 1)) for v in range(len(hv)) if hv[v] >= 1])
+        speeds = ir.syms([(v, 1) for v in range(len(hv)) if hv[v] >= 1])
         for choices in self.sets:
             lowest = [ch for ch in choices if all(o == 1 for _, o in ch.candidates)]
             eqs = [e for ch in lowest for e in ch.equations]
@@ -73,7 +73,7 @@ class StateSets:
                 self.jacobians.append(None)
                 continue
             res = cs.vertcat(*[ir.equations[e].residual for e in eqs])
-            cols = cs.vertcat(*[ir.sym(c) for ch in lowest for c in ch.dummies])
+            cols = ir.syms([c for ch in lowest for c in ch.dummies])
             jac = cs.jacobian(res, cols)
             rows = cs.sqrt(cs.sum2(cs.jacobian(res, speeds) ** 2))
             out = cs.vertcat(*jac.nonzeros(), rows)

@@ -132,8 +132,8 @@ class DAEFunctions:
 
         def build() -> cs.Function:
             m = self.model
-            res = cs.vertcat(*[e.residual for e in m.reduced.equations])
-            alg = cs.vertcat(*[m.ir.sym(c) for c in m.ir.algebraic])
+            res = m.reduced.residuals
+            alg = m.ir.syms(m.ir.algebraic)
             if alg.numel() and res.numel():
                 res = cs.substitute(res, alg, m.dae.values)
             return self._of_point("residuals", res)
@@ -148,9 +148,9 @@ class DAEFunctions:
         def build() -> cs.Function:
             m = self.model
             y = cs.SX.sym("y", len(m.names))
-            res = cs.vertcat(*[e.residual for e in m.reduced.equations])
+            res = m.reduced.residuals
             chain = [q for ch in m.ir.chains for q in ch]
-            syms = cs.vertcat(*[m.ir.symbols[q].sym for q in chain])
+            syms = m.ir.symbols.take(chain)
             picked = cs.vertcat(*[y[m.check_name(q)] for q in chain])
             return cs.Function("named_residuals", [y, m.p, m.t], [cs.substitute(res, syms, picked)])
 

@@ -109,6 +109,38 @@ def test_models_with_events_and_index_reduction_round_trip_through_pickle(which)
     assert len(a.events) >= (1 if "events" in which else 0)
 
 
+def test_symbol_tables_stack_their_own_symbols_also_after_pickling():
+    """Each form's symbol table keeps its symbols stacked in its order, so a stage takes
+    any list of them by one indexing: the stack must hold the records' very symbols (the
+    ones the equations use), in every form, after the stages' additions, and in a model
+    restored from a pickle."""
+    from tests.test_planar import cart_pendulum
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = ac.compile(cart_pendulum())
+    restored = pickle.loads(pickle.dumps(model))
+    for m in (model, restored):
+        tables = (m.flat.symbols, m.reduced.symbols, m.ir.symbols)
+        assert len(tables[0]) <= len(tables[1]) < len(tables[2])  # index reduction adds some
+        for table in tables:
+            names = list(table)[::-1][::2]  # another order, and not all of them
+            one_by_one = cs.vertcat(*[table[n].sym for n in names])
+            assert cs.is_equal(table.take(names), one_by_one)
+            assert table.take([]).shape == (0, 1)
+        # the stack is the symbols the equations hold: substituting through it removes them
+        res = m.ir.residuals
+        zeroed = cs.substitute(res, m.ir.symbols.stack, cs.DM.zeros(len(m.ir.symbols)))
+        assert not cs.depends_on(zeroed, m.ir.symbols.stack)
+        assert cs.symvar(zeroed) == [] or all(s.name() == "time" for s in cs.symvar(zeroed))
+        assert cs.depends_on(res, m.ir.syms(m.ir.states))
+    with pytest.raises(TypeError, match="read-only"):
+        model.flat.symbols["x"] = None
+    with pytest.raises(ValueError, match="already in the table"):
+        first = next(iter(model.flat.symbols))
+        model.flat.symbols.extended({first: model.flat.symbols[first]})
+
+
 def test_a_copied_system_is_independent_and_compiles_to_an_equal_model():
     s = rc_circuit()
     twin = copy.deepcopy(s)

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation, Symbol
 from ..symbols import as_sx, derivative_name
-from ..table import Table
+from ..table import SymbolTable, Table
 from .graph import affine_rows, incidence
 
 
@@ -60,8 +60,9 @@ class Reduced:
     table plus the derivatives of representatives that the substitution created."""
 
     flat: FlatDAE
-    symbols: Table
+    symbols: SymbolTable
     equations: tuple[FlatEquation, ...]
+    residuals: cs.SX  # the equations' residuals stacked (indexed, not re-stacked, by later stages)
     unknowns: tuple[str, ...]
     eliminated: Table  # variable -> Alias: (sign, representative or None, constant)
     members: Table  # representative -> other members (tuple)
@@ -173,6 +174,7 @@ class _Classes:
         self.n_atoms = 0
         self.atom_columns: set[int] = set()  # the parameters' columns atoms may hold
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
+        self.made: dict[str, Symbol] = {}  # the derivatives made here, in order
         self._order = {q: k for k, q in enumerate(flat.variables)}
         self._differentiated = frozenset(self.deriv)  # as declared (not the derivatives made)
         self._keys: dict[str, tuple] = {}
@@ -215,7 +217,9 @@ class _Classes:
         name = self.deriv[q] = derivative_name(q)
         base = self.symbols[q]
         sym = cs.SX.sym(derivative_name(base.sym.name()))  # named as der() would name it
-        self.symbols[name] = Symbol(name, "derivative", sym, base.component, base=q, order=1)
+        self.symbols[name] = self.made[name] = Symbol(
+            name, "derivative", sym, base.component, base=q, order=1
+        )
         return name, True
 
 
@@ -230,7 +234,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     derivatives = [classes.deriv[q] for q in unknowns if q in classes.deriv]
     columns: list[str | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
     columns.append(None)  # time
-    allsyms = cs.vertcat(*[flat.sym(q) for q in columns[:-1]], flat.t)
+    allsyms = cs.vertcat(flat.symbols.take(columns[:-1]), flat.t)
     start = len(unknowns) + len(derivatives)
     params = (start, start + len(flat.parameters))  # their columns
     values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
@@ -304,8 +308,9 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     starts = _merge_starts(flat, table, values)
     return Reduced(
         flat,
-        Table(classes.symbols),
+        flat.symbols.extended(classes.made),
         equations,
+        residuals,
         tuple(unknowns),
         Table(table),
         Table({k: tuple(v) for k, v in members.items()}),
@@ -670,7 +675,7 @@ def _merge_starts(
 ) -> dict[str, Start]:
     """One start value per class (a member's ``q = s root + c`` gives the root
     ``s (start - c)``); two different fixed values in a class are an error."""
-    params = cs.vertcat(*[flat.sym(n) for n in flat.parameters])
+    params = flat.symbols.take(flat.parameters)
 
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""

@@ -91,9 +91,9 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     # the symbols of the states and algebraic columns, stacked once and indexed from then on
     cols = list(ir.states) + list(ir.algebraic)
     position = {c: k for k, c in enumerate(cols)}
-    stacked = cs.vertcat(*[ir.sym(c) for c in cols])
+    stacked = ir.syms(cols)
     if scalar:
-        res = cs.vertcat(*[ir.equations[blocks[b].equations[0]].residual for b in scalar])
+        res = ir.residuals[[blocks[b].equations[0] for b in scalar]]
         ys = _take(stacked, [position[blocks[b].unknowns[0]] for b in scalar])
         solved = {blocks[b].unknowns[0] for b in scalar}
         held = [len(ir.incidence[blocks[b].equations[0]] & solved) for b in scalar]
@@ -131,7 +131,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
             defs_val.append(explicit[b])
             continue
         res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
-        y = cs.vertcat(*[ir.sym(c) for c in block.unknowns])
+        y = ir.syms(block.unknowns)
         n = len(block.unknowns)
         jac = cs.jacobian(res, y) if 1 < n <= MAX_TORN_LOOP else None
         if jac is not None and not cs.depends_on(jac, y):

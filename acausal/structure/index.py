@@ -30,6 +30,7 @@ the model (the numerical check of a level's choice too, block by block: :mod:`.d
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -40,7 +41,7 @@ import scipy.sparse as sp
 from ..errors import StateSelectionWarning, StructureError
 from ..flatten import FlatEquation, Symbol
 from ..symbols import derivative_name
-from ..table import Table
+from ..table import SymbolTable
 from .algorithms import Col, StructuralFailure, pantelides, states_and_algebraic
 from .alias import Reduced
 from .diagnose import explain_singular
@@ -69,8 +70,9 @@ class IndexReduced:
     the derivatives index reduction introduced."""
 
     reduced: Reduced
-    symbols: Table
+    symbols: SymbolTable
     equations: tuple[AugEquation, ...]
+    residuals: cs.SX  # the equations' residuals stacked
     chains: tuple[tuple[str, ...], ...]
     states: tuple[Col, ...]
     algebraic: tuple[Col, ...]
@@ -90,6 +92,10 @@ class IndexReduced:
 
     def sym(self, col: Col) -> cs.SX:
         return self.symbols[self.chains[col[0]][col[1]]].sym
+
+    def syms(self, cols: Iterable[Col]) -> cs.SX:
+        """The symbols of columns ``cols``, stacked."""
+        return self.symbols.take([self.chains[v][o] for v, o in cols])
 
     def with_choice(self, choices: tuple[Choice, ...]) -> IndexReduced:
         """The same index reduction with another dummy-derivative choice (one of
@@ -164,7 +170,8 @@ def reduce_index(red: Reduced) -> IndexReduced:
         for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
             while len(chains[vi]) <= h:
                 chains[vi].append(_new_derivative(chains[vi][-1], symbols))
-        exact = _differentiate(eqs, parent, chains, symbols, red.flat.t)
+        table = red.symbols.extended({q: s for q, s in symbols.items() if q not in red.symbols})
+        exact, derived = _differentiate(eqs, parent, chains, table, red.flat.t)
         result = replace(result, rows=result.rows[: len(rows)] + exact)
         choices, notes, alternatives = select_states(
             red, [e.residual for e in eqs], result, lambda c: symbols[chains[c[0]][c[1]]].sym
@@ -180,8 +187,9 @@ def reduce_index(red: Reduced) -> IndexReduced:
     states, algebraic = states_and_algebraic(result.hv, dummies)
     return IndexReduced(
         red,
-        Table(symbols),
+        table,
         tuple(eqs),
+        cs.vertcat(red.residuals, derived),
         tuple(tuple(ch[: result.hv[vi] + 1]) for vi, ch in enumerate(chains)),
         tuple(states),
         tuple(algebraic),
@@ -200,8 +208,7 @@ def _incidence(red: Reduced, names: list[str]) -> sp.csr_matrix:
     position = {q: j for j, q in enumerate(red.pattern_columns)}
     if red.pattern is not None and all(q in position for q in names):
         return red.pattern[:, [position[q] for q in names]].tocsr()
-    res = [e.residual for e in red.equations]
-    return incidence(res, cs.vertcat(*[red.symbols[q].sym for q in names]))
+    return incidence(red.residuals, red.symbols.take(names))
 
 
 def _check_nonsingular(red: Reduced, rows: list[set[Col]]) -> None:
@@ -235,24 +242,26 @@ def _differentiate(
     eqs: list[AugEquation],
     parent: list[int],
     chains: list[list[str]],
-    symbols: dict[str, Symbol],
+    symbols: SymbolTable,
     t: cs.SX,
-) -> tuple[frozenset[Col], ...]:
+) -> tuple[tuple[frozenset[Col], ...], cs.SX]:
     """Fill in the residuals of the derivative equations, the last ``len(parent)`` of
     ``eqs`` (the ``k``-th is equation ``parent[k]`` differentiated),
-    ``d/dt F = sum_k (dF/dq_k) der(q_k) + dF/dt``, and return their incidence.
+    ``d/dt F = sum_k (dF/dq_k) der(q_k) + dF/dt``; return their incidence and their
+    residuals stacked.
 
     One directional derivative (``jtimes``, every column seeded by its next derivative)
     and one incidence for all the equations of one derivative order, the orders in turn (a
     parent is one order lower). Every column a parent holds has its next derivative in its
     chain: Pantelides raised the unknown's highest order to it."""
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
-    syms = cs.vertcat(*[symbols[chains[vi][o]].sym for vi, o in cols])
+    syms = symbols.take([chains[vi][o] for vi, o in cols])
     lower = [k for k, (vi, o) in enumerate(cols) if o + 1 < len(chains[vi])]
     arg, rates = syms[lower], syms[[k + 1 for k in lower]]
     first = len(eqs) - len(parent)
     rows: list[frozenset[Col]] = [frozenset()] * len(parent)
     orders = [eqs[first + k].order for k in range(len(parent))]
+    outs, made = [cs.SX(0, 1)], []  # the residuals by order, and which equations they are
     for order in sorted(set(orders)):
         ks = [k for k, o in enumerate(orders) if o == order]
         res = cs.vertcat(*[eqs[parent[k]].residual for k in ks])
@@ -261,4 +270,9 @@ def _differentiate(
         for j, (k, r) in enumerate(zip(ks, cs.vertsplit(out))):
             eqs[first + k] = eqs[first + k]._replace(residual=r)
             rows[k] = frozenset(cols[c] for c in inc.indices[inc.indptr[j] : inc.indptr[j + 1]])
-    return tuple(rows)
+        outs.append(out)
+        made += ks
+    stacked = cs.vertcat(*outs)
+    where = np.empty(len(made), dtype=np.int64)
+    where[made] = np.arange(len(made))  # equation k's row in the stack
+    return tuple(rows), stacked[where.tolist()] if made else stacked

@@ -167,7 +167,7 @@ class StartPoint:
 
     def __init__(self, red: Reduced, constraints: Sequence[cs.SX], free: Sequence[cs.SX]) -> None:
         flat = red.flat
-        params = cs.vertcat(*[flat.sym(n) for n in flat.parameters])
+        params = flat.symbols.take(flat.parameters)
         defaults = cs.DM([flat.symbols[n].value for n in flat.parameters])
         self.values: dict[str, float] = {
             flat.sym(n).name(): float(flat.symbols[n].value) for n in flat.parameters
