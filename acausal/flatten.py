@@ -295,19 +295,30 @@ class _Unifier:
             )
         return derivative_name(full, order)
 
-    def unify(self, exprs: list[cs.SX], where: str) -> tuple[cs.SX, bool]:
-        """``exprs`` stacked, with one symbol per dotted name: the first one met; another
-        of that name (a second ``der()`` of one variable, an ``outer`` bound to its
+    def unify(
+        self, exprs: list[cs.SX], declared: list[Quantity], known: cs.SX, where: str
+    ) -> tuple[cs.SX, bool]:
+        """``exprs`` stacked, with one symbol per dotted name: a declared quantity's own
+        (``known``: those of ``declared``, stacked), else the first one met; another of
+        that name (a second ``der()`` of one variable, an ``outer`` bound to its
         ``inner``) is replaced by it, and an unpickled component's ``time`` by ``time``.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
-        (``FlatDAE.keys``)."""
+        (``FlatDAE.keys``).
+
+        Only the symbols that are not ``known`` (derivatives, an outer's, time, any
+        other) are looked at, found as the free symbols of a CasADi function of
+        ``known``: ``symvar`` and a name per symbol would cost two binding calls for every
+        symbol of the model."""
+        syms, full = self.syms, self.full
+        for q in declared:
+            syms[self.names[q]] = q.sym
         if not exprs:
             return cs.SX(0, 1), False
         allx = cs.vertcat(*[as_sx(e) for e in exprs])
         old, new = [], []
-        syms, full = self.syms, self.full
-        for s in cs.symvar(allx):  # each node once: a name met twice is two nodes
+        free = cs.Function("unify", [known], [allx], {"allow_free": True}).free_sx()
+        for s in free:  # each node once: a name met twice is two nodes
             raw = s.name()
             if raw == "time":
                 if s.element_hash() != time.element_hash():
@@ -344,7 +355,8 @@ def flatten(system: System) -> FlatDAE:
     exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    stacked, changed = ren.unify(exprs, f"system {system.name}")
+    known = cs.vertcat(cs.SX(0, 1), *[q.sym for q in declared])
+    stacked, changed = ren.unify(exprs, declared, known, f"system {system.name}")
     unified = iter(cs.vertsplit(stacked) if changed else exprs)
     residuals = [next(unified) for _ in own]
     start_of = {q: next(unified) for q in starts}
@@ -361,13 +373,10 @@ def flatten(system: System) -> FlatDAE:
     syms, names = ren.syms, ren.names
     for q in declared:
         name = names[q]
-        sym = syms.get(name)
-        if sym is None:  # in no equation
-            sym = syms[name] = q.sym
         symbols[name] = Symbol(
             name,
             q.kind,
-            sym,
+            q.sym,
             owners[q.owner],
             roles[q.owner].get(q.local) if q.kind == "variable" else None,
             start_of.get(q, q.start),
@@ -382,7 +391,7 @@ def flatten(system: System) -> FlatDAE:
             raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
         owner = symbols[base].component
         symbols[name] = Symbol(name, "derivative", syms[name], owner, base=base, order=order)
-    table = SymbolTable(symbols)
+    table = SymbolTable(symbols, cs.vertcat(known, *[syms[n] for n in ren.derivatives]))
     declared_names = Table(ren.full)
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
