@@ -370,48 +370,41 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     flat = red.flat
     column = {ir.name(c): k for k, c in enumerate((*ir.states, *ir.algebraic))}
     column |= {q: len(column) + k for k, q in enumerate(flat.discretes)}  # modes: themselves
-    names: list[str] = []
-    rows: list[int] = []
-    cols: list[int] = []
-    signs: list[float] = []
-    offsets: list[float] = []
-    symbolic: list[cs.SX] = []  # offsets that are expressions, at rows ``where``
-    where: list[int] = []
-
-    def put(name: str, sign: float, col: int | None, const: float | cs.SX) -> None:
-        if col is not None:
-            rows.append(len(names))
-            cols.append(col)
-            signs.append(sign)
-        if isinstance(const, cs.SX):
-            where.append(len(names))
-            symbolic.append(const)
-            const = 0.0
-        names.append(name)
-        offsets.append(const)
-
-    def add(name: str, q: str) -> None:
-        sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
-        put(name, sign, None if root is None else column[root], const)
-
-    for q in flat.variables:
-        add(q, q)
-    for name, q in flat.aliases.items():  # exposed connectors of hierarchical components
-        add(name, q)
-    for chain in ir.chains:
-        for q in chain[1:]:
-            add(q, q)
+    # every name with the variable it is: the variables, exposed connectors' names of
+    # hierarchical components, the derivatives of the chains, the discrete modes
+    derivs = [q for chain in ir.chains for q in chain[1:]]
+    names = [*flat.variables, *flat.aliases, *derivs]
+    of = [*flat.variables, *flat.aliases.values(), *derivs]
+    eliminated = red.eliminated
+    found = [eliminated.get(q) for q in of]
+    signs = [1.0 if a is None else a[0] for a in found]
+    roots = [q if a is None else a[1] for q, a in zip(of, found)]
+    offsets = [0.0 if a is None else a[2] for a in found]
     known = set(names)
     for sym in flat.symbols.values():  # der(q) of an eliminated q: +-der(representative)
-        if sym.kind != "derivative" or sym.name in known or sym.base not in red.eliminated:
+        if sym.kind != "derivative" or sym.name in known or sym.base not in eliminated:
             continue
-        sign, root, _ = red.eliminated[sym.base]  # parameters are constant: no offset
+        sign, root, _ = eliminated[sym.base]  # parameters are constant: no offset
         target = None if root is None else derivative_name(root, sym.order)
         if target is None or target in column:
-            put(sym.name, sign, None if target is None else column[target], 0.0)
-    for q in flat.discretes:
-        add(q, q)
-    values = cs.vertcat(dae.x, dae.values, *[flat.sym(q) for q in flat.discretes])
+            names.append(sym.name)
+            signs.append(sign)
+            roots.append(target)
+            offsets.append(0.0)
+    names += flat.discretes
+    signs += [1.0] * len(flat.discretes)
+    roots += flat.discretes
+    offsets += [0.0] * len(flat.discretes)
+    # each name's column (none for a constant); the offsets that are expressions apart
+    at = [None if r is None else column[r] for r in roots]
+    rows = [k for k, c in enumerate(at) if c is not None]
+    cols = [at[k] for k in rows]
+    signs = [signs[k] for k in rows]
+    where = [k for k, c in enumerate(offsets) if isinstance(c, cs.SX)]
+    symbolic = [offsets[k] for k in where]
+    for k in where:
+        offsets[k] = 0.0
+    values = cs.vertcat(dae.x, dae.values, flat.symbols.take(flat.discretes))
     select = cs.DM.triplet(rows, cols, cs.DM(signs), len(names), values.numel())
     out = cs.mtimes(select, values) + cs.DM(offsets)
     if symbolic:

@@ -2,12 +2,15 @@
 
 The connectors and ``connect`` calls form a graph (:meth:`System.graph`, for plots); each
 connected part of it is a connection set (potentials equal, flows sum to zero), found by
-union-find.
+scipy's connected components.
 """
 
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .component import Component, check_connection, check_name
 from .connectors import Connector
@@ -82,28 +85,22 @@ class System(PicklesWithCasadi):
         """Connected parts of :meth:`graph`, singletons (unconnected connectors) included,
         each in declaration order and ordered by its first connector.
 
-        Found by union-find on the connectors' positions (path halving, the lower
-        position as root), with no graph object per connector."""
+        The connected components of the connectors' positions joined by each ``connect``
+        call (scipy, on a sparse matrix), with no graph object per connector; scipy
+        numbers them in the order of their first connector."""
         nodes = self._connectors()
         index = {id(c): k for k, c in enumerate(nodes)}
-        parent = list(range(len(nodes)))
-
-        def find(k: int) -> int:
-            while parent[k] != k:
-                parent[k] = parent[parent[k]]
-                k = parent[k]
-            return k
-
+        heads, tails = [], []
         for conn in self.connections():
             ks = [index[id(c)] for c in conn]
-            for a, b in zip(ks, ks[1:]):
-                ra, rb = find(a), find(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-        sets: dict[int, list[Connector]] = {}
-        for k, c in enumerate(nodes):  # a set's root is its first connector
-            sets.setdefault(find(k), []).append(c)
-        return list(sets.values())
+            heads += ks[:-1]
+            tails += ks[1:]
+        n = len(nodes)
+        joined = sp.csr_matrix((np.ones(len(heads)), (heads, tails)), shape=(n, n))
+        count, label = connected_components(joined, directed=False)
+        order = np.argsort(label, kind="stable").tolist()  # by set, in declaration order
+        ends = np.cumsum(np.bincount(label, minlength=count)).tolist()
+        return [[nodes[k] for k in order[a:b]] for a, b in zip([0, *ends[:-1]], ends)]
 
     def _connectors(self) -> list[Connector]:
         """Every connector in declaration order (an exposed one is its inner connector),

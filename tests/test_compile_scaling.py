@@ -155,3 +155,31 @@ def test_alias_elimination_keeps_the_incidence_of_its_equations(k):
     expected = pattern(res, cols)
     assert len(red.equations) > 0 and red.pattern.shape == expected.shape
     assert red.pattern.nnz == expected.nnz and (red.pattern != expected).nnz == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_connection_sets_are_the_connected_parts_of_the_connector_graph(seed):
+    """The connection sets (found on a sparse matrix) against networkx's connected
+    components of the same connectors and ``connect`` calls: the same sets, each in
+    declaration order, the sets ordered by their first connector; unconnected connectors
+    are sets of one."""
+    import networkx as nx
+
+    from components import electrical as el
+
+    rng = np.random.default_rng(seed)
+    s = ac.System("random")
+    parts = [el.Resistor(f"R{k}", R=1.0) for k in range(30)]
+    pins = [p for r in parts for p in (r.p, r.n)]
+    s.add(*parts)
+    for _ in range(int(rng.integers(5, 40))):
+        picked = rng.choice(len(pins), size=int(rng.integers(2, 4)), replace=False)
+        s.connect(*[pins[k] for k in picked])
+    sets = s.connection_sets()
+    position = {id(p): k for k, p in enumerate(pins)}
+    expected = sorted(
+        (sorted(c, key=lambda p: position[id(p)]) for c in nx.connected_components(s.graph())),
+        key=lambda c: position[id(c[0])],
+    )
+    assert [[p.name for p in c] for c in sets] == [[p.name for p in c] for c in expected]
+    assert sum(len(c) for c in sets) == len(pins)
