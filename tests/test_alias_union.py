@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from acausal.flatten import Symbol
-from acausal.structure.alias import ONE, _Classes, _try_alias, _unite_plain
+from acausal.structure.alias import ONE, _Classes, _ranks, _try_alias, _unite_plain
 
 
 def _classes(n: int, rng: np.random.Generator) -> _Classes:
@@ -32,9 +32,9 @@ def _classes(n: int, rng: np.random.Generator) -> _Classes:
     classes.offset, classes.const, classes.changed = {}, {}, set()
     classes.fixed = {q for q in names if symbols[q].fixed}
     classes.deriv = {q: f"der({q})" for q in names if rng.random() < 0.2}
-    classes._order = {q: k for k, q in enumerate(names)}
-    classes._differentiated = frozenset(classes.deriv)
-    classes._keys = {}
+    classes.variables = tuple(names)
+    classes.position = {q: k for k, q in enumerate(names)}
+    classes.rank = _ranks([symbols[q] for q in names], classes.deriv)
     return classes
 
 
@@ -74,7 +74,16 @@ def test_plain_rows_united_at_once_as_one_by_one(seed):
     for row, qs, coef, h in rows:
         if _try_alias(qs, coef, {ONE: h} if h else {}, one_by_one):
             taken.add(row)
-    assert _unite_plain(rows, at_once) == taken
+    at = at_once.position
+    arrays = [
+        np.array([row for row, *_ in rows]),
+        np.array([at[qs[0]] for _, qs, _, _ in rows]),
+        np.array([at[qs[1]] if len(qs) == 2 else -1 for _, qs, _, _ in rows]),
+        np.array([coef[0] for _, _, coef, _ in rows]),
+        np.array([coef[1] if len(coef) == 2 else 0.0 for _, _, coef, _ in rows]),
+        np.array([h for *_, h in rows]),
+    ]
+    assert _unite_plain(*arrays, at_once) == taken
     assert at_once.changed == one_by_one.changed
     expected, got = _state(one_by_one), _state(at_once)
     for q in expected:
@@ -83,3 +92,59 @@ def test_plain_rows_united_at_once_as_one_by_one(seed):
         for part in (got[q][3], expected[q][3]):
             assert set(part) <= {ONE}
         assert got[q][3].get(ONE, 0.0) == expected[q][3].get(ONE, 0.0), q  # to the bit
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_long_path_of_aliases_takes_the_signs_along_it(seed):
+    """A path of 3,000 aliases ``x_k = +-x_(k+1)`` in shuffled order with a constant at one
+    end: deep trees (the signs by many pointer-jumping steps), the same as one by one."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    one_by_one = _classes(n, np.random.default_rng(seed))
+    at_once = _classes(n, np.random.default_rng(seed))
+    names = list(one_by_one.parent)
+    links = [
+        ([names[k], names[k + 1]], [1.0, float(rng.choice([-1.0, 1.0]))]) for k in range(n - 1)
+    ]
+    links = [links[k] for k in rng.permutation(n - 1)]
+    ground = next(q for q in reversed(names) if q not in one_by_one.deriv)
+    links.append(([ground], [2.0]))
+    rows = [(row, qs, coef, 0.75 if len(qs) == 1 else 0.0) for row, (qs, coef) in enumerate(links)]
+    taken = {
+        row for row, qs, coef, h in rows if _try_alias(qs, coef, {ONE: h} if h else {}, one_by_one)
+    }
+    at = at_once.position
+    arrays = [
+        np.arange(len(rows)),
+        np.array([at[qs[0]] for _, qs, _, _ in rows]),
+        np.array([at[qs[1]] if len(qs) == 2 else -1 for _, qs, _, _ in rows]),
+        np.array([coef[0] for _, _, coef, _ in rows]),
+        np.array([coef[1] if len(coef) == 2 else 0.0 for _, _, coef, _ in rows]),
+        np.array([h for *_, h in rows]),
+    ]
+    assert _unite_plain(*arrays, at_once) == taken == set(range(len(rows)))
+    assert _state(at_once) == _state(one_by_one)
+
+
+def test_ranks_order_representatives_by_the_preference_rules():
+    """``_ranks`` against a sort by the rules' tuple: differentiated, fixed start, state
+    priority, any start, a component's own variable, short local name, declaration order."""
+    rng = np.random.default_rng(7)
+    classes = _classes(200, rng)
+    symbols = [classes.symbols[q] for q in classes.variables]
+
+    def key(k: int) -> tuple:
+        s = symbols[k]
+        local = s.name[len(s.component) + 1 :]
+        return (
+            s.name not in classes.deriv,
+            not s.fixed,
+            -s.state_priority,
+            s.start is None,
+            "." in local,
+            len(local),
+            k,
+        )
+
+    expected = sorted(range(len(symbols)), key=key)
+    assert np.argsort(classes.rank).tolist() == expected

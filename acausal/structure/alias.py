@@ -22,6 +22,7 @@ product ``W [1; h]``, when they are substituted.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import casadi as cs
@@ -32,7 +33,7 @@ from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation, Symbol
 from ..symbols import as_sx, derivative_name
 from ..table import SymbolTable, Table
-from .graph import affine_rows, incidence
+from .graph import AffineRows, affine_rows, incidence
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,19 +94,23 @@ class Reduced:
         return "\n".join(lines)
 
 
-def _preference(sym: Symbol, order: int, differentiated: bool) -> tuple:
-    """Sort key of representatives: differentiated, fixed start, state priority, any start,
-    component variable (not a connector's), short local name, then declaration order."""
-    local = sym.name[len(sym.component) + 1 :]
-    return (
-        not differentiated,
-        not sym.fixed,
-        -sym.state_priority,
-        sym.start is None,
-        "." in local,
-        len(local),
-        order,
+def _ranks(symbols: list[Symbol], differentiated: Container[str]) -> np.ndarray:
+    """Each variable's place (0 first) in the order of preference of representatives:
+    differentiated, fixed start, state priority, any start, a component's own variable
+    (not a connector's), short local name, then declaration (list) order."""
+    local = [s.name[len(s.component) + 1 :] for s in symbols]
+    keys = (  # the last the first criterion (numpy's lexsort)
+        np.arange(len(symbols)),
+        np.array([len(name) for name in local], dtype=np.int64),
+        np.array(["." in name for name in local], dtype=bool),
+        np.array([s.start is None for s in symbols], dtype=bool),
+        -np.array([s.state_priority for s in symbols], dtype=np.int64),
+        np.array([not s.fixed for s in symbols], dtype=bool),
+        np.array([s.name not in differentiated for s in symbols], dtype=bool),
     )
+    rank = np.empty(len(symbols), dtype=np.int64)
+    rank[np.lexsort(keys)] = np.arange(len(symbols))
+    return rank
 
 
 #: The zero offset, shared (offsets are never changed in place).
@@ -175,17 +180,14 @@ class _Classes:
         self.atom_columns: set[int] = set()  # the parameters' columns atoms may hold
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         self.made: dict[str, Symbol] = {}  # the derivatives made here, in order
-        self._order = {q: k for k, q in enumerate(flat.variables)}
-        self._differentiated = frozenset(self.deriv)  # as declared (not the derivatives made)
-        self._keys: dict[str, tuple] = {}
+        self.variables = flat.variables  # (their order: the columns of the alias stage)
+        self.position = {q: k for k, q in enumerate(flat.variables)}
+        # preference of representatives, by position (the derivatives as declared)
+        self.rank = _ranks([flat.symbols[q] for q in flat.variables], self.deriv)
 
-    def key(self, q: str) -> tuple:
-        """The representative preference of variable ``q`` (made when first compared)."""
-        k = self._keys.get(q)
-        if k is None:
-            sym, order = self.symbols[q], self._order[q]
-            k = self._keys[q] = _preference(sym, order, q in self._differentiated)
-        return k
+    def prefers(self, a: str, b: str) -> bool:
+        """Whether variable ``a`` is a better representative than ``b``."""
+        return bool(self.rank[self.position[a]] < self.rank[self.position[b]])
 
     def find(self, q: str) -> tuple[str, float, Lin]:
         return _find(self.parent, self.sign, self.offset, q)
@@ -409,20 +411,26 @@ def _classify(
     if symbolic.size:
         classes.atom_columns.update(p_cols)
     atom_of = dict(zip(symbolic.tolist(), range(first, first + symbolic.size)))
-    # each row's unknowns (names) and coefficients, as Python lists made in bulk
+    # each row's unknowns (columns) and coefficients, the rows one after the other
     order = np.argsort(lin.rows, kind="stable")
-    starts = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1)).tolist()
-    names = np.asarray(columns, dtype=object)[np.asarray(x_cols)[lin.cols[order]]].tolist()
+    bounds = np.searchsorted(lin.rows[order], np.arange(len(cand) + 1))
+    held_by = np.asarray(x_cols, dtype=np.int64)[lin.cols[order]]
+    if not with_offsets:  # (no row holds a parameter: no atom)
+        rows_at = np.asarray(check, dtype=np.int64)[cand]
+        plain, later = _plain_rows(rows_at, bounds, held_by, lin.values[order], lin)
+        aliased = _unite_plain(*plain, classes) if len(plain[0]) else set()
+        return aliased, deferred + later
+    # the offsets' passes, row by row: their unknowns (names), coefficients, offsets
+    starts = bounds.tolist()
+    names = np.asarray(columns, dtype=object)[held_by].tolist()
     coefs = lin.values[order].tolist()
     affine, offsets = lin.affine.tolist(), lin.offsets.tolist()
     fixing: dict[str, int] = {}  # class root -> rows making it a constant of parameters
-    if with_offsets:
-        for i in symbolic.tolist():
-            if starts[i + 1] - starts[i] == 1 and affine[i]:
-                root = classes.find(names[starts[i]])[0]
-                fixing[root] = fixing.get(root, 0) + 1
-    aliased, later = set(), deferred
-    plain: list[tuple[int, list[str], list[float], float]] = []
+    for i in symbolic.tolist():
+        if starts[i + 1] - starts[i] == 1 and affine[i]:
+            root = classes.find(names[starts[i]])[0]
+            fixing[root] = fixing.get(root, 0) + 1
+    aliased: set[int] = set()
     for i, row in enumerate(cand):
         a, b = starts[i], starts[i + 1]
         if a == b or not affine[i]:
@@ -430,106 +438,137 @@ def _classify(
         qs = names[a:b]
         atom = atom_of.get(i)
         value = offsets[i]
-        if not with_offsets:  # (no atom: no parameter held)
-            if value and len(qs) == 2:
-                later.append(check[row])
-            else:
-                plain.append((check[row], qs, coefs[a:b], value))
-            continue
         if atom is not None and len(qs) == 1 and fixing.get(classes.find(qs[0])[0], 0) > 1:
             continue
         offset = {atom: 1.0} if atom is not None else {ONE: value} if value else {}
         if _try_alias(qs, coefs[a:b], offset, classes):
             aliased.add(check[row])
-    if plain:
-        aliased = _unite_plain(plain, classes)
-    return aliased, later
+    return aliased, deferred
+
+
+def _plain_rows(
+    rows: np.ndarray, bounds: np.ndarray, held: np.ndarray, coefs: np.ndarray, lin: AffineRows
+) -> tuple[tuple[np.ndarray, ...], list[int]]:
+    """The first passes' candidate ``rows`` (the ``k``-th holds the unknowns
+    ``held[bounds[k]:bounds[k + 1]]`` with coefficients ``coefs``; ``lin`` their
+    :class:`.graph.AffineRows`): a row ``ca a + cb b + h = 0`` of two unknowns with an
+    offset ``h`` waits for the offsets' passes (returned second); the other affine rows of
+    some unknown are plain, returned as arrays ``(rows, a, b, ca, cb, h)`` (``b = -1``:
+    one unknown) for :func:`_unite_plain`."""
+    count = np.diff(bounds)
+    some = (count > 0) & lin.affine
+    offset = some & (count == 2) & (lin.offsets != 0)
+    keep = np.flatnonzero(some & ~offset)
+    first = bounds[keep]
+    two = count[keep] == 2
+    second = np.where(two, first + 1, first)
+    b = np.where(two, held[second], -1)
+    cb = np.where(two, coefs[second], 0.0)
+    plain = (rows[keep], held[first], b, coefs[first], cb, lin.offsets[keep])
+    return plain, rows[offset].tolist()
 
 
 def _unite_plain(
-    rows: list[tuple[int, list[str], list[float], float]], classes: _Classes
+    rows: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    h: np.ndarray,
+    classes: _Classes,
 ) -> set[int]:
-    """The plain rows ``(row, unknowns, coefficients, r(0))``, in order, united as
-    :func:`_try_alias` would one by one, all at once; their unknowns are roots of classes
-    without a constant (the rows of the first passes hold no other).
+    """The plain rows ``ca a + cb b + h = 0`` (``a``, ``b`` variables by position,
+    ``b = -1`` for none; ``h = 0`` when there are two), in order, united as
+    :func:`_try_alias` would one by one, all at once; return the rows taken. Their unknowns
+    are roots of classes without a constant (the rows of the first passes hold no other).
 
     A row ``k a + k' b = 0`` (``|k| = |k'|``) is an edge between ``a`` and ``b``, a row
     ``k a + h = 0`` an edge between ``a`` and a *ground* node (``a = -h/k``). Taken one by
     one, a row is refused exactly when it closes a cycle (two constants for one class are
     a cycle through the ground): the rows taken are the spanning forest that Kruskal's
     algorithm builds from the edges weighted by their order, which scipy computes. Each
-    class's root is its most preferred member, its members' signs the products along the
-    tree's paths, and a class with an edge to the ground takes that edge's constant."""
-    from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+    class's root is its most preferred member (:func:`_ranks`); its members' signs are the
+    products of the edges' signs along the tree's paths (each member's parent by a
+    breadth-first walk from the roots, then pointer jumping: as many whole-vector steps as
+    the base-2 logarithm of the trees' depth); a class with an edge to the ground takes
+    that edge's constant."""
+    from scipy.sparse.csgraph import (
+        breadth_first_order,
+        connected_components,
+        minimum_spanning_tree,
+    )
 
-    ids: dict[str, int] = {}  # node 0 is the ground
-    u, v, rel, owner = [], [], [], []
-    for row, qs, coef, value in rows:
-        if not _alias_shaped(qs, coef, classes):
-            continue
-        if len(qs) == 2:
-            u.append(ids.setdefault(qs[0], len(ids) + 1))
-            v.append(ids.setdefault(qs[1], len(ids) + 1))
-            rel.append(-coef[1] / coef[0])  # qs[0] = rel * qs[1]
-        else:
-            u.append(ids.setdefault(qs[0], len(ids) + 1))
-            v.append(0)
-            rel.append(value * (-1.0 / coef[0]))  # qs[0] = rel (rounded as _try_alias does)
-        owner.append(row)
-    if not u:
+    two = b >= 0
+    shaped = _shaped_rows(a, two, ca, cb, classes)
+    if not shaped.any():
         return set()
-    n = len(ids) + 1
-    ua, va = np.array(u), np.array(v)
-    lo, hi = np.minimum(ua, va), np.maximum(ua, va)
+    rows, a, b, ca, cb, h, two = (x[shaped] for x in (rows, a, b, ca, cb, h, two))
+    rel = np.where(two, -cb / ca, h * (-1.0 / ca))  # a = rel b, or a = rel (as _try_alias)
+    n = len(classes.variables) + 1  # node 0 the ground, variable k node k + 1
+    u, v = a + 1, b + 1
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
     _, first = np.unique(lo * n + hi, return_index=True)  # a parallel edge closes a cycle
     kept = np.sort(first)
     weights = sp.csr_matrix((kept + 1.0, (lo[kept], hi[kept])), shape=(n, n))
     taken = np.sort(minimum_spanning_tree(weights).data.astype(np.int64)) - 1
-    pairs = taken[va[taken] != 0]
-    forest = sp.csr_matrix((np.ones(len(pairs)), (ua[pairs], va[pairs])), shape=(n, n))
-    _, label = connected_components(forest, directed=False)
-    names = [""] * n
-    for q, k in ids.items():
-        names[k] = q
-    touched = np.zeros(n, dtype=bool)
-    touched[ua[taken]] = touched[va[taken]] = True
-    touched[0] = False
-    members: dict[int, list[int]] = {}
-    for k in np.flatnonzero(touched).tolist():  # a class: a tree of the forest
-        members.setdefault(int(label[k]), []).append(k)
-    neighbours: dict[int, list[tuple[int, float]]] = {}
-    for e in pairs.tolist():
-        a, b, r = u[e], v[e], rel[e]
-        neighbours.setdefault(a, []).append((b, r))
-        neighbours.setdefault(b, []).append((a, r))
-    ground = {u[e]: rel[e] for e in taken[va[taken] == 0].tolist()}
-    parent, sign, const, fixed, changed = (
-        classes.parent,
-        classes.sign,
-        classes.const,
-        classes.fixed,
-        classes.changed,
+    pairs, grounded = taken[v[taken] != 0], taken[v[taken] == 0]
+    links = sp.csr_matrix((np.ones(len(pairs)), (u[pairs], v[pairs])), shape=(n, n))
+    _, label = connected_components(links, directed=False)
+    touched = np.unique(np.concatenate([u[taken], v[pairs]]))  # the classes' members
+    by = touched[np.lexsort((classes.rank[touched - 1], label[touched]))]
+    head = np.ones(len(by), dtype=bool)
+    head[1:] = label[by[1:]] != label[by[:-1]]
+    roots = by[head]
+    root_of = np.zeros(n, dtype=np.int64)  # by label
+    root_of[label[roots]] = roots
+    # each member's tree parent (the roots hang from an extra node n), its edge's sign
+    tree = sp.csr_matrix(
+        (
+            np.ones(len(pairs) + len(roots)),
+            (np.concatenate([u[pairs], np.full(len(roots), n)]), np.concatenate([v[pairs], roots])),
+        ),
+        shape=(n + 1, n + 1),
     )
-    for group in members.values():
-        root = min(group, key=lambda k: classes.key(names[k]))
-        signs, queue = {root: 1.0}, [root]
-        for k in queue:  # breadth first through the class's tree
-            for j, r in neighbours.get(k, ()):
-                if j not in signs:
-                    signs[j] = signs[k] * r  # (a = r b: the sign of one from the other's)
-                    queue.append(j)
-        top = names[root]
-        for k, s in signs.items():
-            q = names[k]
-            if k != root:
-                parent[q], sign[q] = top, s
-            if k in ground:
-                value = s * ground[k]  # q = s root = value
-                const[top] = {ONE: value} if value else ZERO
-            if q in fixed:
-                fixed.add(top)
-            changed.add(q)
-    return {owner[e] for e in taken.tolist()}
+    _, pred = breadth_first_order(tree, n, directed=False, return_predecessors=True)
+    below = touched[pred[touched] != n]
+    signed = sp.csr_matrix((rel[pairs], (u[pairs], v[pairs])), shape=(n, n))
+    signed = (signed + signed.T).tocsr()
+    up = np.arange(n)
+    up[below] = pred[below]
+    sign_up = np.ones(n)
+    sign_up[below] = np.asarray(signed[below, pred[below]]).ravel()
+    while True:  # sign_up[k]: the product of the signs from k up to up[k]
+        higher = up[up]
+        if np.array_equal(higher, up):
+            break
+        sign_up = sign_up * sign_up[up]
+        up = higher
+    names = classes.variables
+    members = [names[k - 1] for k in touched.tolist()]
+    tops = [names[k - 1] for k in root_of[label[touched]].tolist()]
+    parent, sign, fixed = classes.parent, classes.sign, classes.fixed
+    for q, top, s in zip(members, tops, sign_up[touched].tolist()):
+        if q != top:
+            parent[q], sign[q] = top, s  # q = s top
+    for e in grounded.tolist():
+        k = int(u[e])
+        value = float(sign_up[k]) * float(rel[e])  # q_k = s top = rel
+        classes.const[names[root_of[label[k]] - 1]] = {ONE: value} if value else ZERO
+    fixed.update([top for q, top in zip(members, tops) if q in fixed])
+    classes.changed.update(members)
+    return set(rows[taken].tolist())
+
+
+def _shaped_rows(
+    a: np.ndarray, two: np.ndarray, ca: np.ndarray, cb: np.ndarray, classes: _Classes
+) -> np.ndarray:
+    """:func:`_alias_shaped` of rows ``ca a + cb b + h = 0`` at once (``two``: the rows
+    with a second unknown ``b``; ``a`` a variable's position)."""
+    shaped = ca != 0.0
+    single = np.flatnonzero(shaped & ~two)
+    names, deriv = classes.variables, classes.deriv
+    shaped[single] = [names[k] not in deriv for k in a[single].tolist()]
+    return shaped & (~two | (np.abs(ca) == np.abs(cb)))
 
 
 def _alias_shaped(qs: list[str], coef: list[float], classes: _Classes) -> bool:
@@ -581,7 +620,7 @@ def _try_alias(qs: list[str], coef: list[float], offset: Lin, classes: _Classes)
         if _symbolic(merged):
             return False
     # attach the less preferred root under the other
-    if classes.key(ra) < classes.key(rb):
+    if classes.prefers(ra, rb):
         parent[rb], sign[rb] = ra, s  # rb = s ra - s d (s = +-1)
         _set(classes.offset, rb, _scaled(d, -s))
         if rb in const:
