@@ -236,12 +236,13 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     derivatives = [classes.deriv[q] for q in unknowns if q in classes.deriv]
     columns: list[str | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
     columns.append(None)  # time
+    position = {q: j for j, q in enumerate(columns)}  # (kept up to date)
     allsyms = cs.vertcat(flat.symbols.take(columns[:-1]), flat.t)
     start = len(unknowns) + len(derivatives)
     params = (start, start + len(flat.parameters))  # their columns
     values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
     check = list(range(len(sources)))  # rows that may be aliases: all, then those changed
-    pattern = _incidence(flat, residuals, allsyms, columns)  # of the current rows, kept up to date
+    pattern = _incidence(flat, residuals, allsyms, position)  # of the current rows, kept up to date
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
     deferred = np.zeros(len(sources), dtype=bool)  # rows left for the offsets' passes
     while True:
@@ -265,6 +266,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         old, base, signs, offsets, fresh = _substitutions(unknowns, classes, eliminated)
         unknowns = [q for q in unknowns if q not in eliminated]
         if fresh:  # derivatives of representatives created by the substitution
+            position.update({q: len(columns) + k for k, q in enumerate(fresh)})
             columns = columns + fresh
             allsyms = cs.vertcat(allsyms, *[classes.symbols[q].sym for q in fresh])
         pattern = pattern[keep]
@@ -273,20 +275,20 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             break
         check = []
         if old:
-            position = {q: j for j, q in enumerate(columns)}
             replaced = np.zeros(len(columns), dtype=bool)
             replaced[[position[q] for q in old]] = True
             check = np.nonzero(pattern @ replaced.astype(np.int64))[0].tolist()
-            # the replacements sign * base + offset, base a representative, its derivative
-            # or zero (the column past the last)
-            at = [len(columns) if b is None else position[b] for b in base]
-            bases = cs.vertcat(allsyms, cs.SX(1, 1))[at]
-            new = cs.densify(bases * cs.DM(signs) + classes.expressions(offsets))
+            # the replacements sign * base + offset (base a representative or its
+            # derivative; none for a constant), the bases picked by a sparse product
+            on = [k for k, b in enumerate(base) if b is not None]
+            at = [position[base[k]] for k in on]
+            pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), len(columns))
+            new = cs.densify(cs.mtimes(pick, allsyms) + classes.expressions(offsets))
             residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
             # the rows' new columns: their old ones, the representatives, the offsets'
             # parameters; the incidence taken in those only (exact, and no pass over every
             # symbol of the model)
-            held = [pattern[check].indices, [j for j in at if j < len(columns)]]
+            held = [pattern[check].indices, at]
             cols = np.unique(np.concatenate([*held, list(classes.atom_columns)]).astype(np.int64))
             part = incidence(residuals[check], allsyms[cols.tolist()])
             part = sp.csr_matrix(
@@ -323,9 +325,9 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
 
 
 def _incidence(
-    flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, columns: list[str | None]
+    flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, position: dict[str | None, int]
 ) -> sp.csr_matrix:
-    """The equations' incidence in ``allsyms`` (named by ``columns``): the components'
+    """The equations' incidence in ``allsyms`` (``position``: each name's row): the components'
     equations by :func:`.graph.incidence`, the connection sets' (the last rows) from the
     variables flatten recorded for them. Those rows hold a ground's flow balance and its
     potential, the dense row and column that make CasADi's sparsity pass slow."""
@@ -333,10 +335,9 @@ def _incidence(
     n_conn = len(entries.indptr) - 1
     n_own = residuals.numel() - n_conn
     own = incidence(residuals[:n_own] if n_own else cs.SX(0, 1), allsyms)
-    position = {q: j for j, q in enumerate(columns)}
     cols = np.array([position[q] for q in entries.names], dtype=np.int64)
     data = np.ones(len(cols), dtype=np.int8)
-    conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, len(columns)))
+    conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, allsyms.numel()))
     conn.sum_duplicates()
     conn.data[:] = 1
     return sp.csr_matrix(sp.vstack([own, conn], format="csr"), dtype=np.int8)
