@@ -23,7 +23,7 @@ product ``W [1; h]``, when they are substituted.
 from __future__ import annotations
 
 from collections.abc import Container
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import casadi as cs
 import numpy as np
@@ -73,6 +73,7 @@ class Reduced:
     # recomputing it
     pattern: sp.csr_matrix | None = None
     pattern_columns: tuple[str | None, ...] = ()
+    pattern_position: Table = field(default_factory=Table)  # name -> its column of pattern
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -321,6 +322,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         Table(starts),
         pattern,
         tuple(columns),
+        Table(position),
     )
 
 

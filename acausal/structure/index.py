@@ -167,10 +167,12 @@ def reduce_index(red: Reduced) -> IndexReduced:
 
     try:
         result = pantelides(rows, len(unknowns), differentiate)
+        made = []
         for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
             while len(chains[vi]) <= h:
-                chains[vi].append(_new_derivative(chains[vi][-1], symbols))
-        table = red.symbols.extended({q: s for q, s in symbols.items() if q not in red.symbols})
+                made.append(_new_derivative(chains[vi][-1], symbols))
+                chains[vi].append(made[-1])
+        table = red.symbols.extended({q: symbols[q] for q in made})
         exact, derived = _differentiate(eqs, parent, chains, table, red.flat.t)
         result = replace(result, rows=result.rows[: len(rows)] + exact)
         choices, notes, alternatives = select_states(
@@ -205,7 +207,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
 def _incidence(red: Reduced, names: list[str]) -> sp.csr_matrix:
     """The incidence of ``red``'s equations in the symbols ``names``: the columns of the
     one alias elimination kept, when it has them all, else computed anew."""
-    position = {q: j for j, q in enumerate(red.pattern_columns)}
+    position = red.pattern_position
     if red.pattern is not None and all(q in position for q in names):
         return red.pattern[:, [position[q] for q in names]].tocsr()
     return incidence(red.residuals, red.symbols.take(names))
