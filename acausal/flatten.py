@@ -200,6 +200,8 @@ class FlatDAE:
     # the variables the connection equations (the last rows) hold: known when they are
     # made, so no stage has to find them in the expressions
     connection_entries: Entries = Entries(np.zeros(1, dtype=np.int64), ())
+    # whether an expression calls a CasADi function (a sampled signal's interpolant)
+    calls_functions: bool = False
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -297,14 +299,15 @@ class _Unifier:
 
     def unify(
         self, exprs: list[cs.SX], declared: list[Quantity], known: cs.SX, where: str
-    ) -> tuple[cs.SX, bool]:
+    ) -> tuple[cs.SX, bool, bool]:
         """``exprs`` stacked, with one symbol per dotted name: a declared quantity's own
         (``known``: those of ``declared``, stacked), else the first one met; another of
         that name (a second ``der()`` of one variable, an ``outer`` bound to its
         ``inner``) is replaced by it, and an unpickled component's ``time`` by ``time``.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
-        (``FlatDAE.keys``).
+        (``FlatDAE.keys``). The third value: whether the expressions call a CasADi
+        function (a sampled signal's ``interpolant``).
 
         Only the symbols that are not ``known`` (derivatives, an outer's, time, any
         other) are looked at, found as the free symbols of a CasADi function of
@@ -314,11 +317,12 @@ class _Unifier:
         for q in declared:
             syms[self.names[q]] = q.sym
         if not exprs:
-            return cs.SX(0, 1), False
+            return cs.SX(0, 1), False, False
         allx = cs.vertcat(*[as_sx(e) for e in exprs])
         old, new = [], []
-        free = cs.Function("unify", [known], [allx], {"allow_free": True}).free_sx()
-        for s in free:  # each node once: a name met twice is two nodes
+        fn = cs.Function("unify", [known], [allx], {"allow_free": True})
+        calls = bool(fn.find_functions())
+        for s in fn.free_sx():  # each node once: a name met twice is two nodes
             raw = s.name()
             if raw == "time":
                 if s.element_hash() != time.element_hash():
@@ -337,8 +341,8 @@ class _Unifier:
                 old.append(s)
                 new.append(canon)
         if not old:
-            return allx, False
-        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new)), True
+            return allx, False, calls
+        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new)), True, calls
 
 
 def flatten(system: System) -> FlatDAE:
@@ -356,7 +360,7 @@ def flatten(system: System) -> FlatDAE:
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
     known = cs.vertcat(cs.SX(0, 1), *[q.sym for q in declared])
-    stacked, changed = ren.unify(exprs, declared, known, f"system {system.name}")
+    stacked, changed, calls = ren.unify(exprs, declared, known, f"system {system.name}")
     unified = iter(cs.vertsplit(stacked) if changed else exprs)
     residuals = [next(unified) for _ in own]
     start_of = {q: next(unified) for q in starts}
@@ -416,6 +420,7 @@ def flatten(system: System) -> FlatDAE:
         unconnected,
         tuple(flat_events),
         entries,
+        calls,
     )
 
 

@@ -161,8 +161,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
     exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
     if defs_sym:
-        calls = _calls_functions([ir.reduced.flat.residuals])
-        exprs = _substitute_chain(defs_sym, defs_val, exprs, calls)
+        exprs = _substitute_chain(defs_sym, defs_val, exprs, ir.reduced.flat.calls_functions)
     kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
         x,
@@ -198,12 +197,6 @@ def _resolved(syms: list[cs.SX], values: list[cs.SX]) -> list[cs.SX]:
     first = _resolved(syms[:half], values[:half])
     rest = cs.substitute(values[half:], syms[:half], first)
     return first + _resolved(syms[half:], rest)
-
-
-def _calls_functions(exprs: list[cs.SX]) -> bool:
-    """Whether any of ``exprs`` contains a call of a CasADi function."""
-    fn = cs.Function("scan", [], [cs.vertcat(*exprs)], {"allow_free": True})
-    return bool(fn.find_functions())
 
 
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
