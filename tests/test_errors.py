@@ -351,3 +351,39 @@ def test_a_large_floating_model_lists_a_dozen_components_and_counts_the_rest():
     listed = re.search(r"components involved: (.*) and (\d+) more\.", msg)
     assert listed and len(listed.group(1).split(", ")) == 12 and int(listed.group(2)) == 18
     assert "connect a reference" in msg
+
+
+def test_a_block_singular_at_the_parameter_values_is_named_at_compile_time():
+    """A zero resistance (the scalar block ``v = R i`` for ``i``) and a resistor network
+    whose linear loop is singular at its values (R1 in series with R2 || R3 = 1 || -0.5
+    = -1 ohm: no current is determined by 1 V across zero total resistance) are refused
+    by ``compile`` with the block's equations and what to check."""
+    s = ac.System("rc0")
+    V, R, C, G = (
+        el.StepVoltage("V", V=1.0, start_time=0.0),
+        el.Resistor("R", R=0.0),
+        el.Capacitor("C", C=1.0, v0=0.0),
+        el.Ground("G"),
+    )
+    s.connect(V.p, R.p)
+    s.connect(R.n, C.p)
+    s.connect(C.n, V.n, G.p)
+    with pytest.raises(ac.StructureError, match="singular at the model's parameter values"):
+        ac.compile(s)
+    s = ac.System("parallel")
+    V, G = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
+    R1, R2, R3 = el.Resistor("R1", R=1.0), el.Resistor("R2", R=1.0), el.Resistor("R3", R=-0.5)
+    s.connect(V.p, R1.p)
+    s.connect(R1.n, R2.p, R3.p)
+    s.connect(R2.n, R3.n, V.n, G.p)
+    with pytest.raises(ac.StructureError) as err:
+        ac.compile(s)
+    assert "R1: v == R*i" in str(err.value) and "R3: v == R*i" in str(err.value)
+    assert "zero resistance" in str(err.value)
+    s3 = ac.System("parallel_ok")  # R3 = -0.25: R2 || R3 = -1/3, total 2/3 ohm, regular
+    V, G = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
+    R1, R2, R3 = el.Resistor("R1", R=1.0), el.Resistor("R2", R=1.0), el.Resistor("R3", R=-0.25)
+    s3.connect(V.p, R1.p)
+    s3.connect(R1.n, R2.p, R3.p)
+    s3.connect(R2.n, R3.n, V.n, G.p)
+    ac.compile(s3)

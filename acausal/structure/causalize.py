@@ -210,19 +210,14 @@ def _nonzero_number(a: cs.SX) -> bool:
     return bool(a.is_constant() and float(cs.evalf(a)) != 0)
 
 
-def _probe(table: dict, expr: cs.SX) -> np.ndarray:
-    """``expr`` at the parameters' values and a fixed pseudo-random point in [0.5, 1.5] for
-    every other symbol (states, time, unknowns of earlier blocks); ``table``: the form's
-    parameters by their symbols' own names."""
-    syms = cs.symvar(expr)
-    rng = np.random.default_rng(12345)
-    values = []
-    for sym in syms:
-        q = table.get(sym.name())
-        values.append(q.value if q is not None and q.kind == "parameter" else rng.uniform(0.5, 1.5))
-    if not syms:
-        return np.asarray(cs.evalf(expr)).ravel()
-    return np.asarray(cs.evalf(cs.substitute(expr, cs.vertcat(*syms), cs.DM(values)))).ravel()
+def _probe(params: cs.SX, values: np.ndarray, expr: cs.SX) -> np.ndarray:
+    """``expr`` at the parameters ``params``' ``values`` and a fixed pseudo-random point in
+    [0.5, 1.5] for every other symbol (states, time, unknowns of earlier blocks: the free
+    symbols of a function of the parameters, in its order)."""
+    others = cs.Function("probe", [params], [expr], {"allow_free": True}).free_sx()
+    point = np.random.default_rng(12345).uniform(0.5, 1.5, len(others))
+    fn = cs.Function("probe", [params, cs.vertcat(cs.SX(0, 1), *others)], [expr])
+    return np.asarray(fn(values, point)).ravel()
 
 
 def _check_linear_blocks(
@@ -238,15 +233,16 @@ def _check_linear_blocks(
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
     flat = ir.reduced.flat
-    table = {flat.sym(n).name(): flat.symbols[n] for n in flat.parameters}  # by own names
+    params = flat.symbols.take(flat.parameters)
+    at = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
     if scalar_blocks:
-        values = _probe(table, coefs)
+        values = _probe(params, at, coefs)
         for b, a in zip(scalar_blocks, values):
             if a == 0 or not np.isfinite(a):
                 _raise_singular(ir, blocks, b, np.array([[a]]))
     for b, jac in loops:
         n = jac.size1()
-        mat = _probe(table, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
+        mat = _probe(params, at, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
         if is_singular(mat):
             _raise_singular(ir, blocks, b, mat)
 
