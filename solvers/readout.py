@@ -12,9 +12,10 @@ fall in two kinds, found once per model from the expressions' structure:
 
 A row costs one numpy multiply-add; a computed variable one small function, built on first
 use and kept (per model: a :class:`Readout` belongs to a :class:`~solvers.DAEFunctions`,
-so every result of one simulator shares it). All of them at once go through one function
-of the computed variables, evaluated into numpy arrays through CasADi's buffers (no Python
-lists of floats).
+so every result of one simulator shares it). The kinds are found for the names read, when
+first read (reading one variable of a large model looks at that one only). All of them at
+once go through one function of the computed variables, evaluated into numpy arrays
+through CasADi's buffers (no Python lists of floats).
 """
 
 from __future__ import annotations
@@ -37,33 +38,43 @@ class Readout:
     def __init__(self, model: Model) -> None:
         self.model = model
         dae = model.dae
-        y = cs.densify(model.outputs)
-        w = cs.vertcat(cs.SX(dae.x), cs.SX(dae.z))
-        self._w, self._y = w, y
-        ny = y.numel()
+        self._y = cs.densify(model.outputs)
+        self._w = cs.vertcat(cs.SX(dae.x), cs.SX(dae.z))
+        ny = self._y.numel()
+        #: per name: the row of ``w`` it is (-1 for a computed one), its sign and offset;
+        #: known for the names read so far (:meth:`_classify`)
+        self.source = np.full(ny, -1)
+        self.sign = np.zeros(ny)
+        self.offset = np.zeros(ny)
+        self._classified = np.zeros(ny, dtype=bool)
+        self._deps: dict[int, np.ndarray] = {}  # a computed name -> the rows of w it reads
+        self._functions: dict[tuple[int, ...], tuple[cs.Function, np.ndarray]] = {}
+
+    def _classify(self, which: np.ndarray) -> None:
+        """Find which of the names at positions ``which`` not looked at before are rows of
+        ``w`` (the module docstring), all of them by a few whole-vector CasADi calls."""
+        new = np.unique(which[~self._classified[which]])
+        if not new.size:
+            return
+        model, w = self.model, self._w
+        y = self._y[new.tolist()]
         on_w = incidence(y, w)
         single = (np.diff(on_w.indptr) == 1) & ~depends(y, cs.vertcat(model.p, model.t))
         rows = np.flatnonzero(single)
-        src = on_w.indices[on_w.indptr[rows]]
-        sign, offset = np.zeros(0), np.zeros(0)
         if rows.size:  # keep those whose derivative in their one unknown is a constant
+            src = on_w.indices[on_w.indptr[rows]]
             y_rows = y[rows.tolist()]
             jac = cs.jacobian(y_rows, w)  # one nonzero per row
             slope = jac.nz[np.argsort(jac.sparsity().get_triplet()[0]).tolist()]
             keep = np.flatnonzero(~depends(slope, cs.vertcat(w, model.p, model.t)))
-            rows, src = rows[keep], src[keep]
-            sign = np.asarray(cs.evalf(slope[keep.tolist()])).ravel()
+            at = new[rows[keep]]
+            self.source[at] = src[keep]
+            self.sign[at] = np.asarray(cs.evalf(slope[keep.tolist()])).ravel()
             at_zero = cs.substitute(y_rows[keep.tolist()], w, cs.DM.zeros(w.numel()))
-            offset = np.asarray(cs.evalf(at_zero)).ravel()
-        #: per name: the row of ``w`` it is (-1 for a computed one), its sign and offset
-        self.source = np.full(ny, -1)
-        self.source[rows] = src
-        self.sign = np.zeros(ny)
-        self.sign[rows] = sign
-        self.offset = np.zeros(ny)
-        self.offset[rows] = offset
-        self._deps = on_w
-        self._functions: dict[tuple[int, ...], tuple[cs.Function, np.ndarray]] = {}
+            self.offset[at] = np.asarray(cs.evalf(at_zero)).ravel()
+        for k in np.flatnonzero(self.source[new] < 0).tolist():
+            self._deps[int(new[k])] = on_w.indices[on_w.indptr[k] : on_w.indptr[k + 1]]
+        self._classified[new] = True
 
     def _function(self, which: tuple[int, ...], derivative: bool) -> tuple[cs.Function, np.ndarray]:
         """``(w_D, p, t) -> y_which`` and ``D``, the rows of ``w`` those outputs depend on;
@@ -71,7 +82,7 @@ class Readout:
         got = self._functions.get((which, derivative))
         if got is None:
             idx = list(which)
-            deps = np.unique(self._deps[idx].indices)
+            deps = np.unique(np.concatenate([self._deps[k] for k in idx]))
             wd, p, y = self._w[deps.tolist()], self.model.p, self._y[idx]
             if derivative:
                 dw, dp = cs.SX.sym("dw", deps.size), cs.SX.sym("dp", p.numel())
@@ -113,6 +124,7 @@ class Readout:
         seeds: tuple[np.ndarray, np.ndarray] | None,
     ) -> np.ndarray:
         which = np.asarray(which, dtype=int)
+        self._classify(which)
         out = np.empty((which.size, t.size))
         src = self.source[which]
         rows = src >= 0

@@ -129,6 +129,28 @@ def test_all_variables_at_once_equal_the_output_expressions(tmp_path):
     np.testing.assert_allclose(table[:, 4], i, rtol=1e-11)
 
 
+def test_names_read_one_by_one_then_all_equal_the_output_expressions():
+    """The readout finds each name's kind when it is first read: names read one at a time,
+    then a mixed batch, then all of them, against the output expressions mapped by
+    CasADi (a second way); a state is found to be a row of the solution."""
+    model = ac.compile(nonlinear_circuit())
+    res = simulate(model, t_end=2.0, dt=0.05, rtol=1e-9, atol=1e-11)
+    direct = outputs_directly(model, res)
+    readout = res.functions.readout
+    order = np.random.default_rng(3).permutation(len(model.names))
+    for k in order[:5]:
+        np.testing.assert_allclose(res[model.names[k]], direct[k], rtol=1e-14, atol=1e-14)
+    assert readout._classified.sum() == 5
+    batch = order[3:12].tolist()
+    got = readout.evaluate(batch, res._w(), res.p, res.t)
+    np.testing.assert_allclose(got, direct[batch], rtol=1e-14, atol=1e-14)
+    frame = res.to_dataframe()
+    np.testing.assert_allclose(frame.to_numpy().T, direct, rtol=1e-14, atol=1e-14)
+    assert readout._classified.all()
+    c = model.names.index("C.v")  # a state: a row of the solution, sign 1, offset 0
+    assert readout.source[c] >= 0 and readout.sign[c] == 1.0 and readout.offset[c] == 0.0
+
+
 def test_dataframe_is_a_copy():
     model = ac.compile(rl_circuit())
     res = simulate(model, t_end=0.5, dt=0.1)
