@@ -353,37 +353,27 @@ def test_a_large_floating_model_lists_a_dozen_components_and_counts_the_rest():
     assert "connect a reference" in msg
 
 
+def _divider(r3: float) -> ac.System:
+    """1 V across R1 = 1 ohm in series with R2 = 1 ohm parallel to R3 = ``r3``."""
+    s = ac.System("divider")
+    V, G = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
+    R1, R2, R3 = el.Resistor("R1", R=1.0), el.Resistor("R2", R=1.0), el.Resistor("R3", R=r3)
+    s.connect(V.p, R1.p)
+    s.connect(R1.n, R2.p, R3.p)
+    s.connect(R2.n, R3.n, V.n, G.p)
+    return s
+
+
 def test_a_block_singular_at_the_parameter_values_is_named_at_compile_time():
     """A zero resistance (the scalar block ``v = R i`` for ``i``) and a resistor network
     whose linear loop is singular at its values (R1 in series with R2 || R3 = 1 || -0.5
     = -1 ohm: no current is determined by 1 V across zero total resistance) are refused
-    by ``compile`` with the block's equations and what to check."""
-    s = ac.System("rc0")
-    V, R, C, G = (
-        el.StepVoltage("V", V=1.0, start_time=0.0),
-        el.Resistor("R", R=0.0),
-        el.Capacitor("C", C=1.0, v0=0.0),
-        el.Ground("G"),
-    )
-    s.connect(V.p, R.p)
-    s.connect(R.n, C.p)
-    s.connect(C.n, V.n, G.p)
+    by ``compile`` with the block's equations and what to check; R3 = -0.25 (2/3 ohm in
+    all) compiles."""
     with pytest.raises(ac.StructureError, match="singular at the model's parameter values"):
-        ac.compile(s)
-    s = ac.System("parallel")
-    V, G = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
-    R1, R2, R3 = el.Resistor("R1", R=1.0), el.Resistor("R2", R=1.0), el.Resistor("R3", R=-0.5)
-    s.connect(V.p, R1.p)
-    s.connect(R1.n, R2.p, R3.p)
-    s.connect(R2.n, R3.n, V.n, G.p)
+        ac.compile(rc(R=0.0))
     with pytest.raises(ac.StructureError) as err:
-        ac.compile(s)
+        ac.compile(_divider(-0.5))
     assert "R1: v == R*i" in str(err.value) and "R3: v == R*i" in str(err.value)
     assert "zero resistance" in str(err.value)
-    s3 = ac.System("parallel_ok")  # R3 = -0.25: R2 || R3 = -1/3, total 2/3 ohm, regular
-    V, G = el.StepVoltage("V", V=1.0, start_time=0.0), el.Ground("G")
-    R1, R2, R3 = el.Resistor("R1", R=1.0), el.Resistor("R2", R=1.0), el.Resistor("R3", R=-0.25)
-    s3.connect(V.p, R1.p)
-    s3.connect(R1.n, R2.p, R3.p)
-    s3.connect(R2.n, R3.n, V.n, G.p)
-    ac.compile(s3)
+    ac.compile(_divider(-0.25))
