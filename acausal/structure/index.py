@@ -148,10 +148,8 @@ def reduce_index(red: Reduced) -> IndexReduced:
     chains = [_chain(q, symbols) for q in unknowns]
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
     inc = _incidence(red, [chains[vi][o] for vi, o in cols])
-    rows: list[set[Col]] = [
-        {cols[c] for c in inc.indices[inc.indptr[r] : inc.indptr[r + 1]]}
-        for r in range(inc.shape[0])
-    ]
+    held, bounds = inc.indices.tolist(), inc.indptr.tolist()
+    rows: list[set[Col]] = [{cols[c] for c in held[a:b]} for a, b in zip(bounds, bounds[1:])]
     _check_nonsingular(red, rows)
     eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
@@ -256,6 +254,8 @@ def _differentiate(
     and one incidence for all the equations of one derivative order, the orders in turn (a
     parent is one order lower). Every column a parent holds has its next derivative in its
     chain: Pantelides raised the unknown's highest order to it."""
+    if not parent:  # nothing differentiated (index 1 or 0)
+        return (), cs.SX(0, 1)
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
     syms = symbols.take([chains[vi][o] for vi, o in cols])
     lower = [k for k, (vi, o) in enumerate(cols) if o + 1 < len(chains[vi])]
