@@ -78,7 +78,7 @@ def check_blocks(
     reports = []
     for k in analysed_blocks(model):
         block = model.blocks[k]
-        res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+        res = ir.residuals[list(block.equations)]
         y = ir.syms(block.unknowns)
         jac = cs.densify(cs.jacobian(res, y))
         sources = [ir.equations[r].source for r in block.equations]

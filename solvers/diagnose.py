@@ -27,7 +27,7 @@ def singular_block(
     xs = ir.syms(ir.states)
     ys = ir.syms(ir.algebraic)
     for k, block in enumerate(model.blocks, 1):
-        res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+        res = ir.residuals[list(block.equations)]
         yb = ir.syms(block.unknowns)
         jac = cs.Function("block_jacobian", [xs, ys, model.p, model.t], [cs.jacobian(res, yb)])
         mat = jac(x, values, p, t).full()

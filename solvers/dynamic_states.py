@@ -72,7 +72,7 @@ class StateSets:
             if not eqs:
                 self.jacobians.append(None)
                 continue
-            res = cs.vertcat(*[ir.equations[e].residual for e in eqs])
+            res = ir.residuals[eqs]
             cols = ir.syms([c for ch in lowest for c in ch.dummies])
             jac = cs.jacobian(res, cols)
             rows = cs.sqrt(cs.sum2(cs.jacobian(res, speeds) ** 2))

@@ -1,7 +1,7 @@
 """Reading named variables from a solution on a grid, without evaluating all of them.
 
 A model's named outputs ``y = Y(w, p, t)``, ``w = (x, z)`` its states and Newton unknowns,
-fall in two kinds, found once per model from the expressions' structure:
+fall in two kinds, found from the expressions' structure (once per name, when first read):
 
 * a *row* of the solution: ``y_k = s_k w_j + c_k`` with constants ``s_k != 0`` and ``c_k``
   (a state, a Newton unknown, or an alias of one: ``R1.n.v = C1.v``, ``C1.n.i = -C1.i``),
@@ -12,10 +12,9 @@ fall in two kinds, found once per model from the expressions' structure:
 
 A row costs one numpy multiply-add; a computed variable one small function, built on first
 use and kept (per model: a :class:`Readout` belongs to a :class:`~solvers.DAEFunctions`,
-so every result of one simulator shares it). The kinds are found for the names read, when
-first read (reading one variable of a large model looks at that one only). All of them at
-once go through one function of the computed variables, evaluated into numpy arrays
-through CasADi's buffers (no Python lists of floats).
+so every result of one simulator shares it); reading one variable of a large model looks at
+that one only. All of them at once go through one function of the computed variables,
+evaluated into numpy arrays through CasADi's buffers (no Python lists of floats).
 """
 
 from __future__ import annotations

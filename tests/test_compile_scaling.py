@@ -151,7 +151,7 @@ def test_alias_elimination_keeps_the_incidence_of_its_equations(k):
 
     red = eliminate_aliases(flatten(_systems()[k]))
     res = cs.vertcat(*[e.residual for e in red.equations])
-    cols = cs.vertcat(*[red.flat.t if q is None else red.sym(q) for q in red.pattern_columns])
+    cols = cs.vertcat(*[red.flat.t if q is None else red.sym(q) for q in red.pattern_position])
     expected = pattern(res, cols)
     assert len(red.equations) > 0 and red.pattern.shape == expected.shape
     assert red.pattern.nnz == expected.nnz and (red.pattern != expected).nnz == 0

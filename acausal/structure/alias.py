@@ -68,12 +68,11 @@ class Reduced:
     eliminated: Table  # variable -> Alias: (sign, representative or None, constant)
     members: Table  # representative -> other members (tuple)
     starts: Table  # representative -> Start
-    # the equations' incidence (0/1, a row per equation) in the symbols named by
-    # ``pattern_columns`` (None: time), as alias elimination left it; saves the next stage
-    # recomputing it
+    # the equations' incidence (0/1, a row per equation) in the symbols whose names
+    # ``pattern_position`` maps to their columns, in column order (None: time), as alias
+    # elimination left it; saves the next stage recomputing it
     pattern: sp.csr_matrix | None = None
-    pattern_columns: tuple[str | None, ...] = ()
-    pattern_position: Table = field(default_factory=Table)  # name -> its column of pattern
+    pattern_position: Table = field(default_factory=Table)
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -321,7 +320,6 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         Table({k: tuple(v) for k, v in members.items()}),
         Table(starts),
         pattern,
-        tuple(columns),
         Table(position),
     )
 

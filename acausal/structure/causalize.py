@@ -130,7 +130,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
             defs_sym.append(ir.sym(block.unknowns[0]))
             defs_val.append(explicit[b])
             continue
-        res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+        res = ir.residuals[list(block.equations)]
         y = ir.syms(block.unknowns)
         n = len(block.unknowns)
         jac = cs.jacobian(res, y) if 1 < n <= MAX_TORN_LOOP else None

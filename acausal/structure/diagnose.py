@@ -195,7 +195,7 @@ def block_advice(ir: IndexReduced, block: Block, involved: Sequence[Col]) -> str
 
 def _nonlinear(ir: IndexReduced, block: Block) -> bool:
     """Whether the block's Jacobian depends on unknowns (so it can lose rank along a run)."""
-    res = cs.vertcat(*[ir.equations[r].residual for r in block.equations])
+    res = ir.residuals[list(block.equations)]
     jac = cs.jacobian(res, ir.syms(block.unknowns))
     unknowns = {ir.symbols[q].sym.name() for chain in ir.chains for q in chain}
     return any(s.name() in unknowns for s in cs.symvar(jac))

@@ -142,7 +142,7 @@ def derivative_aliases(red: Reduced, rows: Sequence[Iterable[Col]]) -> list[tupl
             pairs[e] = pair
     if not pairs:
         return []
-    res = cs.vertcat(*[red.equations[e].residual for e in pairs])
+    res = red.residuals[list(pairs)]
     x = cs.vertcat(*cs.symvar(res))
     lin = affine_rows(res, x)
     counts = np.bincount(lin.rows, minlength=len(pairs))
