@@ -231,7 +231,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     residuals = flat.residuals if sources else cs.SX(0, 1)
     unknowns = list(flat.variables)
     classes = _Classes(flat)
-    eliminated: dict[str, tuple[float, str | None, Lin]] = {}
+    eliminated: dict[str, None] = {}  # the variables eliminated, in order (an ordered set)
     # every symbol an equation can hold: variables, their derivatives, parameters, time
     derivatives = [classes.deriv[q] for q in unknowns if q in classes.deriv]
     columns: list[str | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
@@ -263,7 +263,8 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         deferred = deferred[keep]
         sources = [sources[k] for k in keep]
         residuals = residuals[keep] if keep else cs.SX(0, 1)
-        old, base, signs, offsets, fresh = _substitutions(unknowns, classes, eliminated)
+        old, base, signs, offsets, fresh, gone = _substitutions(unknowns, classes)
+        eliminated.update(dict.fromkeys(gone))
         unknowns = [q for q in unknowns if q not in eliminated]
         if fresh:  # derivatives of representatives created by the substitution
             position.update({q: len(columns) + k for k, q in enumerate(fresh)})
@@ -297,18 +298,14 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             pattern = _replace_rows(pattern, check, part)
     split = cs.vertsplit(residuals) if sources else []
     equations = tuple(FlatEquation(r, src) for r, src in zip(split, sources))
+    # final form: a representative may have been eliminated later
+    gone, roots, signs, lins = _aliases(list(eliminated), classes)
     members: dict[str, list[str]] = {}
-    const = classes.const
-    final: list[tuple[str, float, str | None, Lin]] = []
-    for q in eliminated:  # final form: a representative may have been eliminated later
-        root, s, c = classes.find(q)
-        if root in const:
-            final.append((q, s, None, _axpy(c, s, const[root])))
-        else:
-            final.append((q, s, root, c))
+    for q, root in zip(gone, roots):
+        if root is not None:
             members.setdefault(root, []).append(q)
-    offsets = _offset_values(classes, [c for *_, c in final])
-    table = {q: (s, root, value) for (q, s, root, _), value in zip(final, offsets)}
+    offsets = _offset_values(classes, lins)
+    table = dict(zip(gone, zip(signs, roots, offsets)))
     starts = _merge_starts(flat, table, values)
     return Reduced(
         flat,
@@ -654,48 +651,92 @@ def _set(offsets: Offsets, q: str, lin: Lin) -> None:
         offsets.pop(q, None)
 
 
+def _resolved(classes: _Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every variable's class root (by position) and sign, ``q = sign * root + offset``,
+    found for all variables at once by pointer jumping on arrays (as many whole-vector
+    steps as the base-2 logarithm of the trees' depth); the third array marks the
+    variables with an offset on their way to the root, whose offsets
+    :meth:`_Classes.find` composes. The union-find's dicts hold the variables in their
+    order (``classes.variables``): only their values change."""
+    pos = classes.position
+    n = len(classes.variables)
+    up = np.fromiter(map(pos.__getitem__, classes.parent.values()), np.int64, n)
+    sign = np.fromiter(classes.sign.values(), float, n)
+    shifted = np.zeros(n, dtype=bool)
+    shifted[[pos[q] for q in classes.offset]] = True
+    top = up == np.arange(n)
+    sign[top], shifted[top] = 1.0, False  # a root is itself: sign 1, no offset
+    while True:
+        higher = up[up]
+        if np.array_equal(higher, up):
+            return up, sign, shifted
+        sign, shifted = sign * sign[up], shifted | shifted[up]
+        up = higher
+
+
+def _aliases(
+    variables: list[str], classes: _Classes, keep_roots: bool = False
+) -> tuple[list[str], list[str | None], list[float], list[Lin]]:
+    """Each of ``variables`` as ``sign * root + offset`` (root None and the offset the
+    class's constant when the class is constant), as four lists: names, roots, signs,
+    offsets. With ``keep_roots``, the roots of classes without a constant are left out
+    (they stay unknowns). Roots and signs come from :func:`_resolved`, for all variables
+    at once; an offset is composed (:meth:`_Classes.find`) only where there is one."""
+    names, pos, const = classes.variables, classes.position, classes.const
+    idx = np.fromiter(map(pos.__getitem__, variables), np.int64, len(variables))
+    up, sign, shifted = _resolved(classes)
+    constant = np.zeros(len(names), dtype=bool)
+    constant[[pos[r] for r in const]] = True
+    if keep_roots:
+        idx = idx[(up[idx] != idx) | constant[up[idx]]]
+    qs = [names[k] for k in idx.tolist()]
+    roots: list[str | None] = [names[k] for k in up[idx].tolist()]
+    signs = sign[idx].tolist()
+    offsets = [ZERO] * len(idx)
+    for i in np.flatnonzero(shifted[idx]).tolist():
+        offsets[i] = classes.find(qs[i])[2]
+    for i in np.flatnonzero(constant[up[idx]]).tolist():
+        offsets[i] = _axpy(offsets[i], signs[i], const[roots[i]])
+        roots[i] = None
+    return qs, roots, signs, offsets
+
+
 def _substitutions(
-    unknowns: list[str], classes: _Classes, eliminated: dict[str, tuple[float, str | None, Lin]]
-) -> tuple[list[str], list[str | None], list[float], list[Lin], list[str]]:
-    """Record every newly eliminated variable as (sign, root, offset).
+    unknowns: list[str], classes: _Classes
+) -> tuple[list[str], list[str | None], list[float], list[Lin], list[str], list[str]]:
+    """The variables eliminated since the last pass and their replacements.
 
     Returns the names of the symbols to replace (variables and their derivatives) and
     their replacements ``sign * base + offset`` as three lists (``base``: the name of a
-    representative or of its derivative, None for zero), and the representatives'
-    derivatives created on the way.
+    representative or of its derivative, None for zero), the representatives'
+    derivatives created on the way, and the newly eliminated variables (in ``unknowns``'
+    order).
     """
-    old: list[str] = []
-    base: list[str | None] = []
-    signs: list[float] = []
-    offsets: list[Lin] = []
-    fresh: list[str] = []
     changed, classes.changed = classes.changed, set()
-    for q in unknowns:
-        if q not in changed:
-            continue  # a root before the pass, untouched by it: still one
-        root, s, c = classes.find(q)
-        k = classes.const.get(root)
-        if root == q and k is None:
+    gone, roots, signs, offsets = _aliases(
+        [q for q in unknowns if q in changed], classes, keep_roots=True
+    )
+    old, base, fresh = list(gone), list(roots), []
+    reps, deriv = [], classes.deriv
+    for q, root, s in zip(gone, roots, signs):
+        dq = deriv.get(q)
+        if dq is None:
             continue
-        total = c if k is None else _axpy(c, s, k)
-        eliminated[q] = (s, None if k is not None else root, total)
-        old.append(q)
-        base.append(root if k is None else None)
-        signs.append(s)
-        offsets.append(total)
-        dq = classes.deriv.get(q)
-        if dq is not None:
-            old.append(dq)
-            if k is None:
-                droot, created = classes.derivative(root)
-                if created:
-                    fresh.append(droot)
-                base.append(droot)
-            else:
-                base.append(None)
-            signs.append(s)
-            offsets.append(ZERO)
-    return old, base, signs, offsets, fresh
+        old.append(dq)
+        if root is not None:
+            droot, created = classes.derivative(root)
+            if created:
+                fresh.append(droot)
+            root = droot
+        reps.append((root, s))
+    return (
+        old,
+        base + [r for r, _ in reps],
+        signs + [s for _, s in reps],
+        offsets + [ZERO] * len(reps),
+        fresh,
+        gone,
+    )
 
 
 def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
