@@ -395,7 +395,8 @@ def flatten(system: System) -> FlatDAE:
             raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
         owner = symbols[base].component
         symbols[name] = Symbol(name, "derivative", syms[name], owner, base=base, order=order)
-    table = SymbolTable(symbols, cs.vertcat(known, *[syms[n] for n in ren.derivatives]))
+    derivatives = cs.vertcat(cs.SX(0, 1), *[syms[n] for n in ren.derivatives])
+    table = SymbolTable(symbols, cs.vertcat(known, derivatives))  # (stacked apart: faster)
     declared_names = Table(ren.full)
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))

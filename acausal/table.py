@@ -63,7 +63,8 @@ class SymbolTable(Table):
         clash = [n for n in records if n in self.index]
         if clash:
             raise ValueError(f"names already in the table: {clash[:5]}")
-        stack = cs.vertcat(self.stack, *[r.sym for r in records.values()])
+        # the new symbols stacked first: a long stack beside many scalars in one call costs more
+        stack = cs.vertcat(self.stack, cs.vertcat(*[r.sym for r in records.values()]))
         return SymbolTable({**self, **records}, stack)
 
     def __reduce__(self) -> tuple:

@@ -269,7 +269,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         if fresh:  # derivatives of representatives created by the substitution
             position.update({q: len(columns) + k for k, q in enumerate(fresh)})
             columns = columns + fresh
-            allsyms = cs.vertcat(allsyms, *[classes.symbols[q].sym for q in fresh])
+            allsyms = cs.vertcat(allsyms, cs.vertcat(*[classes.symbols[q].sym for q in fresh]))
         pattern = pattern[keep]
         pattern.resize(len(keep), len(columns))
         if not sources:
