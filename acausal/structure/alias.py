@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import casadi as cs
 import numpy as np
@@ -98,18 +99,19 @@ def _ranks(symbols: list[Symbol], differentiated: Container[str]) -> np.ndarray:
     """Each variable's place (0 first) in the order of preference of representatives:
     differentiated, fixed start, state priority, any start, a component's own variable
     (not a connector's), short local name, then declaration (list) order."""
+    n = len(symbols)
     local = [s.name[len(s.component) + 1 :] for s in symbols]
     keys = (  # the last the first criterion (numpy's lexsort)
-        np.arange(len(symbols)),
-        np.array([len(name) for name in local], dtype=np.int64),
-        np.array(["." in name for name in local], dtype=bool),
-        np.array([s.start is None for s in symbols], dtype=bool),
-        -np.array([s.state_priority for s in symbols], dtype=np.int64),
-        np.array([not s.fixed for s in symbols], dtype=bool),
-        np.array([s.name not in differentiated for s in symbols], dtype=bool),
+        np.arange(n),
+        np.fromiter(map(len, local), np.int64, n),
+        np.fromiter(("." in name for name in local), bool, n),
+        np.fromiter((s.start is None for s in symbols), bool, n),
+        -np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n),
+        ~np.fromiter(map(attrgetter("fixed"), symbols), bool, n),
+        np.fromiter((s.name not in differentiated for s in symbols), bool, n),
     )
-    rank = np.empty(len(symbols), dtype=np.int64)
-    rank[np.lexsort(keys)] = np.arange(len(symbols))
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort(keys)] = np.arange(n)
     return rank
 
 
@@ -165,25 +167,27 @@ class _Classes:
     representatives."""
 
     def __init__(self, flat: FlatDAE) -> None:
+        variables = flat.variables
+        records = list(map(flat.symbols.__getitem__, variables))
         self.symbols: dict[str, Symbol] = dict(flat.symbols)
-        self.parent: Parents = {q: q for q in flat.variables}
-        self.sign: Signs = {q: 1.0 for q in flat.variables}
+        self.parent: Parents = dict(zip(variables, variables))
+        self.sign: Signs = dict.fromkeys(variables, 1.0)
         self.offset: Offsets = {}
         self.const: Constants = {}
         # roots of classes with a member's fixed start: such a class takes an offset or a
         # constant that depends on parameters only from a class without one, so that every
         # fixed start the initializer must check against the model stays in an equation
-        self.fixed = {q for q in flat.variables if flat.symbols[q].fixed}
+        self.fixed = {s.name for s in records if s.fixed}
         self.changed: set[str] = set()  # roots attached or made constant since the last pass
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
         self.atom_columns: set[int] = set()  # the parameters' columns atoms may hold
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         self.made: dict[str, Symbol] = {}  # the derivatives made here, in order
-        self.variables = flat.variables  # (their order: the columns of the alias stage)
-        self.position = {q: k for k, q in enumerate(flat.variables)}
+        self.variables = variables  # (their order: the columns of the alias stage)
+        self.position = dict(zip(variables, range(len(variables))))
         # preference of representatives, by position (the derivatives as declared)
-        self.rank = _ranks([flat.symbols[q] for q in flat.variables], self.deriv)
+        self.rank = _ranks(records, self.deriv)
 
     def prefers(self, a: str, b: str) -> bool:
         """Whether variable ``a`` is a better representative than ``b``."""
