@@ -216,6 +216,27 @@ def test_incidence_of_a_dense_row_and_a_dense_column():
     assert got[:, 0].nnz == n and got[n - 1].nnz == n
 
 
+@pytest.mark.parametrize("ladder", ["rc", "chain"])
+def test_incidence_of_the_ladders_equals_casadis_pattern(ladder):
+    """The ladders' flattened equations (over 512 rows: the grouped path), the components'
+    own rows (no dense column) and all rows (a ground's or a wall's balance and its
+    potential: dense), against CasADi's pattern of the whole, entry for entry."""
+    import casadi as cs
+
+    from acausal.flatten import flatten
+    from acausal.structure.graph import incidence, pattern
+    from examples.ladders import chain, rc_ladder
+
+    flat = flatten({"rc": rc_ladder, "chain": chain}[ladder](300))
+    cols = cs.vertcat(flat.symbols.stack, flat.t)
+    own = flat.residuals.numel() - (len(flat.connection_entries.indptr) - 1)
+    for res in (flat.residuals[:own], flat.residuals):
+        expected = pattern(res, cols)
+        got = incidence(res, cols)
+        assert res.numel() > 512 and expected.nnz > res.numel()
+        assert got.shape == expected.shape and (got != expected).nnz == 0
+
+
 def test_jacobian_with_dense_rows_differentiated_apart():
     import casadi as cs
 

@@ -34,7 +34,9 @@ def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> s
     residuals summed into :data:`BUCKETS` groups (the rows in a fixed pseudo-random order,
     so that a model's period cannot put all the rows of a column into a few groups; a
     column in more than half of the groups, held by some 45 rows or more, is dense), and
-    the pattern is taken in two parts, the sparse columns and the dense ones, each fast."""
+    the pattern is taken in two parts, the sparse columns and the dense ones, each fast.
+    The groups' pattern and the whole one come from one CasADi function of both (building
+    the function, a sort of every node, costs as much as a sparsity pass)."""
     res = residuals if isinstance(residuals, cs.SX) else cs.vertcat(*residuals)
     cols = columns if isinstance(columns, cs.SX) else cs.vertcat(*columns)
     n, m = res.numel(), cols.numel()
@@ -42,29 +44,36 @@ def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> s
         return sp.csr_matrix((n, m), dtype=np.int8)
     if min(n, m) <= 8 * BUCKETS:  # few rows or columns: no coloring to fear
         return pattern(res, cols)
-    shuffled = res[np.random.default_rng(0).permutation(n).tolist()]  # no periodic aliasing
-    padded = cs.vertcat(shuffled, cs.SX.zeros(-n % BUCKETS))
-    groups = cs.sum2(cs.reshape(padded, BUCKETS, padded.numel() // BUCKETS))
-    held = np.diff(pattern(groups, cols).tocsc().indptr)
+    # row order[j] into group j mod BUCKETS (no periodic aliasing), the groups' sums G res
+    order = np.random.default_rng(0).permutation(n).tolist()
+    groups = cs.DM(cs.Sparsity.triplet(BUCKETS, n, [j % BUCKETS for j in range(n)], order), 1)
+    free = {"allow_free": True}  # (symbols outside ``cols`` are constants here)
+    both = cs.Function("incidence", [cols], [res, cs.mtimes(groups, res)], free)
+    held = np.diff(_matrix(both.sparsity_jac(0, 1), BUCKETS, m).tocsc().indptr)
     dense = held > BUCKETS // 2
     if not dense.any():
-        return pattern(res, cols)
+        return _matrix(both.sparsity_jac(0, 0), n, m)
     parts = [np.nonzero(~dense)[0], np.nonzero(dense)[0]]
-    blocks = [pattern(res, cols[p.tolist()]).tocsc() for p in parts]
+    split = cs.Function("incidence", [cols[p.tolist()] for p in parts], [res], free)
+    blocks = [_matrix(split.sparsity_jac(k, 0), n, len(p)).tocsc() for k, p in enumerate(parts)]
     out = sp.hstack(blocks, format="csc")
-    order = np.empty(m, dtype=np.int64)
-    order[np.concatenate(parts)] = np.arange(m)
-    return out[:, order].tocsr()
+    position = np.empty(m, dtype=np.int64)
+    position[np.concatenate(parts)] = np.arange(m)
+    return out[:, position].tocsr()
 
 
 def pattern(res: cs.SX, cols: cs.SX) -> sp.csr_matrix:
     """CasADi's Jacobian sparsity of ``res`` in ``cols`` as a 0/1 matrix: :func:`incidence`
     without its guard against a dense row meeting a dense column."""
-    spy = cs.jacobian_sparsity(res, cols)
+    return _matrix(cs.jacobian_sparsity(res, cols), res.numel(), cols.numel())
+
+
+def _matrix(spy: cs.Sparsity, n: int, m: int) -> sp.csr_matrix:
+    """A CasADi sparsity pattern of shape ``(n, m)`` as a 0/1 matrix."""
     colind = np.asarray(spy.colind(), dtype=np.int64)
     row = np.asarray(spy.row(), dtype=np.int64)
     data = np.ones(len(row), dtype=np.int8)
-    return sp.csc_matrix((data, row, colind), shape=(res.numel(), cols.numel())).tocsr()
+    return sp.csc_matrix((data, row, colind), shape=(n, m)).tocsr()
 
 
 class AffineRows(NamedTuple):
