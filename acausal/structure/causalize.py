@@ -86,7 +86,8 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one.
     """
     scalar = [b for b, block in enumerate(blocks) if len(block.equations) == 1]
-    explicit: dict[int, cs.SX] = {}  # block -> its solution
+    explicit: dict[int, int] = {}  # block -> the row of its solution in ``solutions``
+    solutions = cs.SX(0, 1)
     coefs = cs.SX(0, 1)
     # the symbols of the states and algebraic columns, stacked once and indexed from then on
     cols = list(ir.states) + list(ir.algebraic)
@@ -110,15 +111,16 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
             coefs = diag[linear]
             offdiag = jac - cs.diag(diag)
             zero = cs.DM.zeros(ys.numel())
-            affine = cs.vertsplit(-(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag)
+            solutions = -(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag
             for k in linear:
+                explicit[scalar[k]] = k
                 if k in nonaffine:
-                    r, y = res[k], ys[k]
-                    explicit[scalar[k]] = -cs.substitute(r, y, 0) / diag[k]
-                else:
-                    explicit[scalar[k]] = affine[k]
-    defs_sym: list[cs.SX] = []
-    defs_val: list[cs.SX] = []
+                    solutions[k] = -cs.substitute(res[k], ys[k], 0) / diag[k]
+    # the definitions y = value, in block order: the symbols by their rows in ``stacked``,
+    # the values in pieces (runs of explicit blocks' rows of ``solutions``, loops' solutions)
+    defined: list[int] = []
+    pieces: list[cs.SX] = []
+    run: list[int] = []
     loops: list[tuple[int, cs.SX]] = []
     z: list[cs.SX] = []
     alg: list[cs.SX] = []
@@ -127,8 +129,8 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     for b, block in enumerate(blocks):
         if b in explicit:
             kinds.append("explicit")
-            defs_sym.append(ir.sym(block.unknowns[0]))
-            defs_val.append(explicit[b])
+            defined.append(position[block.unknowns[0]])
+            run.append(explicit[b])
             continue
         res = ir.residuals[list(block.equations)]
         y = ir.syms(block.unknowns)
@@ -136,17 +138,19 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
         jac = cs.jacobian(res, y) if 1 < n <= MAX_TORN_LOOP else None
         if jac is not None and not cs.depends_on(jac, y):
             loops.append((b, jac))
+            pieces += [solutions[run]] if run else []
+            run = []
             if n <= MAX_LINEAR_LOOP:
                 kinds.append("linear")
                 sol = cs.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
-                defs_sym += cs.vertsplit(y)
-                defs_val += cs.vertsplit(sol)
+                defined += [position[u] for u in block.unknowns]
+                pieces.append(sol)
                 continue
             kinds.append("torn")
             tearing = tear(jac, _nonzero_number)
-            inner, values = inner_solutions(res, y, jac, tearing)
-            defs_sym += inner
-            defs_val += values
+            _, values = inner_solutions(res, y, jac, tearing)
+            defined += [position[block.unknowns[j]] for _, j in tearing.order]
+            pieces.append(cs.vertcat(cs.SX(0, 1), *values))
             z += [y[j] for j in tearing.tears]
             alg += [res[i] for i in tearing.residual]
             alg_blocks += [b] * len(tearing.residual)
@@ -160,8 +164,10 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     x = _take(stacked, list(range(n_states)))
     ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
     exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
-    if defs_sym:
-        exprs = _substitute_chain(defs_sym, defs_val, exprs, ir.reduced.flat.calls_functions)
+    if defined:
+        values = cs.vertcat(*pieces, solutions[run] if run else cs.SX(0, 1))
+        calls = ir.reduced.flat.calls_functions
+        exprs = _substitute_chain(_take(stacked, defined), values, exprs, calls)
     kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
     return SemiExplicit(
         x,
@@ -175,28 +181,28 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     )
 
 
-def _substitute_chain(
-    syms: list[cs.SX], values: list[cs.SX], exprs: list[cs.SX], calls: bool
-) -> list:
-    """``exprs`` with the definitions ``syms[k] = values[k]`` substituted, each value using
-    only earlier symbols: CasADi's ``substitute_inplace`` (one pass), unless the model
-    ``calls`` a CasADi function (a sampled signal's ``interpolant``: the values and
-    expressions derive from the model's residuals, so they can only call what those call),
-    which ``substitute_inplace`` corrupts in CasADi 3.8.2 (the call becomes its argument);
-    then halves resolved one after the other by ``substitute``, ``O(size log n)``."""
+def _substitute_chain(syms: cs.SX, values: cs.SX, exprs: list[cs.SX], calls: bool) -> list:
+    """``exprs`` with the definitions ``syms[k] = values[k]`` (two vectors) substituted,
+    each value using only earlier symbols: CasADi's ``substitute_inplace`` (one pass, on
+    the two vectors: as lists of scalars they would cost a binding conversion each and a
+    function of as many inputs), unless the model ``calls`` a CasADi function (a sampled
+    signal's ``interpolant``: the values and expressions derive from the model's
+    residuals, so they can only call what those call), which ``substitute_inplace``
+    corrupts in CasADi 3.8.2 (the call becomes its argument); then halves resolved one
+    after the other by ``substitute``, ``O(size log n)``."""
     if not calls:
-        return cs.substitute_inplace(syms, values, exprs, False)[1]
-    return cs.substitute(exprs, syms, _resolved(syms, values))
+        return cs.substitute_inplace([syms], [values], exprs, False)[1]
+    return cs.substitute(exprs, [syms], [_resolved(syms, values)])
 
 
-def _resolved(syms: list[cs.SX], values: list[cs.SX]) -> list[cs.SX]:
+def _resolved(syms: cs.SX, values: cs.SX) -> cs.SX:
     """The chained definitions ``syms = values`` resolved to expressions free of ``syms``."""
-    if len(values) <= 1:
-        return list(values)
-    half = len(values) // 2
+    if values.numel() <= 1:
+        return values
+    half = values.numel() // 2
     first = _resolved(syms[:half], values[:half])
     rest = cs.substitute(values[half:], syms[:half], first)
-    return first + _resolved(syms[half:], rest)
+    return cs.vertcat(first, _resolved(syms[half:], rest))
 
 
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
