@@ -52,7 +52,9 @@ class Readout:
     def _classify(self, which: np.ndarray) -> None:
         """Find which of the names at positions ``which`` not looked at before are rows of
         ``w`` (the module docstring), all of them by a few whole-vector CasADi calls."""
-        new = np.unique(which[~self._classified[which]])
+        asked = np.zeros(self._classified.size, dtype=bool)
+        asked[which] = True  # (a mask, not np.unique: numpy 2's hash-based unique is slow)
+        new = np.flatnonzero(asked & ~self._classified)
         if not new.size:
             return
         model, w = self.model, self._w
@@ -81,7 +83,9 @@ class Readout:
         got = self._functions.get((which, derivative))
         if got is None:
             idx = list(which)
-            deps = np.unique(np.concatenate([self._deps[k] for k in idx]))
+            read = np.zeros(self._w.numel(), dtype=bool)
+            read[np.concatenate([self._deps[k] for k in idx])] = True
+            deps = np.flatnonzero(read)
             wd, p, y = self._w[deps.tolist()], self.model.p, self._y[idx]
             if derivative:
                 dw, dp = cs.SX.sym("dw", deps.size), cs.SX.sym("dp", p.numel())

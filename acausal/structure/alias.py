@@ -293,8 +293,12 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             # the rows' new columns: their old ones, the representatives, the offsets'
             # parameters; the incidence taken in those only (exact, and no pass over every
             # symbol of the model)
-            held = [pattern[check].indices, at]
-            cols = np.unique(np.concatenate([*held, list(classes.atom_columns)]).astype(np.int64))
+            # (the columns as a mask: numpy 2's hash-based np.unique is slow on large arrays)
+            held = np.zeros(len(columns), dtype=bool)
+            held[pattern[check].indices] = True
+            held[at] = True
+            held[list(classes.atom_columns)] = True
+            cols = np.flatnonzero(held)
             part = incidence(residuals[check], allsyms[cols.tolist()])
             part = sp.csr_matrix(
                 (part.data, cols[part.indices], part.indptr), shape=(len(check), len(columns))
@@ -403,7 +407,7 @@ def _classify(
     cand = np.flatnonzero(shaped).tolist()
     if not cand:
         return set(), deferred
-    held = np.unique(inc[cand].indices)
+    held = np.flatnonzero(np.bincount(inc[cand].indices, minlength=len(columns)))
     x_cols = held[unknown[held]].tolist()
     p_cols = held[~unknown[held]].tolist()
     pv = values[np.asarray(p_cols, dtype=np.int64) - params[0]] if p_cols else None
@@ -516,7 +520,10 @@ def _unite_plain(
     pairs, grounded = taken[v[taken] != 0], taken[v[taken] == 0]
     links = sp.csr_matrix((np.ones(len(pairs)), (u[pairs], v[pairs])), shape=(n, n))
     _, label = connected_components(links, directed=False)
-    touched = np.unique(np.concatenate([u[taken], v[pairs]]))  # the classes' members
+    member = np.zeros(n, dtype=bool)
+    member[u[taken]] = True
+    member[v[pairs]] = True
+    touched = np.flatnonzero(member)  # the classes' members
     by = touched[np.lexsort((classes.rank[touched - 1], label[touched]))]
     head = np.ones(len(by), dtype=bool)
     head[1:] = label[by[1:]] != label[by[:-1]]
