@@ -48,12 +48,11 @@ class SymbolTable(Table):
         if stack.numel() != len(self):
             raise ValueError(f"{stack.numel()} stacked symbols for {len(self)} records")
         self.stack = stack
-        self.index = {name: k for k, name in enumerate(self)}
+        self.index = dict(zip(self, range(len(self))))
 
     def take(self, names: Iterable[str]) -> cs.SX:
         """The symbols of ``names`` as one column."""
-        index = self.index
-        rows = [index[n] for n in names]
+        rows = list(map(self.index.__getitem__, names))
         return self.stack[rows] if rows else cs.SX(0, 1)
 
     def extended(self, records: Mapping[str, Any]) -> SymbolTable:
