@@ -148,3 +148,44 @@ def test_ranks_order_representatives_by_the_preference_rules():
 
     expected = sorted(range(len(symbols)), key=key)
     assert np.argsort(classes.rank).tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_all_aliases_at_once_as_found_one_by_one(seed):
+    """Every variable's ``sign * root + offset`` from ``_aliases`` (roots and signs by
+    pointer jumping over all variables, an offset composed only where one lies on the
+    way) against ``find`` one variable at a time on a copy: classes made by random alias
+    rows with numeric and symbolic (atom) offsets and constants, the unions in random
+    order so that the trees grow deep; constant classes give no root and their constant."""
+    import copy
+
+    from acausal.structure.alias import _aliases, _axpy
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 300))
+    classes = _classes(n, rng)
+    classes.fixed = set()  # (fixed starts refuse symbolic offsets: none here, more unions)
+    names = list(classes.parent)
+    for _ in range(int(rng.integers(n // 2, 2 * n))):
+        offset = {}
+        if rng.random() < 0.5:
+            offset[ONE] = float(rng.normal())
+        if rng.random() < 0.3:
+            offset[int(rng.integers(0, 5))] = float(rng.choice([-1.0, 0.5, 2.0]))
+        if rng.random() < 0.85:
+            a, b = rng.choice(n, 2, replace=False)
+            _try_alias([names[a], names[b]], [1.0, float(rng.choice([-1.0, 1.0]))], offset, classes)
+        else:
+            q = next(q for q in rng.permutation(names) if q not in classes.deriv)
+            _try_alias([q], [float(rng.choice([-2.0, 1.0]))], offset, classes)
+    one_by_one = copy.deepcopy(classes)
+    expected = []
+    for q in names:
+        root, s, c = one_by_one.find(q)
+        const = one_by_one.const.get(root)
+        expected.append((q, None, s, _axpy(c, s, const)) if const is not None else (q, root, s, c))
+    assert classes.offset and classes.const  # offsets and constants were made
+    got = list(zip(*_aliases(names, classes)))
+    assert [(q, r, s, dict(c)) for q, r, s, c in got] == [
+        (q, r, s, dict(c)) for q, r, s, c in expected
+    ]

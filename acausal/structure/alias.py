@@ -662,7 +662,7 @@ def _set(offsets: Offsets, q: str, lin: Lin) -> None:
         offsets.pop(q, None)
 
 
-def _resolved(classes: _Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _class_roots(classes: _Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every variable's class root (by position) and sign, ``q = sign * root + offset``,
     found for all variables at once by pointer jumping on arrays (as many whole-vector
     steps as the base-2 logarithm of the trees' depth); the third array marks the
@@ -691,11 +691,11 @@ def _aliases(
     """Each of ``variables`` as ``sign * root + offset`` (root None and the offset the
     class's constant when the class is constant), as four lists: names, roots, signs,
     offsets. With ``keep_roots``, the roots of classes without a constant are left out
-    (they stay unknowns). Roots and signs come from :func:`_resolved`, for all variables
+    (they stay unknowns). Roots and signs come from :func:`_class_roots`, for all variables
     at once; an offset is composed (:meth:`_Classes.find`) only where there is one."""
     names, pos, const = classes.variables, classes.position, classes.const
     idx = np.fromiter(map(pos.__getitem__, variables), np.int64, len(variables))
-    up, sign, shifted = _resolved(classes)
+    up, sign, shifted = _class_roots(classes)
     constant = np.zeros(len(names), dtype=bool)
     constant[[pos[r] for r in const]] = True
     if keep_roots:
