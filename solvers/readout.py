@@ -52,11 +52,10 @@ class Readout:
     def _classify(self, which: np.ndarray) -> None:
         """Find which of the names at positions ``which`` not looked at before are rows of
         ``w`` (the module docstring), all of them by a few whole-vector CasADi calls."""
-        asked = np.zeros(self._classified.size, dtype=bool)
-        asked[which] = True  # (a mask, not np.unique: numpy 2's hash-based unique is slow)
-        new = np.flatnonzero(asked & ~self._classified)
+        new = np.sort(which[~self._classified[which]])  # the work in the names asked only
         if not new.size:
             return
+        new = new[np.concatenate([[True], new[1:] != new[:-1]])]  # (numpy 2's np.unique: slow)
         model, w = self.model, self._w
         y = self._y[new.tolist()]
         on_w = incidence(y, w)

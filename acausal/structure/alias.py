@@ -727,27 +727,21 @@ def _substitutions(
     gone, roots, signs, offsets = _aliases(
         [q for q in unknowns if q in changed], classes, keep_roots=True
     )
-    old, base, fresh = list(gone), list(roots), []
-    reps, deriv = [], classes.deriv
+    old, fresh = list(gone), []
+    dbase: list[str | None] = []  # the derivatives' replacements: +-der(root), or zero
+    dsigns: list[float] = []
     for q, root, s in zip(gone, roots, signs):
-        dq = deriv.get(q)
+        dq = classes.deriv.get(q)
         if dq is None:
             continue
         old.append(dq)
         if root is not None:
-            droot, created = classes.derivative(root)
+            root, created = classes.derivative(root)
             if created:
-                fresh.append(droot)
-            root = droot
-        reps.append((root, s))
-    return (
-        old,
-        base + [r for r, _ in reps],
-        signs + [s for _, s in reps],
-        offsets + [ZERO] * len(reps),
-        fresh,
-        gone,
-    )
+                fresh.append(root)
+        dbase.append(root)
+        dsigns.append(s)
+    return old, roots + dbase, signs + dsigns, offsets + [ZERO] * len(dbase), fresh, gone
 
 
 def _replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
