@@ -183,3 +183,26 @@ def test_connection_sets_are_the_connected_parts_of_the_connector_graph(seed):
     )
     assert [[p.name for p in c] for c in sets] == [[p.name for p in c] for c in expected]
     assert sum(len(c) for c in sets) == len(pins)
+
+
+def test_objects_made_while_the_collector_is_paused_are_kept_from_young_scans_not_leaked():
+    import gc
+    import weakref
+
+    from acausal.gc_pause import paused_gc
+
+    class Node:
+        pass
+
+    enabled = gc.isenabled()
+    with paused_gc():
+        cycle = Node()
+        cycle.me = cycle
+        ref = weakref.ref(cycle)
+        del cycle
+        kept = [Node() for _ in range(5000)]
+    # the allocations after the with start young scans; none reaches what was made inside
+    kept += [[k] for k in range(5000)]
+    assert ref() is not None and gc.isenabled() == enabled
+    gc.collect()  # a full collection still frees the cycle made inside
+    assert ref() is None
