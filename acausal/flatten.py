@@ -25,10 +25,11 @@ from typing import NamedTuple
 import casadi as cs
 import numpy as np
 
+from . import arrays
 from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .printing import infix
-from .symbols import Quantity, as_sx, derivative_name, split_derivative, time
+from .symbols import Quantity, as_sx, derivative_name, split_derivative, time, vstack
 from .system import System
 from .table import SymbolTable, Table
 
@@ -298,11 +299,11 @@ class _Unifier:
         return derivative_name(full, order)
 
     def unify(
-        self, exprs: list[cs.SX], declared: list[Quantity], known: cs.SX, where: str
+        self, allx: cs.SX, declared: list[Quantity], known: cs.SX, where: str
     ) -> tuple[cs.SX, bool, bool]:
-        """``exprs`` stacked, with one symbol per dotted name: a declared quantity's own
-        (``known``: those of ``declared``, stacked), else the first one met; another of
-        that name (a second ``der()`` of one variable, an ``outer`` bound to its
+        """The stacked expressions ``allx`` with one symbol per dotted name: a declared
+        quantity's own (``known``: those of ``declared``, stacked), else the first one
+        met; another of that name (a second ``der()`` of one variable, an ``outer`` bound to its
         ``inner``) is replaced by it, and an unpickled component's ``time`` by ``time``.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
@@ -316,9 +317,8 @@ class _Unifier:
         syms, full = self.syms, self.full
         for q in declared:
             syms[self.names[q]] = q.sym
-        if not exprs:
-            return cs.SX(0, 1), False, False
-        allx = cs.vertcat(*[as_sx(e) for e in exprs])
+        if not allx.numel():
+            return allx, False, False
         old, new = [], []
         fn = cs.Function("unify", [known], [allx], {"allow_free": True})
         calls = bool(fn.find_functions())
@@ -355,12 +355,26 @@ def flatten(system: System) -> FlatDAE:
     own: list[Equation] = [e for comp in comps for e in comp._equations]
     declared = [q for comp in comps for q in comp._quantities.values() if q not in bound]
     starts = [q for q in declared if isinstance(q.start, cs.SX)]
+    start_set = set(starts)
     events = [ev for comp in comps for ev in comp._events]
     exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    known = cs.vertcat(cs.SX(0, 1), *[q.sym for q in declared])
-    stacked, changed, calls = ren.unify(exprs, declared, known, f"system {system.name}")
+    # (array copies as slices of their arrays' stacks: see acausal.arrays)
+    known = arrays.stacked(
+        comps, "symbols", lambda c: [q.sym for q in c._quantities.values() if q not in bound]
+    )
+    residuals = arrays.stacked(
+        comps, "residuals", lambda c: [as_sx(e.residual) for e in c._equations]
+    )
+    symbolic = arrays.stacked(
+        comps,
+        "starts",
+        lambda c: [q.start for q in c._quantities.values() if q in start_set],
+    )
+    others = cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) + len(starts) :]])
+    allx = vstack([residuals, symbolic, others])
+    stacked, changed, calls = ren.unify(allx, declared, known, f"system {system.name}")
     unified = iter(cs.vertsplit(stacked) if changed else exprs)
     residuals = [next(unified) for _ in own]
     start_of = {q: next(unified) for q in starts}
@@ -396,7 +410,7 @@ def flatten(system: System) -> FlatDAE:
         owner = symbols[base].component
         symbols[name] = Symbol(name, "derivative", syms[name], owner, base=base, order=order)
     derivatives = cs.vertcat(cs.SX(0, 1), *[syms[n] for n in ren.derivatives])
-    table = SymbolTable(symbols, cs.vertcat(known, derivatives))  # (stacked apart: faster)
+    table = SymbolTable(symbols, vstack([known, derivatives]))  # (stacked apart: faster)
     declared_names = Table(ren.full)
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
@@ -406,7 +420,7 @@ def flatten(system: System) -> FlatDAE:
     unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
         system, ren.names, table
     )
-    stacked = cs.vertcat(stacked[: len(own)], connection_residuals)
+    stacked = vstack([stacked[: len(own)], connection_residuals])
     return FlatDAE(
         system.name,
         time,

@@ -24,7 +24,7 @@ from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index
-from .symbols import check_value, derivative_name
+from .symbols import check_value, derivative_name, vstack
 from .system import System
 from .table import Table
 
@@ -404,7 +404,7 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     symbolic = [offsets[k] for k in where]
     for k in where:
         offsets[k] = 0.0
-    values = cs.vertcat(dae.x, dae.values, flat.symbols.take(flat.discretes))
+    values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes)])
     select = cs.DM.triplet(rows, cols, cs.DM(signs), len(names), values.numel())
     out = cs.mtimes(select, values) + cs.DM(offsets)
     if symbolic:

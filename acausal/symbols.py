@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Sequence
 from numbers import Real
 from typing import TYPE_CHECKING
 
@@ -115,6 +116,29 @@ def as_sx(value: cs.SX | float) -> cs.SX:
     costs some 70 us through the Python binding, as much as a hundred arithmetic
     operations; on every equation of a large model that adds up to seconds.)"""
     return value if isinstance(value, cs.SX) else cs.SX(value)
+
+
+#: :func:`vstack` writes at most this many parts one by one; more go to ``cs.vertcat``.
+FEW_PARTS = 16
+
+
+def vstack(parts: Sequence[cs.SX]) -> cs.SX:
+    """``cs.vertcat(*parts)`` of SX column vectors: for a few dense parts, each written
+    into its slice of one dense vector. CasADi's ``vertcat`` copies every entry three
+    times (through two transposes), which costs 0.25 s for 300,000 symbols against
+    0.03 s for the writes. (Any other parts: ``cs.vertcat`` itself, which keeps a part's
+    structural zeros.)"""
+    if len(parts) > FEW_PARTS or not all(
+        isinstance(p, cs.SX) and p.size2() == 1 and p.is_dense() for p in parts
+    ):
+        return cs.vertcat(*parts)
+    sizes = [p.size1() for p in parts]
+    out, at = cs.SX.zeros(sum(sizes)), 0
+    for p, n in zip(parts, sizes):
+        if n:
+            out[at : at + n] = p
+        at += n
+    return out
 
 
 def der(expr: cs.SX | float) -> cs.SX:

@@ -110,3 +110,73 @@ def test_time_stays_shared_and_models_are_equal():
     values = cs.DM(list(model.defaults.values()))
     at = cs.substitute(current, cs.vertcat(model.p, model.t), cs.vertcat(values, 0.5))
     assert float(cs.evalf(at)) == pytest.approx(0.5, rel=1e-12)
+
+
+def _flat_forms(system: ac.System, monkeypatch) -> tuple:
+    """``flatten(system)`` twice: as compile does it (copies' scalars taken from their
+    arrays' stacks, counted), and with every component's scalars stacked one by one."""
+    from acausal import arrays
+    from acausal.flatten import flatten
+
+    unchanged, taken = arrays._unchanged, []
+
+    def spy(c, which):
+        found = unchanged(c, which)
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(arrays, "_unchanged", spy)
+    fast = flatten(system)
+    monkeypatch.setattr(arrays, "_unchanged", lambda c, which: None)
+    return fast, flatten(system), taken
+
+
+def _same_entries(a: cs.SX, b: cs.SX) -> bool:
+    """Same pattern, and entries equal as expressions (the connection equations are made
+    anew by each flatten: compared a few levels deep)."""
+    return a.sparsity() == b.sparsity() and all(
+        cs.is_equal(x, y, 10) for x, y in zip(cs.vertsplit(a), cs.vertsplit(b))
+    )
+
+
+def test_flatten_takes_array_copies_from_their_stacks_as_if_one_by_one(monkeypatch):
+    """The chain interleaves three arrays (masses, springs, dampers) with two components
+    built alone; one copy gains a variable and an equation after the array was made, one
+    its symbolic start values differ: those are stacked scalar by scalar, the others
+    taken from the arrays' stacks, and the flat forms are entry for entry the same."""
+    s = ac.System("chain")
+    wall, force = tr.Fixed("wall"), tr.ConstantForce("F", f_constant=1.0)
+    masses = tr.Mass.array("M", 5, m=0.2, s0=0.0, v0=0.0)
+    springs = tr.Spring.array("S", 5, c=50.0)
+    dampers = tr.Damper.array("D", 5, d=3.0)
+    extra = springs[2].variable("power")
+    springs[2].equations(extra == springs[2].f * springs[2].flange_a.s)
+    masses[3].quantities["s"].start = masses[3].quantities["v"].start
+    prev = wall.flange
+    for m, k, d in zip(masses, springs, dampers):
+        s.connect(prev, k.flange_a)
+        s.connect(k.flange_b, m.flange_a, d.flange_b)
+        s.connect(d.flange_a, wall.flange)
+        prev = m.flange_b
+    s.connect(prev, force.flange)
+    fast, slow, taken = _flat_forms(s, monkeypatch)
+    # 17 components, three parts each; copies: masses 2-5, springs 2, 4, 5 (3 changed its
+    # symbols and residuals), dampers 2-5; mass 4 changed its starts only
+    assert len(taken) == 3 * 17 and sum(taken) == 3 * 12 - 2 - 1
+    assert fast.variables == slow.variables and fast.symbols.keys() == slow.symbols.keys()
+    assert _same_entries(fast.residuals, slow.residuals)
+    assert _same_entries(fast.symbols.stack, slow.symbols.stack)
+    assert all(cs.is_equal(fast.symbols[q].start, slow.symbols[q].start) for q in ("M4.s", "M5.s"))
+    assert ac.compile(s) == ac.compile(s)
+
+
+def test_vstack_is_vertcat():
+    from acausal.symbols import vstack
+
+    x, y = cs.SX.sym("x", 4), cs.SX.sym("y", 3)
+    dense = [x, cs.sin(y), cs.SX(0, 1), x[1] * y[2], cs.SX(2.0)]
+    sparse = [x, cs.SX(3, 1), y]  # structural zeros: kept, as vertcat keeps them
+    many = [x[k % 4] for k in range(40)]
+    for parts in (dense, sparse, many, [x]):
+        assert _same_entries(vstack(parts), cs.vertcat(*parts))
+    assert vstack(sparse).nnz() == 7

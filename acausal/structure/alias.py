@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..errors import InitializationError
 from ..flatten import FlatDAE, FlatEquation, Symbol
-from ..symbols import as_sx, derivative_name
+from ..symbols import as_sx, derivative_name, vstack
 from ..table import SymbolTable, Table
 from .graph import AffineRows, affine_rows, incidence
 
@@ -241,7 +241,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     columns: list[str | None] = [*unknowns, *derivatives, *flat.parameters, *flat.discretes]
     columns.append(None)  # time
     position = {q: j for j, q in enumerate(columns)}  # (kept up to date)
-    allsyms = cs.vertcat(flat.symbols.take(columns[:-1]), flat.t)
+    allsyms = vstack([flat.symbols.take(columns[:-1]), flat.t])
     start = len(unknowns) + len(derivatives)
     params = (start, start + len(flat.parameters))  # their columns
     values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)

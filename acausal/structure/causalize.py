@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import StructureError
 from ..flatten import displayed
+from ..symbols import vstack
 from ..table import Table
 from .blt import Block
 from .diagnose import explain_block, is_singular
@@ -165,7 +166,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
     exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
     if defined:
-        values = cs.vertcat(*pieces, solutions[run] if run else cs.SX(0, 1))
+        values = vstack([*pieces, solutions[run] if run else cs.SX(0, 1)])
         calls = ir.reduced.flat.calls_functions
         exprs = _substitute_chain(_take(stacked, defined), values, exprs, calls)
     kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))

@@ -19,6 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from ..symbols import vstack
+
 #: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
 BUCKETS = 64
 
@@ -108,7 +110,7 @@ def affine_rows(
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     jac = cs.jacobian(res, x)
     nz = jac.nz[:]
-    varying = np.diff(incidence(nz, cs.vertcat(x, c)).indptr) > 0
+    varying = np.diff(incidence(nz, vstack([x, c])).indptr) > 0
     expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
     at_zero = cs.Function("at_zero", [x, c], [nz, res])(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)

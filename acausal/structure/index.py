@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from ..errors import StateSelectionWarning, StructureError
 from ..flatten import FlatEquation, Symbol
-from ..symbols import derivative_name
+from ..symbols import derivative_name, vstack
 from ..table import SymbolTable
 from .algorithms import Col, StructuralFailure, pantelides, states_and_algebraic
 from .alias import Reduced
@@ -189,7 +189,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         red,
         table,
         tuple(eqs),
-        cs.vertcat(red.residuals, derived),
+        vstack([red.residuals, derived]),
         tuple(tuple(ch[: result.hv[vi] + 1]) for vi, ch in enumerate(chains)),
         tuple(states),
         tuple(algebraic),
