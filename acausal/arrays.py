@@ -108,10 +108,8 @@ class _Copier:
         # expressions (kept where each is a scalar)
         m, k = len(template._equations), len(self.starts)
         at = list(accumulate((r * c for r, c in self.shapes), initial=0))
-        self.rows = {
-            which: slice(at[a], at[b]) if at[b] - at[a] == b - a else None
-            for which, a, b in (("residuals", m, 2 * m), ("starts", 2 * m, 2 * m + k))
-        }
+        parts = (("residuals", m, 2 * m), ("starts", 2 * m, 2 * m + k))
+        self.rows = {w: slice(at[a], at[b]) for w, a, b in parts if at[b] - at[a] == b - a}
         stacked = cs.vertcat(cs.SX(0, 1), *[cs.vec(e) for e in exprs])
         # the template's own symbols (its quantities and their derivatives) are replaced;
         # others (time, foreign symbols) stay the same in every instance
@@ -140,7 +138,8 @@ class _Copier:
         out = self.fun.map(n)(inputs, cs.repmat(self.others, 1, n))
         flat = cs.vertsplit(cs.vec(out))
         size = out.size1()
-        stacks = Stacks(inputs, len(self.quantities), syms, out, self.rows, flat)
+        kept = {which: (out, flat, r.start, r.stop - r.start) for which, r in self.rows.items()}
+        stacks = Stacks({"symbols": (inputs, syms, 0, len(self.quantities)), **kept})
         for k, c in enumerate(made):
             self._fill(c, flat[k * size : (k + 1) * size])
             object.__setattr__(c, "_stacks", (stacks, k))
@@ -218,54 +217,25 @@ PARTS: dict[str, Callable[[Component], list]] = {
 
 class Stacks:
     """What one :meth:`Component.array <acausal.Component.array>` call stacked for its
-    copies, and the scalars it handed out. Copy ``k``'s :data:`PARTS`: its quantities'
-    symbols are the first ``n_quantities`` rows of column ``k`` of ``symbols`` (its
-    derivatives' follow), its residuals and symbolic start values rows ``rows[part]`` of
-    column ``k`` of ``values`` (None where one is not a scalar); ``handed_symbols`` and
-    ``handed_values`` are the same entries as scalars, column after column."""
+    copies, and the scalars it handed out: for each of the :data:`PARTS` kept (each of
+    its entries a scalar), ``parts[part] = (matrix, handed, first, count)``, copy ``k``'s
+    entries being rows ``first .. first + count - 1`` of column ``k`` of ``matrix`` (the
+    template function's inputs for the symbols, its outputs for the residuals and start
+    values), and the same as the scalars ``handed``, column after column."""
 
-    __slots__ = (
-        "symbols",
-        "n_quantities",
-        "handed_symbols",
-        "values",
-        "rows",
-        "handed_values",
-        "strides",
-    )
+    __slots__ = ("parts",)
 
-    def __init__(
-        self,
-        symbols: cs.SX,
-        n_quantities: int,
-        handed_symbols: list[cs.SX],
-        values: cs.SX,
-        rows: dict[str, slice | None],
-        handed_values: list[cs.SX],
-    ) -> None:
-        self.symbols = symbols
-        self.n_quantities = n_quantities
-        self.handed_symbols = handed_symbols
-        self.values = values
-        self.rows = rows
-        self.handed_values = handed_values
-        self.strides = (symbols.size1(), values.size1())  # scalars per copy in each
-
-    def handed(self, which: str, k: int) -> list[cs.SX]:
-        """Copy ``k``'s part ``which`` as the scalars handed out."""
-        if which == "symbols":
-            first = k * self.strides[0]
-            return self.handed_symbols[first : first + self.n_quantities]
-        rows, first = self.rows[which], k * self.strides[1]
-        return self.handed_values[first + rows.start : first + rows.stop]
+    def __init__(self, parts: dict[str, tuple[cs.SX, list[cs.SX], int, int]]) -> None:
+        self.parts = {
+            which: (matrix, handed, matrix.size1(), first, count)
+            for which, (matrix, handed, first, count) in parts.items()
+        }
 
     def whole(self, which: str) -> tuple[cs.SX, int]:
-        """All copies' part ``which`` (kept: not None in ``rows``) stacked, copy after
-        copy, and how many scalars each copy has."""
-        if which == "symbols":
-            return cs.vec(self.symbols[: self.n_quantities, :]), self.n_quantities
-        rows = self.rows[which]
-        return cs.vec(self.values[rows, :]), rows.stop - rows.start
+        """All copies' part ``which`` stacked, copy after copy, and how many scalars each
+        copy has."""
+        matrix, _, _, first, count = self.parts[which]
+        return cs.vec(matrix[first : first + count, :]), count
 
 
 def _unchanged(c: Component, which: str) -> tuple[Stacks, int] | None:
@@ -273,13 +243,12 @@ def _unchanged(c: Component, which: str) -> tuple[Stacks, int] | None:
     ``c``'s column there; None if ``c`` is not a copy, has outers, or that part changed
     since (compared object by object)."""
     record = c.__dict__.get("_stacks")
-    if record is None or c._outers:
+    if record is None or c._outers or which not in record[0].parts:
         return None
-    stacks, k = record
-    if which != "symbols" and stacks.rows[which] is None:
-        return None
-    mine, theirs = PARTS[which](c), stacks.handed(which, k)
-    same = len(mine) == len(theirs) and all(map(is_, mine, theirs))
+    _, handed, stride, first, count = record[0].parts[which]
+    at = record[1] * stride + first
+    mine = PARTS[which](c)
+    same = len(mine) == count and all(map(is_, mine, handed[at : at + count]))
     return record if same else None
 
 
