@@ -189,3 +189,20 @@ def test_all_aliases_at_once_as_found_one_by_one(seed):
     assert [(q, r, s, dict(c)) for q, r, s, c in got] == [
         (q, r, s, dict(c)) for q, r, s, c in expected
     ]
+
+
+def test_substituting_the_rows_that_hold_the_symbols_is_substituting_all():
+    import casadi as cs
+
+    from acausal.structure.alias import _substitute_rows
+
+    x, y = cs.SX.sym("x", 3), cs.SX.sym("y", 2)
+    res = cs.vertcat(x[0] - y[0], cs.sin(y[1]), x[1] * x[2] + 1, y[0] * y[1], x[2])
+    old, new = x[[0, 2]], cs.vertcat(y[1] + 2.0, -y[0])
+    rows = [0, 2, 4]  # those holding x0 or x2
+    for vector in (res, cs.vertcat(res, cs.SX(1, 1))):  # dense, and with a structural zero
+        got, want = _substitute_rows(vector, rows, old, new), cs.substitute(vector, old, new)
+        assert got.sparsity() == want.sparsity()
+        assert all(cs.is_equal(a, b, 5) for a, b in zip(cs.vertsplit(got), cs.vertsplit(want)))
+    assert str(_substitute_rows(res, rows, old, new)[4]) == "(-y_0)"
+    assert str(res[4]) == "x_2"  # the argument is left as it was

@@ -289,7 +289,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             at = [position[base[k]] for k in on]
             pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), len(columns))
             new = cs.densify(cs.mtimes(pick, allsyms) + classes.expressions(offsets))
-            residuals = cs.substitute(residuals, allsyms[[position[q] for q in old]], new)
+            residuals = _substitute_rows(residuals, check, allsyms[[position[q] for q in old]], new)
             # the rows' new columns: their old ones, the representatives, the offsets'
             # parameters; the incidence taken in those only (exact, and no pass over every
             # symbol of the model)
@@ -327,6 +327,19 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         pattern,
         Table(position),
     )
+
+
+def _substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -> cs.SX:
+    """``cs.substitute(residuals, old, new)`` where only ``rows`` hold symbols of ``old``:
+    those rows substituted and written back into a copy (a substitution evaluates every
+    node of what it is given; after the first pass most rows hold no eliminated
+    symbol). Where a structural zero is involved, the whole vector is substituted."""
+    part = cs.substitute(residuals[rows], old, new)
+    if not (part.is_dense() and residuals.is_dense()):
+        return cs.substitute(residuals, old, new)
+    out = cs.SX(residuals)
+    out[rows] = part
+    return out
 
 
 def _incidence(
