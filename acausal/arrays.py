@@ -11,10 +11,11 @@ over all instances at once (``Function.map``: one call, the scalar work in C++).
 instances are ordinary components, named ``<prefix>1 .. <prefix>n``, equal in every
 expression and name to those the constructor would build.
 
-The copies also keep what the call stacked (:class:`Stacks`): their symbols and residuals
-as the columns of two matrices. :func:`stacked` hands runs of consecutive copies to
-flatten as slices of those, where stacking the same scalars again from Python would cost
-a binding conversion each (some 4 us: a second at 270,000 symbols).
+The copies also keep what the call stacked (:class:`Stacks`): their symbols, residuals
+and symbolic start values as columns of the template function's inputs and outputs.
+Flatten takes them from there (:func:`stacked`: each array's stack once, then one index
+puts every entry in its place), where stacking the same scalars again from Python would
+cost a binding conversion each (some 4 us: a second at 270,000 symbols).
 
 This holds for *leaf* components: connectors, parameters, variables and equations, and
 attributes that are symbols, expressions, connectors or plain values. A class with

@@ -303,8 +303,9 @@ class _Unifier:
     ) -> tuple[cs.SX, bool, bool]:
         """The stacked expressions ``allx`` with one symbol per dotted name: a declared
         quantity's own (``known``: those of ``declared``, stacked), else the first one
-        met; another of that name (a second ``der()`` of one variable, an ``outer`` bound to its
-        ``inner``) is replaced by it, and an unpickled component's ``time`` by ``time``.
+        met; another of that name (a second ``der()`` of one variable, an ``outer``
+        bound to its ``inner``) is replaced by it, and an unpickled component's ``time``
+        by ``time``.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
         (``FlatDAE.keys``). The third value: whether the expressions call a CasADi
@@ -364,16 +365,14 @@ def flatten(system: System) -> FlatDAE:
     known = arrays.stacked(
         comps, "symbols", lambda c: [q.sym for q in c._quantities.values() if q not in bound]
     )
-    residuals = arrays.stacked(
+    own_stack = arrays.stacked(
         comps, "residuals", lambda c: [as_sx(e.residual) for e in c._equations]
     )
-    symbolic = arrays.stacked(
-        comps,
-        "starts",
-        lambda c: [q.start for q in c._quantities.values() if q in start_set],
+    starts_stack = arrays.stacked(
+        comps, "starts", lambda c: [q.start for q in c._quantities.values() if q in start_set]
     )
     others = cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) + len(starts) :]])
-    allx = vstack([residuals, symbolic, others])
+    allx = vstack([own_stack, starts_stack, others])
     stacked, changed, calls = ren.unify(allx, declared, known, f"system {system.name}")
     unified = iter(cs.vertsplit(stacked) if changed else exprs)
     residuals = [next(unified) for _ in own]
