@@ -11,7 +11,7 @@ import pytest
 import acausal as ac
 from components import electrical as el
 from components import translational as tr
-from examples.ladders import rc_ladder
+from examples.ladders import chain, rc_ladder
 
 
 def test_instances_are_named_and_own_their_symbols():
@@ -144,21 +144,12 @@ def test_flatten_takes_array_copies_from_their_stacks_as_if_one_by_one(monkeypat
     built alone; one copy gains a variable and an equation after the array was made, one
     its symbolic start values differ: those are stacked scalar by scalar, the others
     taken from the arrays' stacks, and the flat forms are entry for entry the same."""
-    s = ac.System("chain")
-    wall, force = tr.Fixed("wall"), tr.ConstantForce("F", f_constant=1.0)
-    masses = tr.Mass.array("M", 5, m=0.2, s0=0.0, v0=0.0)
-    springs = tr.Spring.array("S", 5, c=50.0)
-    dampers = tr.Damper.array("D", 5, d=3.0)
-    extra = springs[2].variable("power")
-    springs[2].equations(extra == springs[2].f * springs[2].flange_a.s)
-    masses[3].quantities["s"].start = masses[3].quantities["v"].start
-    prev = wall.flange
-    for m, k, d in zip(masses, springs, dampers):
-        s.connect(prev, k.flange_a)
-        s.connect(k.flange_b, m.flange_a, d.flange_b)
-        s.connect(d.flange_a, wall.flange)
-        prev = m.flange_b
-    s.connect(prev, force.flange)
+    s = chain(5, arrays=True)
+    comps = {c.name: c for c in s.all_components()}
+    spring, mass = comps["S3"], comps["M4"]
+    extra = spring.variable("power")
+    spring.equations(extra == spring.f * spring.flange_a.s)
+    mass.quantities["s"].start = mass.quantities["v"].start
     fast, slow, taken = _flat_forms(s, monkeypatch)
     # 17 components, three parts each; copies: masses 2-5, springs 2, 4, 5 (3 changed its
     # symbols and residuals), dampers 2-5; mass 4 changed its starts only
