@@ -232,6 +232,12 @@ class Stacks:
             for which, (matrix, handed, first, count) in parts.items()
         }
 
+    def __reduce__(self) -> tuple:
+        """A copy or a pickle starts without the stacks (they are what one build made;
+        copying one component would otherwise copy its whole array): flatten then
+        stacks that component's scalars one by one."""
+        return (Stacks, ({},))
+
     def whole(self, which: str) -> tuple[cs.SX, int]:
         """All copies' part ``which`` stacked, copy after copy, and how many scalars each
         copy has."""

@@ -51,6 +51,11 @@ def test_an_array_system_copies_and_pickles():
     model = ac.compile(s)
     assert ac.compile(copy.deepcopy(s)) == model
     assert pickle.loads(pickle.dumps(model)) == model
+    # a copy of one instance leaves its array's stacks behind (no copy of the array)
+    resistors = el.Resistor.array("R", 50, R=2.0)
+    assert copy.deepcopy(resistors[7])._stacks[0].parts == {}
+    # nor does a pickle carry them (with them: 1.47x the one-by-one ladder's size)
+    assert len(pickle.dumps(rc_ladder(30, True))) < 1.2 * len(pickle.dumps(rc_ladder(30, False)))
 
 
 def test_classes_that_cannot_be_copied_are_built_by_their_constructor():
