@@ -39,7 +39,7 @@ import numpy as np
 from .connectors import Connector
 from .errors import OptionError
 from .gc_pause import paused_gc
-from .symbols import Quantity, new_token
+from .symbols import Quantity, new_token, vstack
 
 if TYPE_CHECKING:
     from .component import Component
@@ -289,19 +289,4 @@ def stacked(comps: list[Component], which: str, scalars: Callable[[Component], l
     shift = np.asarray(firsts, dtype=np.int64) - (np.cumsum(count) - count)
     index = np.repeat(shift, count) + np.arange(count.sum())
     pieces.append(cs.vertcat(cs.SX(0, 1), *loose))
-    if not all(p.is_dense() for p in pieces):  # (structural zeros: kept by a vertcat)
-        return cs.vertcat(*pieces)[index.tolist()] if len(index) else cs.SX(0, 1)
-    # each piece written to its places in a dense vector: one copy of every entry (a
-    # vertcat copies each entry three times, through two transposes)
-    place = np.full(size + len(loose), -1, dtype=np.int64)
-    place[index] = np.arange(len(index))
-    out, at = cs.SX.zeros(len(index)), 0
-    for piece in pieces:
-        where = place[at : at + piece.numel()]
-        used = np.flatnonzero(where >= 0)
-        if len(used) == piece.numel():
-            out[where.tolist()] = piece
-        elif len(used):
-            out[where[used].tolist()] = piece[used.tolist()]
-        at += piece.numel()
-    return out
+    return vstack(pieces)[index.tolist()]

@@ -118,8 +118,9 @@ def test_time_stays_shared_and_models_are_equal():
 
 
 def _flat_forms(system: ac.System, monkeypatch) -> tuple:
-    """``flatten(system)`` twice: as compile does it (copies' scalars taken from their
-    arrays' stacks, counted), and with every component's scalars stacked one by one."""
+    """``flatten(system)`` and its compiled model twice: as compile does it (copies'
+    scalars taken from their arrays' stacks, counted), and with every component's
+    scalars stacked one by one."""
     from acausal import arrays
     from acausal.flatten import flatten
 
@@ -132,8 +133,10 @@ def _flat_forms(system: ac.System, monkeypatch) -> tuple:
 
     monkeypatch.setattr(arrays, "_unchanged", spy)
     fast = flatten(system)
+    counted = list(taken)  # (compile flattens once more)
+    fast_model = ac.compile(system)
     monkeypatch.setattr(arrays, "_unchanged", lambda c, which: None)
-    return fast, flatten(system), taken
+    return (fast, fast_model), (flatten(system), ac.compile(system)), counted
 
 
 def _same_entries(a: cs.SX, b: cs.SX) -> bool:
@@ -155,7 +158,7 @@ def test_flatten_takes_array_copies_from_their_stacks_as_if_one_by_one(monkeypat
     extra = spring.variable("power")
     spring.equations(extra == spring.f * spring.flange_a.s)
     mass.quantities["s"].start = mass.quantities["v"].start
-    fast, slow, taken = _flat_forms(s, monkeypatch)
+    (fast, fast_model), (slow, slow_model), taken = _flat_forms(s, monkeypatch)
     # 17 components, three parts each; copies: masses 2-5, springs 2, 4, 5 (3 changed its
     # symbols and residuals), dampers 2-5; mass 4 changed its starts only
     assert len(taken) == 3 * 17 and sum(taken) == 3 * 12 - 2 - 1
@@ -163,7 +166,7 @@ def test_flatten_takes_array_copies_from_their_stacks_as_if_one_by_one(monkeypat
     assert _same_entries(fast.residuals, slow.residuals)
     assert _same_entries(fast.symbols.stack, slow.symbols.stack)
     assert all(cs.is_equal(fast.symbols[q].start, slow.symbols[q].start) for q in ("M4.s", "M5.s"))
-    assert ac.compile(s) == ac.compile(s)
+    assert fast_model == slow_model
 
 
 def test_vstack_is_vertcat():
