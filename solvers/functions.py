@@ -10,7 +10,7 @@ equations, and the integrator spec. The object belongs to a solver (a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import casadi as cs
@@ -110,6 +110,10 @@ class DAEFunctions:
     def outputs(self) -> cs.Function:
         """Every named variable."""
         return self._get("outputs", lambda: self._of_point("outputs", self.model.outputs))
+
+    def named(self, label: str, which: Sequence[int]) -> cs.Function:
+        """The named variables at positions ``which`` of ``model.names`` (kept as ``label``)."""
+        return self._get(label, lambda: self._of_point(label, self.model.outputs[list(which)]))
 
     @property
     def readout(self) -> Readout:

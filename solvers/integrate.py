@@ -220,17 +220,26 @@ class Simulator:
             raise InitializationError(f"{self.model.name}: at the start, {why}")
         return x0, z0
 
-    def run_switching(self, p: np.ndarray) -> np.ndarray:
-        """Every named variable on the grid (names x times), switching the state choice
-        where it gets singular (:mod:`solvers.dynamic_states`)."""
+    def run_switching(
+        self, p: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """A run that switches the state choice where it gets singular
+        (:mod:`solvers.dynamic_states`): ``(X, Z, None)`` if it kept the model's own states
+        throughout, else ``(None, None, Y)`` with every named variable on the grid."""
+
+        def run(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            xs, zs, values = self.dynamic.run(q)
+            return (xs, zs) if values is None else (values, np.zeros(0))
+
         try:
-            return self._guarded(lambda q: (self.dynamic.run(q), np.zeros(0)), p)[0]
+            xs, zs = self._guarded(run, p)
         except SimulationError as exc:
             text, times, values = self.dynamic.explain(p)
             partial = Result(self.model, times, None, None, p, values=values)
             raise SimulationError(
                 f"{exc}\n  {text}", exc.time, exc.equations, result=partial
             ) from None
+        return (None, None, xs) if self.dynamic.switches else (xs, zs, None)
 
     def run(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """States and Newton unknowns on the grid: arrays (nx, N) and (nz, N)."""

@@ -166,8 +166,8 @@ def simulate(
         x, z, dx, dz = sim.sensitivities(p, which)  # the states from the same run
         sens = {s: (dx[:, :, k], dz[:, :, k]) for k, s in enumerate(sensitivities)}
     elif sim.dynamic is not None:
-        values = sim.run_switching(p)
-        result = Result(model, times, None, None, p, functions=sim.functions, values=values)
+        x, z, values = sim.run_switching(p)
+        result = Result(model, times, x, z, p, functions=sim.functions, values=values)
         result.state_switches = list(sim.dynamic.switches)
         return result
     else:
