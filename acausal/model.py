@@ -153,6 +153,7 @@ class Model(PicklesWithCasadi):
             "explicit": "solved explicitly",
             "linear": "linear loop, solved symbolically",
             "torn": "linear loop, torn: Newton / IDAS on its tear unknowns",
+            "torn-solved": "linear loop, torn: its tear unknowns solved symbolically",
             "newton": "solved by Newton / IDAS",
         }
         for k, b in enumerate(self.blocks, 1):

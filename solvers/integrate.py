@@ -109,7 +109,7 @@ class Simulator:
         """``p -> (X, Z)`` as one CasADi function (consistent initialization by Newton, then
         IDAS; with no states, Newton at each output time): for composing and mapping over
         parameter sets. :meth:`run` calls the integrators directly instead."""
-        model, dae = self.model, self.model.dae
+        model = self.model
         pm = cs.MX.sym("p", model.p.numel())
         x0, z0 = self.init.fun(pm)
         if self.nx:
@@ -118,13 +118,19 @@ class Simulator:
             xs, zs = self._chain(self.segments, x0, z0, pm, symbolic_call, join)
         else:  # no states: the algebraic equations at each output time
             xs = cs.MX(0, len(self.grid))
-            if self.nz:
-                g = cs.Function("g", [dae.z, model.p, model.t], [dae.alg])
-                rf = cs.rootfinder("alg", "newton", g, NEWTON_OPTIONS).map(len(self.grid))
-                zs = rf(cs.repmat(z0, 1, len(self.grid)), pm, cs.DM(self.grid).T)
-            else:
-                zs = cs.MX(0, len(self.grid))
+            zs = self.algebraic_run(z0, pm) if self.nz else cs.MX(0, len(self.grid))
         return cs.Function("sim", [pm], [xs, zs], ["p"], ["X", "Z"])
+
+    @cached_property
+    def algebraic_run(self) -> cs.Function:
+        """``(z0, p) -> Z``: a model without states, Newton on its algebraic equations at
+        each output time from the consistent start ``z0``."""
+        model, dae = self.model, self.model.dae
+        g = cs.Function("g", [dae.z, model.p, model.t], [dae.alg])
+        rf = cs.rootfinder("alg", "newton", g, NEWTON_OPTIONS).map(len(self.grid))
+        z0, pm = cs.MX.sym("z0", self.nz), cs.MX.sym("p", model.p.numel())
+        zs = rf(cs.repmat(z0, 1, len(self.grid)), pm, cs.DM(self.grid).T)
+        return cs.Function("algebraic_run", [z0, pm], [zs])
 
     def _segments(self, spec: dict[str, cs.SX], name: str) -> Segments:
         """IDAS on the DAE ``spec`` from breakpoint to breakpoint (a source's step, a
@@ -246,8 +252,13 @@ class Simulator:
         if self.events is not None:
             return self._guarded(lambda q: self.events.run(q, self.grid), p)
         x0, z0 = self.initial_values(p)
-        if not self.nx:
-            return self._guarded(self.sim, p)
+        if not self.nx:  # from the start found (Newton's, or the damped fallback's)
+            none = np.zeros((0, len(self.grid)))
+            if not self.nz:
+                return none, none
+            return self._guarded(
+                lambda q: (none, numeric_call(self.algebraic_run, [z0, q], 1)[0]), p
+            )
         return self._integrate(self.segments, x0, z0, p)
 
     def _integrate(

@@ -257,3 +257,48 @@ def test_over_fixed_capacitor_loops_say_how_many_must_go():
         values[name] = v0[name] - residual
     assert values["C1"] == pytest.approx(values["C2"] + values["C3"], abs=1e-12)
     assert values["C1"] == pytest.approx(values["C4"] + values["C5"], abs=1e-12)
+
+
+class CubicConductor(ac.Component):
+    """``i = G v^3``: Newton from the guess ``v = 0`` meets a zero derivative."""
+
+    def __init__(self, name: str, G: float = 2.0) -> None:
+        super().__init__(name)
+        self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
+        v = self.variable("v")
+        self.equations(
+            v == self.p.v - self.n.v,
+            self.p.i + self.n.i == 0,
+            self.p.i == self.parameter("G", G) * v**3,
+        )
+
+
+@pytest.mark.parametrize("with_state", [False, True])
+def test_where_newton_stalls_the_damped_fallback_starts_and_the_run_goes_on(with_state):
+    """1 A into a cubic conductor of G = 2 (``v = 0.5^(1/3)``), alone (no states: Newton at
+    each output time) or beside an RC branch (IDAS): Newton from 0 does not converge, the
+    damped fallback does, and the run continues from its start (without states it used to
+    redo Newton from 0 and fail with a non-finite solution)."""
+    from solvers import simulator
+
+    s = ac.System("cubic")
+    I, K, G = el.ConstantCurrent("I", I=1.0), CubicConductor("K", G=2.0), el.Ground("G")
+    s.connect(I.n, K.p)
+    s.connect(I.p, K.n, G.p)
+    if with_state:
+        V, R1, C1 = (
+            el.ConstantVoltage("V", V=1.0),
+            el.Resistor("R1", R=R),
+            el.Capacitor("C1", C=C, v0=0.0),
+        )
+        s.connect(V.p, R1.p)
+        s.connect(R1.n, C1.p)
+        s.connect(C1.n, V.n, G.p)
+    model = ac.compile(s)
+    p = np.asarray(model.parameter_vector(), dtype=float)
+    newton_z = simulator(model, np.array([0.0, 1.0]), 1e-8, 1e-10, p).init.fun(p)[1]
+    assert not np.all(np.isfinite(newton_z.full()))  # Newton alone fails from v = 0
+    res = simulate(model, t_end=1.0, dt=0.1)
+    assert np.max(np.abs(res["K.v"] - 0.5 ** (1 / 3))) < 1e-12
+    if with_state:  # the RC branch: 1 - exp(-t / RC)
+        assert np.max(np.abs(res["C1.v"] - (1 - np.exp(-res.t / (R * C))))) < 1e-5

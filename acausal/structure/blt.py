@@ -23,7 +23,8 @@ from .index import Col, IndexReduced
 class Block(NamedTuple):
     """Equations solved together for some unknowns; ``kind`` is decided by causalization:
     ``"explicit"``, ``"linear"`` (solved symbolically), ``"torn"`` (a large linear loop:
-    Newton on its tear unknowns, the rest explicit) or ``"newton"``."""
+    Newton on its tear unknowns, the rest explicit), ``"torn-solved"`` (the same with its
+    few tear unknowns solved symbolically) or ``"newton"``."""
 
     equations: tuple[int, ...]  # indices into IndexReduced.equations
     unknowns: tuple[Col, ...]

@@ -3,8 +3,12 @@
 A block of residuals ``r(y)`` whose Jacobian ``A = dr/dy`` does not depend on ``y`` is
 linear, ``r(y) = A y + r(0)``, and is solved as ``y = -A^{-1} r(0)``: a scalar division for
 one equation, a symbolic solve for loops up to ``MAX_LINEAR_LOOP`` unknowns; a larger one
-(up to ``MAX_TORN_LOOP``) is torn (:mod:`.tearing`): its few tear unknowns and residual
-equations go to Newton, the rest are explicit. Other blocks
+(up to ``MAX_TORN_LOOP``) is torn (:mod:`.tearing`) and the rest of it made explicit in
+its few tear unknowns, which are solved symbolically too when there are at most
+``MAX_SOLVED_TEARS`` of them (a mechanism's accelerations and joint forces: the model's
+rates then hold no unknown of the loop, as in the state-space form a Modelica tool
+integrates, and IDAS's error test sees none of them), else go with their residual
+equations to Newton. Other blocks
 keep their unknowns ``z`` and residuals ``g`` as algebraic equations. Substituting the
 solutions in block order gives the semi-explicit index-1 DAE
 
@@ -28,10 +32,13 @@ from .blt import Block
 from .diagnose import explain_block, is_singular
 from .graph import jacobian, pattern
 from .index import IndexReduced
-from .tearing import inner_solutions, tear
+from .tearing import Tearing, inner_solutions, tear
 
 MAX_LINEAR_LOOP = 30
 MAX_TORN_LOOP = 1000  # larger linear loops go to Newton whole (tearing scans them greedily)
+# a torn loop with at most this many tear unknowns has them solved symbolically (a k x k
+# solve is some k^3 instructions: 370 at k = 5, 1,836 at k = 9); more go to Newton / IDAS
+MAX_SOLVED_TEARS = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +57,8 @@ class SemiExplicit:
 
     def __str__(self) -> str:
         kinds = [b.kind for b in self.blocks]
-        shown = ("explicit", "linear", "newton") + ("torn",) * ("torn" in kinds)
+        shown = ("explicit", "linear", "newton")
+        shown += tuple(k for k in ("torn", "torn-solved") if k in kinds)
         counts = ", ".join(f"{kinds.count(k)} {k}" for k in shown)
         parts = [self.x, self.z, self.ode, self.alg, self.values, self.zero, self.update]
         x, z, ode, alg, values, zero, update = displayed(parts, self.keys)
@@ -147,14 +155,19 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
                 defined += [position[u] for u in block.unknowns]
                 pieces.append(sol)
                 continue
-            kinds.append("torn")
             tearing = tear(jac, _nonzero_number)
-            _, values = inner_solutions(res, y, jac, tearing)
+            syms, values = inner_solutions(res, y, jac, tearing)
+            if len(tearing.tears) <= MAX_SOLVED_TEARS:  # the tears first, then the others
+                kinds.append("torn-solved")
+                defined += [position[block.unknowns[j]] for j in tearing.tears]
+                pieces.append(_solved_tears(res, y, tearing, syms, values))
+            else:
+                kinds.append("torn")
+                z += [y[j] for j in tearing.tears]
+                alg += [res[i] for i in tearing.residual]
+                alg_blocks += [b] * len(tearing.residual)
             defined += [position[block.unknowns[j]] for _, j in tearing.order]
             pieces.append(cs.vertcat(cs.SX(0, 1), *values))
-            z += [y[j] for j in tearing.tears]
-            alg += [res[i] for i in tearing.residual]
-            alg_blocks += [b] * len(tearing.residual)
             continue
         kinds.append("newton")
         z += cs.vertsplit(y)
@@ -204,6 +217,22 @@ def _resolved(syms: cs.SX, values: cs.SX) -> cs.SX:
     first = _resolved(syms[:half], values[:half])
     rest = cs.substitute(values[half:], syms[:half], first)
     return cs.vertcat(first, _resolved(syms[half:], rest))
+
+
+def _solved_tears(res: cs.SX, y: cs.SX, tearing: Tearing, syms: list, values: list) -> cs.SX:
+    """The tear unknowns of a torn block (residuals ``res`` in its unknowns ``y``; ``syms``,
+    ``values``: :func:`.tearing.inner_solutions`) as expressions free of ``y``. With every
+    inner unknown resolved to an expression of the tears ``t``, the residual equations are
+    ``s(t) = M t + s(0)`` (the block is linear, so ``M = ds/dt`` is free of ``y``), and
+    ``t = -M^{-1} s(0)`` by CasADi's symbolic solve (a block-triangular permutation, then
+    minors up to 3 x 3, a QR factorization above; its residuals stayed at rounding against
+    numpy's LU up to a condition number of 1e10)."""
+    inner = cs.vertcat(cs.SX(0, 1), *syms)
+    resolved = _resolved(inner, cs.vertcat(cs.SX(0, 1), *values))
+    left = cs.substitute(res[tearing.residual], inner, resolved)
+    tears = y[tearing.tears]
+    at_zero = cs.substitute(left, tears, cs.DM.zeros(tears.numel()))
+    return cs.solve(cs.jacobian(left, tears), -at_zero)
 
 
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:

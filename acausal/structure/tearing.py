@@ -11,12 +11,12 @@ unknown from those already known,
 
     y_j = -(r_i(y) - A_ij y_j) / A_ij,     A_ij a nonzero number,
 
-until only ``k`` *residual* equations are left. The tear unknowns and the residual
-equations go to Newton (IDAS's algebraic part): a ``k x k`` system solved with the
-integrator's own LU and error control instead of an ``n x n`` one, the other unknowns
-explicit functions of them. The greedy order: an equation with one unknown left that it
-can be solved for is used at once; when there is none, the unknown that occurs in the most
-unused equations is torn.
+until only ``k`` *residual* equations are left: ``k x k`` instead of ``n x n``, the other
+unknowns explicit functions of the tears. The residual equations with those substituted
+are linear in the tears, ``s(t) = M t + s(0)``: a small system is solved symbolically
+(:mod:`.causalize`), a larger one goes with its tears to Newton (IDAS's algebraic part).
+The greedy order: an equation with one unknown left that it can be solved for is used at
+once; when there is none, the unknown that occurs in the most unused equations is torn.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def ref():
 
 @pytest.fixture(scope="module")
 def result(ref):
-    return simulate(build(), grid=ref["time"], rtol=1e-10, atol=1e-12)
+    return simulate(build(), grid=ref["time"], rtol=1e-11, atol=1e-13)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,10 @@ def test_engine1a_structure():
 @pytest.mark.parametrize("name", SIGNALS)
 def test_engine1a_matches_second_method(result, other, name):
     err = float(np.max(np.abs(result[name] - other[name])))
-    # measured at rtol 1e-10 over 53 rad: 4.0e-9 rad, 5.3e-9 rad/s
+    # measured at rtol 1e-11 over 53 rad: 1.6e-8 rad, 2.3e-8 rad/s; IDAS's error (1.2e-7 and
+    # 1.8e-7 at rtol 1e-10, 2.5e-9 and 3.3e-9 at 1e-12): its error test sees the states, not
+    # the accelerations the rates solve for (with them in it: 1.8e-9 at rtol 1e-10, 0.16 s;
+    # now 2.5e-9 at 1e-12 in 0.11 s)
     assert err <= 1e-7, f"{name}: max error {err:.3g}"
 
 
