@@ -182,7 +182,8 @@ class DynamicRun:
         self.model, self.grid = functions.model, grid
         self.tolerances, self.initial_values = tolerances, initial_values
         self.functions: dict[int, DAEFunctions] = {0: functions}
-        self._maps: dict[tuple[int, int], cs.Function] = {}  # (choice, points): mapped outputs
+        # (choice, points) or (("coordinates", choice), points): mapped outputs
+        self._maps: dict[tuple[object, int], cs.Function] = {}
         self.switches: list[tuple[float, tuple[str, ...]]] = []
         self.pieces: list[Piece] = []  # the run so far (what a failure keeps)
         self.at: tuple[int, np.ndarray, np.ndarray, float] = (0, np.zeros(0), np.zeros(0), 0.0)
