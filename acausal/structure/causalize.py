@@ -2,14 +2,14 @@
 
 A block of residuals ``r(y)`` whose Jacobian ``A = dr/dy`` does not depend on ``y`` is
 linear, ``r(y) = A y + r(0)``, and is solved as ``y = -A^{-1} r(0)``: a scalar division for
-one equation, a symbolic solve for loops up to ``MAX_LINEAR_LOOP`` unknowns; a larger one
-(up to ``MAX_TORN_LOOP``) is torn (:mod:`.tearing`) and the rest of it made explicit in
-its few tear unknowns, which are solved symbolically too when there are at most
-``MAX_SOLVED_TEARS`` of them (a mechanism's accelerations and joint forces: the model's
-rates then hold no unknown of the loop, as in the state-space form a Modelica tool
+one equation, a symbolic solve (:mod:`.linsolve`) for loops up to ``MAX_LINEAR_LOOP``
+unknowns; a larger one (up to ``MAX_TORN_LOOP``) is torn (:mod:`.tearing`) and the rest of
+it made explicit in its few tear unknowns, which are solved symbolically too when there
+are at most ``MAX_SOLVED_TEARS`` of them (a mechanism's accelerations and joint forces: the
+model's rates then hold no unknown of the loop, as in the state-space form a Modelica tool
 integrates, and IDAS's error test sees none of them), else go with their residual
-equations to Newton. Other blocks
-keep their unknowns ``z`` and residuals ``g`` as algebraic equations. Substituting the
+equations to Newton. Other blocks keep their unknowns ``z`` and residuals ``g`` as
+algebraic equations. Substituting the
 solutions in block order gives the semi-explicit index-1 DAE
 
     x' = f(x, z, p, t),    0 = g(x, z, p, t)
@@ -28,6 +28,7 @@ from ..errors import StructureError
 from ..flatten import displayed
 from ..symbols import vstack
 from ..table import Table
+from . import linsolve
 from .blt import Block
 from .diagnose import explain_block, is_singular
 from .graph import jacobian, pattern
@@ -36,8 +37,8 @@ from .tearing import Tearing, inner_solutions, tear
 
 MAX_LINEAR_LOOP = 30
 MAX_TORN_LOOP = 1000  # larger linear loops go to Newton whole (tearing scans them greedily)
-# a torn loop with at most this many tear unknowns has them solved symbolically (a k x k
-# solve is some k^3 instructions: 370 at k = 5, 1,836 at k = 9); more go to Newton / IDAS
+# a torn loop with at most this many tear unknowns has them solved symbolically (a dense
+# k x k solve is some 2 k^3 instructions: 617 at k = 5, 1,774 at k = 8); more go to Newton
 MAX_SOLVED_TEARS = 8
 
 
@@ -151,7 +152,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
             run = []
             if n <= MAX_LINEAR_LOOP:
                 kinds.append("linear")
-                sol = cs.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
+                sol = linsolve.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
                 defined += [position[u] for u in block.unknowns]
                 pieces.append(sol)
                 continue
@@ -224,15 +225,14 @@ def _solved_tears(res: cs.SX, y: cs.SX, tearing: Tearing, syms: list, values: li
     ``values``: :func:`.tearing.inner_solutions`) as expressions free of ``y``. With every
     inner unknown resolved to an expression of the tears ``t``, the residual equations are
     ``s(t) = M t + s(0)`` (the block is linear, so ``M = ds/dt`` is free of ``y``), and
-    ``t = -M^{-1} s(0)`` by CasADi's symbolic solve (a block-triangular permutation, then
-    minors up to 3 x 3, a QR factorization above; its residuals stayed at rounding against
-    numpy's LU up to a condition number of 1e10)."""
+    ``t = -M^{-1} s(0)`` by :func:`.linsolve.solve` (Householder on the equilibrated
+    rows)."""
     inner = cs.vertcat(cs.SX(0, 1), *syms)
     resolved = _resolved(inner, cs.vertcat(cs.SX(0, 1), *values))
     left = cs.substitute(res[tearing.residual], inner, resolved)
     tears = y[tearing.tears]
     at_zero = cs.substitute(left, tears, cs.DM.zeros(tears.numel()))
-    return cs.solve(cs.jacobian(left, tears), -at_zero)
+    return linsolve.solve(cs.jacobian(left, tears), -at_zero)
 
 
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
