@@ -223,9 +223,7 @@ class DynamicRun:
                 if chunk > 1:  # find the last output time before the failure
                     chunk = 1
                     continue
-                best = self._best(
-                    self._coords(cur, x[:, None], z[:, None], p, [t])[:, 0], p, t, cur, RESCUE
-                )
+                best = self._best(self._coords_here(p)[:, 0], p, t, cur, RESCUE)
                 if best is None and patient:
                     raise
                 if best is None:  # no other choice is better: let IDAS work harder
@@ -273,17 +271,21 @@ class DynamicRun:
         self, k: int, xs: np.ndarray, zs: np.ndarray, p: np.ndarray, times: np.ndarray
     ) -> np.ndarray:
         """The loops' coordinates (``sets.positions`` x points) of choice ``k``'s solution."""
-        fun = self._functions(k).named("coordinates", self.sets.positions)
+        fun = self._functions(k).named(self.sets.positions)
         args = [xs, zs, p, np.reshape(times, (1, -1))]
         return mapped_call(fun, args, 1, self._maps, ("coordinates", k))[0]
+
+    def _coords_here(self, p: np.ndarray) -> np.ndarray:
+        """The loops' coordinates (``sets.positions`` x 1) at the current point ``self.at``."""
+        cur, x, z, t = self.at
+        return self._coords(cur, x[:, None], z[:, None], p, [t])
 
     def explain(self, p: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
         """After a failure: what the state choices looked like at the last output time
         reached, and the trajectory up to it ``(text, times, named values)``."""
-        cur, x, z, t = self.at
+        cur, _, _, t = self.at
         every = list(range(len(self.sets.sets)))
-        coords = self._coords(cur, x[:, None], z[:, None], p, [t])
-        h = self.sets.regularity(coords, p, np.array([t]), every)[0]
+        h = self.sets.regularity(self._coords_here(p), p, np.array([t]), every)[0]
         others = np.delete(h, cur)
         states = ", ".join(self.sets.model_of(cur).states)
         best = f"{others.max():.2g}" if others.size else "none"

@@ -111,9 +111,10 @@ class DAEFunctions:
         """Every named variable."""
         return self._get("outputs", lambda: self._of_point("outputs", self.model.outputs))
 
-    def named(self, label: str, which: Sequence[int]) -> cs.Function:
-        """The named variables at positions ``which`` of ``model.names`` (kept as ``label``)."""
-        return self._get(label, lambda: self._of_point(label, self.model.outputs[list(which)]))
+    def named(self, which: Sequence[int]) -> cs.Function:
+        """The named variables at positions ``which`` of ``model.names`` (kept per ``which``)."""
+        rows = list(which)
+        return self._get(f"named {rows}", lambda: self._of_point("named", self.model.outputs[rows]))
 
     @property
     def readout(self) -> Readout:

@@ -25,14 +25,12 @@ def solve(a: cs.SX, b: cs.SX) -> cs.SX:
     docstring)."""
     n = a.size1()
     a = cs.sparsify(a)
-    if a.is_tril() or a.is_triu():
-        return cs.solve(a, b)
     _, rowperm, colperm, *_ = a.sparsity().btf()
-    ap, bp = a[rowperm, colperm], b[rowperm]
-    small = n <= 3 or ap.is_tril() or ap.is_triu()  # (CasADi: substitution, or minors)
-    yp = cs.solve(ap, bp) if small else _householder(cs.densify(ap), bp)
+    ap = a[rowperm, colperm]
+    if n <= 3 or ap.is_tril() or ap.is_triu():  # CasADi's: the same permutation, then
+        return cs.solve(a, b)  # substitution or minors
     y = cs.SX.zeros(n, 1)
-    y[colperm] = yp
+    y[colperm] = _householder(cs.densify(ap), b[rowperm])
     return y
 
 
