@@ -126,41 +126,75 @@ def test_bad_data_get_clear_errors(data):
         )
 
 
-def test_with_the_servo_force_the_learned_lagrangian_is_the_truths():
-    """The example's quick size (3 + 1 trials of 20 s, 30 epochs, 40 Levenberg-Marquardt
-    evaluations) on single-cosine trials: M(theta) and dV/dtheta over the visited angles
-    within 2 % of the truth's (measured 0.13-0.27 %), and on a motion it never saw, simulated
-    by IDAS, theta within 1 % of its range (0.58 %) and the servo's force within 2 % RMS
-    (0.53 %)."""
+def servo_force_errors(duration, epochs, max_nfev):
+    """Trained with the servo force on 3 + 1 single-cosine trials of ``duration`` seconds:
+    the largest relative errors of M's entries and dV/dtheta over the visited angles, and
+    on a motion it never saw (IDAS) theta's error over its range and the force's RMS error."""
     from examples import learn_servo_lnn as ex
 
-    trials = cp.trials(4, duration=20.0, cosines=1)
+    trials = cp.trials(4, duration=duration, cosines=1)
     data, check = trials[:-1], trials[-1]
-    fit = ex.train(data, [check], True, ex.QUICK)
+    fit = ex.train(data, [check], True, {**ex.QUICK, "epochs": epochs, "max_nfev": max_nfev})
     errors = ex.errors(fit, data, check, True)
-    for name in (*ex.ENTRIES, "dV/dtheta"):
-        assert errors[name] < 0.02, (name, errors[name])
-    run = ex.unseen(fit, data, 20.0)
+    run = ex.unseen(fit, data, duration)
     theta = np.max(np.abs(run["theta"] - run["true theta"])) / np.ptp(run["true theta"])
     force = np.sqrt(np.mean((run["Q_e"] - run["true Q_e"]) ** 2) / np.mean(run["true Q_e"] ** 2))
+    return [errors[n] for n in (*ex.ENTRIES, "dV/dtheta")], theta, force
+
+
+def test_with_the_servo_force_a_small_training_learns_the_truths_lagrangian():
+    """Trials of 10 s, 20 epochs, 20 Levenberg-Marquardt evaluations: M(theta) and
+    dV/dtheta within 2 % of the truth's (measured 0.35-0.94 %), theta on the unseen motion
+    within 1 % of its range (0.38 %) and the force within 2 % RMS (0.30 %)."""
+    entries, theta, force = servo_force_errors(10.0, epochs=20, max_nfev=20)
+    assert max(entries) < 0.02, entries
     assert theta < 0.01
     assert force < 0.02
 
 
-def test_without_the_servo_force_the_pendulum_dynamics_are_learned():
-    """The example's case without ``Q_e`` at a small size (3 + 1 trials of 20 s, two cosines
-    each, 30 epochs, 150 Levenberg-Marquardt evaluations): the held-out trial's theta''
-    within 1 % RMS (measured 0.04 %) and, on a motion it never saw, theta within 1 % of its
-    range (0.10 %); the message names what is not identified and the scale's gauge."""
+@pytest.mark.slow
+def test_with_the_servo_force_the_learned_lagrangian_is_the_truths():
+    """The example's quick size (trials of 20 s, 30 epochs, 40 evaluations): M(theta) and
+    dV/dtheta within 2 % (measured 0.13-0.27 %), theta within 1 % of its range (0.58 %) and
+    the servo's force within 2 % RMS (0.53 %)."""
+    entries, theta, force = servo_force_errors(20.0, epochs=30, max_nfev=40)
+    assert max(entries) < 0.02, entries
+    assert theta < 0.01
+    assert force < 0.02
+
+
+def free_coordinate_errors(duration, epochs, max_nfev):
+    """Trained without the servo force on 3 + 1 two-cosine trials of ``duration`` seconds:
+    the held-out trial's theta'' RMS error and, on a motion it never saw, theta's error over
+    its range; the message names what is not identified and the scale's gauge."""
     from examples import learn_servo_lnn as ex
 
-    trials = cp.trials(4, duration=20.0)
+    trials = cp.trials(4, duration=duration)
     data, check = trials[:-1], trials[-1]
-    fit = ex.train(data, [check], False, {**ex.QUICK, "max_nfev": 150})
+    fit = ex.train(data, [check], False, {**ex.QUICK, "epochs": epochs, "max_nfev": max_nfev})
     assert "without Q for x" in fit.message and "fixed at the start's mean tr M_KK" in fit.message
-    assert ex.errors(fit, data, check, False)["forward theta''"] < 0.01
-    run = ex.unseen(fit, data, 20.0)
-    assert np.max(np.abs(run["theta"] - run["true theta"])) / np.ptp(run["true theta"]) < 0.01
+    run = ex.unseen(fit, data, duration)
+    theta = np.max(np.abs(run["theta"] - run["true theta"])) / np.ptp(run["true theta"])
+    return ex.errors(fit, data, check, False)["forward theta''"], theta
+
+
+def test_without_the_servo_force_a_small_training_learns_the_pendulum_dynamics():
+    """Trials of 8 s, 15 epochs, 60 evaluations: theta'' within 3 % RMS (measured 0.36 %;
+    1.1-1.2 % at 10 s with 20 epochs and 40 or 80 evaluations) and theta on the unseen
+    motion within 3 % of its range (0.23 %; 0.15-1.9 % there)."""
+    forward, theta = free_coordinate_errors(8.0, epochs=15, max_nfev=60)
+    assert forward < 0.03
+    assert theta < 0.03
+
+
+@pytest.mark.slow
+def test_without_the_servo_force_the_pendulum_dynamics_are_learned():
+    """The example's case at a small size (trials of 20 s, 30 epochs, 150 evaluations): the
+    held-out trial's theta'' within 1 % RMS (measured 0.04 %) and theta on the unseen motion
+    within 1 % of its range (0.10 %)."""
+    forward, theta = free_coordinate_errors(20.0, epochs=30, max_nfev=150)
+    assert forward < 0.01
+    assert theta < 0.01
 
 
 def test_a_lagrangian_trains_through_rollouts_and_pickles(data):

@@ -1,7 +1,7 @@
 """Natural coordinates and the dynamics-aware autoencoder (``ln.reduce_mechanism``) on the
 two-bar actuator: energies against the planar bodies' own, the loss gradient against finite
 differences, the reduced component's energy balance and mass matrix, a small training run
-against the full DAE, the range flag, clear errors."""
+against the full DAE (the example's size in the slow tier), the range flag, clear errors."""
 
 import numpy as np
 import pytest
@@ -67,19 +67,20 @@ def test_the_loss_gradient_agrees_with_finite_differences(sim1, given):
 
 
 @pytest.fixture(scope="module")
-def trained(sim1):
-    """The example's decoder trained briefly (60 epochs) on 4 s of sim1."""
+def small(sim1):
+    """A small decoder, ``(8, 8)``, trained 10 epochs on 4 s of sim1 in batches of 32."""
     return ln.reduce_mechanism(
-        tb.natural(sim1), hidden=(32, 32), epochs=60, lr=3e-3, decay=0.98, progress=False
+        tb.natural(sim1), hidden=(8, 8), epochs=10, batch=32, lr=1e-2, decay=0.98, progress=False
     )
 
 
-def test_the_reduced_model_conserves_energy_and_its_mass_is_positive_definite(trained):
+def test_the_reduced_model_conserves_energy_and_its_mass_is_positive_definite(small):
     """Without springs, dampers and forces (load points unconnected), the reduced
     Lagrangian's energy stays at its start to the integrator's tolerance; ``M_m = J^T M_n
-    J`` is symmetric positive definite along the trajectory."""
-    zero = dict.fromkeys(trained.names, 0.0)
-    comp = trained.component("red", q0=zero, v0=dict.fromkeys(trained.names, 0.3))
+    J`` is symmetric positive definite along the trajectory. Both hold for any decoder's
+    weights, so a small one shows them."""
+    zero = dict.fromkeys(small.names, 0.0)
+    comp = small.component("red", q0=zero, v0=dict.fromkeys(small.names, 0.3))
     import acausal as ac
 
     s = ac.System("free")
@@ -87,26 +88,39 @@ def test_the_reduced_model_conserves_energy_and_its_mass_is_positive_definite(tr
     res = simulate(s, t_end=1.0, dt=0.001, rtol=1e-10, atol=1e-12)
     assert np.ptp(res["red.T"]) > 0.5  # it moves and trades energy
     assert np.max(np.abs(res["red.E"] - res["red.E"][0])) < 1e-6
-    q = np.column_stack([res[f"red.q_{n}"] for n in trained.names])
-    M = trained.mass(q)
+    q = np.column_stack([res[f"red.q_{n}"] for n in small.names])
+    M = small.mass(q)
     assert np.allclose(M, M.transpose(0, 2, 1), atol=1e-12)
     assert np.min(np.linalg.eigvalsh(M)) > 0
 
 
-def test_a_short_training_tracks_unseen_forces_and_flags_leaving_its_range(trained):
-    """Trained 60 epochs on 4 s of sim1: on 4 s of sim2 (never seen) the bars' centres of
-    mass stay within 5 % of their range of motion (measured 3.5 %), with no range flag; on
-    sim1 x 2 the flag is raised."""
-    system, comp = tb.reduced(trained, "sim2")
+def tracks_sim2_and_flags_sim1_twice(reduction):
+    """The reduced model's error on 4 s of sim2 (never seen: no range flag), and that on
+    sim1 x 2 the range flag is raised."""
+    system, comp = tb.reduced(reduction, "sim2")
     full = tb.simulate_case("sim2", duration=4.0)
     res = simulate(system, t_end=4.0, dt=tb.DT, rtol=1e-8, atol=1e-10)
-    err = tb.centres_error(full, res)
-    assert err < 0.05
     assert comp.outside_range(res) is None
-    system, comp = tb.reduced(trained, "sim1", scale=2.0)
-    res = simulate(system, t_end=4.0, dt=tb.DT, rtol=1e-8, atol=1e-10)
-    flag = comp.outside_range(res)
+    system, comp = tb.reduced(reduction, "sim1", scale=2.0)
+    flag = comp.outside_range(simulate(system, t_end=4.0, dt=tb.DT, rtol=1e-8, atol=1e-10))
     assert flag is not None and "leave the training range" in flag
+    return tb.centres_error(full, res)
+
+
+def test_a_small_training_tracks_unseen_forces_and_flags_leaving_its_range(small):
+    """The small decoder on 4 s of sim2: the centres of mass within 10 % of their range of
+    motion (measured 4.8 %; 3.8 % and 6.7 % with seeds 1 and 2)."""
+    assert tracks_sim2_and_flags_sim1_twice(small) < 0.10
+
+
+@pytest.mark.slow
+def test_the_examples_decoder_trained_briefly_tracks_unseen_forces(sim1):
+    """The example's decoder ``(32, 32)`` trained 60 epochs on 4 s of sim1: on 4 s of sim2
+    the centres of mass within 5 % of their range of motion (measured 3.5 %)."""
+    trained = ln.reduce_mechanism(
+        tb.natural(sim1), hidden=(32, 32), epochs=60, lr=3e-3, decay=0.98, progress=False
+    )
+    assert tracks_sim2_and_flags_sim1_twice(trained) < 0.05
 
 
 def test_bad_input_gets_clear_errors(sim1):

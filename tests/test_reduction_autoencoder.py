@@ -27,23 +27,22 @@ def reduced_error(red, full, case):
     return ex.centres_error(full[case], res), comp.outside_range(res)
 
 
-def test_the_encoder_learns_a_chart_that_simulates_the_unseen_force(runs):
-    """15 epochs on 3 s: the encoder's coordinate is monotone in the crank angle (a chart of
-    the one-dimensional configuration manifold); the reduced model follows the full DAE's
-    centres of mass on the never-seen force within 2 % of their range (measured 0.73 %), in
-    the training range, and the paper's ablation (reconstruction loss only, same seed and
-    epochs) misses by more than 3x that (measured 3.6 %, 4.9x)."""
+def chart_and_errors(runs, hidden, epochs, batch, lr):
+    """For the full losses and the paper's ablation (reconstruction loss only, same seed and
+    epochs): the encoder's coordinate is monotone in the crank angle (a chart of the
+    one-dimensional configuration manifold) and the reduced model stays in its training
+    range on the never-seen force; its centres-of-mass errors there, by loss set."""
     full, data = runs
     assert data.mobility == 1  # from the compiled model's two states
     errors = {}
     for name, losses in (("both", {"rec": 1.0, "sim": 1.0}), ("rec", {"rec": 1.0})):
         red = ln.reduce_mechanism(
             data,
-            hidden=(32, 32),
+            hidden=hidden,
             losses=losses,
-            epochs=15,
-            batch=64,
-            lr=3e-3,
+            epochs=epochs,
+            batch=batch,
+            lr=lr,
             decay=0.95,
             progress=False,
         )
@@ -52,5 +51,22 @@ def test_the_encoder_learns_a_chart_that_simulates_the_unseen_force(runs):
         assert abs(steps.mean()) == 1.0
         errors[name], flag = reduced_error(red, full, "lower")
         assert flag is None
+    return errors
+
+
+def test_a_small_encoder_learns_a_chart_that_simulates_the_unseen_force(runs):
+    """``(8, 8)`` networks, 10 epochs on 3 s in batches of 32: on the never-seen force the
+    centres of mass within 4 % of their range (measured 2.3 %; 1.3 % with seeds 1 and 2),
+    and the ablation misses by more than 3x that (measured 9.4 %, 4.1x; 4.8x and 6.3x)."""
+    errors = chart_and_errors(runs, (8, 8), epochs=10, batch=32, lr=1e-2)
+    assert errors["both"] < 0.04
+    assert errors["rec"] > 3 * errors["both"]
+
+
+@pytest.mark.slow
+def test_the_encoder_learns_a_chart_that_simulates_the_unseen_force(runs):
+    """The example's networks ``(32, 32)``, 15 epochs on 3 s: within 2 % of the range
+    (measured 0.73 %), and the ablation misses by more than 3x that (measured 3.6 %, 4.9x)."""
+    errors = chart_and_errors(runs, (32, 32), epochs=15, batch=64, lr=3e-3)
     assert errors["both"] < 0.02
     assert errors["rec"] > 3 * errors["both"]
