@@ -44,22 +44,6 @@ def serial(model, design):
     return simulate_many(model, design, outputs=OUTPUTS, **RUN)
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A 2-worker LocalCluster for the module; a worker is allowed to die once per task
-    (Dask retries it) before the task is reported as KilledWorker."""
-    dask = pytest.importorskip("dask")
-    distributed = pytest.importorskip("distributed")
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, dashboard_address=None, processes=True
-        )
-        client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
 def test_each_member_is_its_own_simulation(model, design, serial):
     assert serial.n_members == MEMBERS and not serial.errors
     assert serial["C5.v"].shape == (MEMBERS, 601)
@@ -82,7 +66,7 @@ def test_every_executor_gives_the_serial_members(model, design, serial, executor
     """Strings, a pool of the user's (kept open: the model travels with each chunk and is
     built once per worker) and a Dask client."""
     if executor == "dask":
-        executor = request.getfixturevalue("client")
+        executor = request.getfixturevalue("dask_client")
     if isinstance(executor, str) and executor.endswith("pool"):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -119,7 +103,7 @@ def test_failed_members_are_reported_by_index_and_the_others_kept(
     model, design, serial, executor, request
 ):
     if executor == "dask":
-        executor = request.getfixturevalue("client")
+        executor = request.getfixturevalue("dask_client")
     seen = []
     batch = simulate_many(
         model, failing(design), outputs=OUTPUTS, executor=executor, progress=seen.append, **RUN
@@ -137,9 +121,10 @@ def test_failed_members_are_reported_by_index_and_the_others_kept(
     assert "member 9: SimulationError" in str(batch)
 
 
-def test_a_worker_killed_mid_batch_loses_nothing(model, design, serial, client):
+def test_a_worker_killed_mid_batch_loses_nothing(model, design, serial, killable_client):
     """SIGKILL one worker as soon as the first chunk is back: its running and queued tasks
     go to the other worker (or its restart); every member arrives, equal to the serial one."""
+    client = killable_client
     pids = list(client.run(os.getpid).values())
     killed = []
 
@@ -154,7 +139,6 @@ def test_a_worker_killed_mid_batch_loses_nothing(model, design, serial, client):
     assert killed and killed[0] < MEMBERS
     assert not batch.errors
     np.testing.assert_allclose(batch["C5.v"], serial["C5.v"], rtol=0, atol=1e-10)
-    client.wait_for_workers(2, timeout=60)
 
 
 class DiesOnWorker:
@@ -182,8 +166,9 @@ def worker_names(client):
 
 
 def test_members_on_a_worker_that_keeps_dying_are_redone_elsewhere_or_reported(
-    design, serial, client
+    design, serial, killable_client
 ):
+    client = killable_client
     names = worker_names(client)
     batch = simulate_many(
         DiesOnWorker(names[1]), design, outputs=OUTPUTS, executor=client, chunk=3, **RUN
@@ -196,12 +181,12 @@ def test_members_on_a_worker_that_keeps_dying_are_redone_elsewhere_or_reported(
     for k, message in batch.errors.items():  # a task that hit the dying worker twice
         assert "KilledWorker" in message, (k, message)
         assert np.all(np.isnan(batch["C5.v"][k]))
-    client.wait_for_workers(2, timeout=60)
 
 
-def test_when_every_worker_dies_each_member_is_reported_as_killed(design, client):
+def test_when_every_worker_dies_each_member_is_reported_as_killed(design, killable_client):
     """Two tasks, each killing its worker twice (allowed-failures is 1 here): Dask gives up
     on both, and all 24 members come back failed with the reason, none missing."""
+    client = killable_client
     batch = simulate_many(
         DiesOnWorker(*worker_names(client)),
         design,
@@ -213,7 +198,6 @@ def test_when_every_worker_dies_each_member_is_reported_as_killed(design, client
     assert batch.failed == list(range(MEMBERS))
     assert all("KilledWorker" in m for m in batch.errors.values())
     assert np.all(np.isnan(batch["C5.v"]))
-    client.wait_for_workers(2, timeout=60)
 
 
 def test_a_builder_and_a_list_of_dicts(model, serial):

@@ -117,23 +117,13 @@ def cv_case():
     return data, model, ln.cross_validate(model, data, "m.v", folds=3, seed=2, **CV_OPTIONS)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
 @pytest.mark.parametrize("executor", ["serial", "processes", "dask"])
 def test_cross_validation_folds_as_tasks_equal_the_serial_cross_validation(
     cv_case, executor, request
 ):
     data, model, reference = cv_case
     if executor == "dask":
-        executor = request.getfixturevalue("client")
+        executor = request.getfixturevalue("dask_client")
     many = ln.cross_validate_many(
         model, data, "m.v", folds=3, seed=2, executor=executor, **CV_OPTIONS
     )

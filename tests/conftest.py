@@ -1,0 +1,43 @@
+"""Fixtures shared across modules: a Dask cluster for the whole session, and a fresh one for
+a test that kills its workers."""
+
+from contextlib import contextmanager
+
+import pytest
+
+
+@contextmanager
+def local_cluster(**config):
+    """A 2-worker, one-thread-per-worker Dask ``LocalCluster`` on processes and its client,
+    with the Dask settings ``config`` (e.g. ``{"distributed.scheduler.allowed-failures":
+    1}``) in force while the scheduler starts. Waits for both workers however long a loaded
+    machine takes to start them (no wall-clock limit: a test is about what the cluster does,
+    not how fast it comes up)."""
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    with dask.config.set(config):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, dashboard_address=None, processes=True
+        )
+    client = distributed.Client(cluster)
+    client.wait_for_workers(2)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One cluster for every test that only runs work on it (none kills a worker here)."""
+    with local_cluster() as client:
+        yield client
+
+
+@pytest.fixture
+def killable_client():
+    """A cluster of the test's own, whose workers it may kill; a worker is allowed to die
+    once per task (Dask retries it) before the task is reported as KilledWorker."""
+    with local_cluster(**{"distributed.scheduler.allowed-failures": 1}) as client:
+        yield client
