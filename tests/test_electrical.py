@@ -92,7 +92,9 @@ def test_forward_sensitivity_matches_closed_form_and_finite_differences():
     tau = 1.0
     exact_dR = -np.exp(-t / tau) * t / (2.0**2 * 0.5)  # dv/dR for v = 1 - exp(-t/(RC))
     assert np.max(np.abs(res.sensitivity("C.v", "R.R") - exact_dR)) < 1e-7
-    h = 1e-6
+    # h = 2e-4 of C: the differences' truncation (h^2) and the runs' error over the step
+    # (rtol / h) both near 1e-8 (at h = 1e-6 the second alone was 1e-6, near the bound)
+    h = 1e-4
     plus = simulate(s, t_end=3.0, dt=0.05, rtol=1e-12, atol=1e-14, params={"C.C": 0.5 + h})
     minus = simulate(s, t_end=3.0, dt=0.05, rtol=1e-12, atol=1e-14, params={"C.C": 0.5 - h})
     fd = (plus["C.v"] - minus["C.v"]) / (2 * h)
