@@ -1,6 +1,7 @@
-"""Fixtures shared across modules: a Dask cluster for the whole session, and a fresh one for
-a test that kills its workers."""
+"""Fixtures shared across modules: a Dask cluster for the whole session, a fresh one for a
+test that kills its workers, and figures closed after every test."""
 
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -41,3 +42,13 @@ def killable_client():
     once per task (Dask retries it) before the task is reported as KilledWorker."""
     with local_cluster(**{"distributed.scheduler.allowed-failures": 1}) as client:
         yield client
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Figures a test (or the library's plots) left open are closed, so no test sees
+    another's figures whatever the order."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")

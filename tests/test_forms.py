@@ -77,7 +77,7 @@ def test_model_and_fit_result_round_trip_through_pickle_into_a_fresh_process(tmp
             loss=fit.loss)
         """
     )
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=120)
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=600)
     there = np.load(tmp_path / "there.npz")
     for key, values in here.items():
         assert np.array_equal(there[key], values), key
@@ -174,7 +174,12 @@ def test_compile_simulate_and_fit_leave_the_users_objects_unchanged():
     assert fingerprint(s) == before
     assert model.parameters == ac.compile(s).parameters  # overrides never stick
     second = ln.fit(s, data, progress=False)  # from the same start: the same result
-    assert second.params == first.params and second.loss == first.loss
+    # the start and its simulation are the same deterministic computation (the declared
+    # values, CasADi's arithmetic): equal to the bit; the optimizer's steps go through
+    # the BLAS, which need not be bitwise reproducible (MKL by memory alignment)
+    assert second.start == first.start and second.loss_history[0] == first.loss_history[0]
+    assert second.params == pytest.approx(first.params, rel=1e-8)
+    assert second.loss == pytest.approx(first.loss, rel=1e-8)
     assert fingerprint(first.system) != before  # the fitted copy carries the fitted values
     fitted = first.system.all_components()
     theta = {
