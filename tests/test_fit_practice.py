@@ -337,7 +337,8 @@ def test_collocation_progress_tracks_the_best_and_reports_the_end_once():
     best = [p.best for p in ipopt]
     assert all(b2 <= b1 for b1, b2 in zip(best, best[1:]))
     assert all(b == start or b in [p.loss for p in ipopt] for b in best)  # reported values
-    assert best[-1] == ipopt[-1].loss < 1e-10 * start  # measured 4.7e-14 from 13.3
+    # (IPOPT's last iterate was its best, 4.7e-14 from 13.3: a fact of the path, not asserted)
+    assert best[-1] < 1e-10 * start
     # the end once: the fitted parameters' simulated loss, after IPOPT's last iterate
     assert ipopt[-1].iteration == end.iteration == fit.n_iterations
     assert end.loss == end.best == fit.loss != ipopt[-1].loss
@@ -373,12 +374,21 @@ def test_blas_threads_limit_numpy_and_scipy_openblas_and_restore_them():
     def counts() -> list[int]:
         return [getattr(lib, f"scipy_openblas_get_num_threads{s}")() for lib, s in libs]
 
-    getattr(libs[0][0], f"scipy_openblas_set_num_threads{libs[0][1]}")(ctypes.c_int(2))
-    before = counts()
-    with blas_threads(1):
-        assert counts() == [1] * len(libs)
-        a = np.random.default_rng(0).standard_normal((60, 40))
-        assert np.allclose(
-            np.linalg.svd(a, compute_uv=False) ** 2, np.linalg.eigvalsh(a.T @ a)[::-1]
-        )
-    assert counts() == before
+    def set_counts(values: list[int]) -> None:
+        for (lib, s), n in zip(libs, values):
+            getattr(lib, f"scipy_openblas_set_num_threads{s}")(ctypes.c_int(n))
+
+    original = counts()
+    try:
+        set_counts([2] + original[1:])  # a count that differs from 1 on any machine
+        before = counts()
+        with blas_threads(1):
+            assert counts() == [1] * len(libs)
+            a = np.random.default_rng(0).standard_normal((60, 40))
+            assert np.allclose(
+                np.linalg.svd(a, compute_uv=False) ** 2, np.linalg.eigvalsh(a.T @ a)[::-1]
+            )
+        assert counts() == before
+    finally:  # the session goes on with the counts it had
+        set_counts(original)
+    assert counts() == original
