@@ -107,7 +107,7 @@ def test_multi_start_of_rollout_training_passes_the_seeds():
 CV_OPTIONS = dict(
     inputs=INPUTS,
     physical=["k.c", "d.d"],
-    epochs=40,
+    epochs=10,
     batch=128,
     lr=0.05,
     polish=True,
