@@ -127,14 +127,14 @@ def test_training_recovers_the_spring_and_the_damper(horizon):
         inputs=INPUTS,
         horizon=horizon,
         stride=max(1, horizon // 2),
-        epochs=60,
+        epochs=15,
         batch=128,
         lr=0.05,
         validation=data[2:],
         polish=True,
         progress=False,
     )
-    assert fit.method == "rollout" and len(fit.loss_history) == 60
+    assert fit.method == "rollout" and len(fit.loss_history) == 15
     assert abs(fit.params["k.c"] / C_TRUE - 1) < 1e-4  # measured 6e-7 (N = 1)
     assert abs(fit.params["d.d"] / D_TRUE - 1) < 1e-3  # measured 4e-5 (N = 1)
     # the fitted model's free run of the held-out trajectory, and IDAS on it, agree
@@ -194,7 +194,7 @@ def test_leave_one_out_cross_validation_over_trajectories():
         "m.v",
         inputs=INPUTS,
         physical=["k.c", "d.d"],
-        epochs=40,
+        epochs=10,
         batch=128,
         lr=0.05,
         polish=True,
