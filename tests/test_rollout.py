@@ -1,6 +1,8 @@
 """Rollouts of compiled models and training through them (issue 11): the step map against
 IDAS, gradients against central differences, parameters recovered from trajectories."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,13 @@ def oscillator(force=None, c=C_TRUE, d=D_TRUE, s0=0.1):
 
 
 def trajectories(freqs=(3.0, 5.0, 8.0), t_end=2.0, dt=2e-3):
-    """IDAS at 1e-12 with the force 2 sin(w t), sampled with its states."""
+    """IDAS at 1e-12 with the force 2 sin(w t), sampled with its states: each call a fresh
+    copy (the runs themselves are made once per process)."""
+    return [{k: v.copy() for k, v in d.items()} for d in _trajectories(tuple(freqs), t_end, dt)]
+
+
+@functools.lru_cache(maxsize=4)
+def _trajectories(freqs, t_end, dt):
     out = []
     for j, w in enumerate(freqs):
         res = simulate(
