@@ -8,12 +8,19 @@ For each such block the Jacobian ``J = d residuals / d unknowns`` is
   over time, sign changes of ``det J``, and at the worst time the unknowns its null vector
   leaves undetermined and the components whose equations carry the deficient combination
   (the left singular vector's weight on each component's equations).
+
+A block whose equations read discrete modes (friction's stuck and sliding, a diode's off) is
+a different block in each mode: the symbolic and sampled parts take it once per combination
+of the values its modes had along the trajectory (without one: their start values, and 0 and
+1 for relations), and a sign change of ``det J`` counts only between times with the same
+modes (a switch changes the equations, not a root of one determinant).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import product
 
 import casadi as cs
 import numpy as np
@@ -25,6 +32,7 @@ from . import sympy_bridge as sb
 from .check_tools import Finding, real_symbol, sample_points
 
 MAX_SYMBOLIC = 6  # unknowns; larger blocks get the trajectory analysis only
+MAX_MODE_COMBINATIONS = 64  # a block's modes' value combinations analysed one by one
 NEAR_SINGULAR = 1e-8  # smallest / largest singular value
 
 
@@ -65,8 +73,9 @@ def check_blocks(
     """A :class:`BlockReport` per analysed block (see the module docstring); ``laws`` names
     the components with constitutive laws (their blocks get advice about laws)."""
     ir = model.ir
-    xs = ir.syms(ir.states)
+    xs = model.dae.x  # the states, then the discrete modes (as a result holds them)
     ys = ir.syms(ir.algebraic)
+    modes = cs.vertsplit(xs)[len(ir.states) :]
     columns = None
     if result is not None:
         fun = cs.Function(
@@ -75,6 +84,7 @@ def check_blocks(
         n = len(result.t)
         vals = fun.map(n)(result.x, result.z, result.p, np.asarray(result.t)[None, :]).full()
         columns = np.vstack([np.asarray(result.x).reshape(-1, n), vals])
+    candidates = mode_values(model, modes, p, columns)
     reports = []
     for k in analysed_blocks(model):
         block = model.blocks[k]
@@ -91,17 +101,78 @@ def check_blocks(
             sorted({o for o in owners if o != "connections"}),
         )
         jac_p = cs.substitute(jac, model.p, cs.DM(p))
-        symbolic = _symbolic(rep, jac_p, len(block.unknowns), model.symbol_name)
-        sampled = None
-        small = len(block.unknowns) <= MAX_SYMBOLIC
-        if small and symbolic is None:
-            sampled = _sampled(rep, jac_p, xs, ys, columns, samples, model.symbol_name)
+        symbolic, sampled = _per_mode(rep, jac_p, xs, ys, columns, samples, model, candidates)
         if columns is not None:
-            _along(rep, jac, xs, ys, model, result, columns, owners)
+            _along(rep, jac, xs, ys, model, result, columns, owners, len(modes))
         lawful = bool(set(rep.components) & set(laws))
         rep.finding = _verdict(rep, symbolic, sampled, result is not None, failed, lawful)
         reports.append(rep)
     return reports
+
+
+def mode_values(
+    model: ac.Model, modes: list[cs.SX], p: np.ndarray, columns: np.ndarray | None
+) -> dict[str, list[float]]:
+    """The values each discrete mode is checked at, by symbol name: those it had along the
+    trajectory (rows after the states in ``columns``) and its start value; without a
+    trajectory the start value, and 0 and 1 for a relation (a comparison with memory)."""
+    values = dict(zip(model.parameters, np.asarray(p, dtype=float).ravel()))
+    relations = {e.relation for e in model.flat.events if e.relation is not None}
+    start = len(model.ir.states)
+    out = {}
+    for k, mode in enumerate(modes):
+        name = model.symbol_name(mode)
+        seen = {values[f"{name}_start"]} if f"{name}_start" in values else set()
+        if columns is not None:
+            seen |= set(np.round(columns[start + k], 6).tolist())  # IDAS moves them by 1e-27
+        elif name in relations:
+            seen |= {0.0, 1.0}
+        out[mode.name()] = sorted(seen)
+    return out
+
+
+RANK = {"always": 3, "can vanish": 2, True: 2, None: 1, "never": 0, False: 0}
+
+
+def _per_mode(
+    rep: BlockReport,
+    jac: cs.SX,
+    xs: cs.SX,
+    ys: cs.SX,
+    columns: np.ndarray | None,
+    samples: int,
+    model: ac.Model,
+    candidates: dict[str, list[float]],
+) -> tuple[str | None, bool | None]:
+    """The symbolic and sampled verdicts on ``jac`` (parameters substituted); a block that
+    reads modes is analysed once per combination of their values, and the worst
+    combination's determinant and zeros are kept, with the modes it holds in."""
+    name = model.symbol_name
+    small = len(rep.unknowns) <= MAX_SYMBOLIC
+    read = [s for s in cs.symvar(jac) if s.name() in candidates]
+    combos = list(product(*(candidates[s.name()] for s in read)))
+    if not read or not combos or len(combos) > MAX_MODE_COMBINATIONS:
+        symbolic = _symbolic(rep, jac, len(rep.unknowns), name)
+        sampled = None
+        if small and symbolic is None:
+            sampled = _sampled(rep, jac, xs, ys, columns, samples, name)
+        return symbolic, sampled
+    worst: tuple | None = None
+    for combo in combos:
+        trial = replace(rep, zeros={})
+        jac_m = cs.substitute(jac, cs.vertcat(*read), cs.DM(combo))
+        symbolic = _symbolic(trial, jac_m, len(rep.unknowns), name)
+        sampled = None
+        if small and symbolic is None:
+            sampled = _sampled(trial, jac_m, xs, ys, columns, samples, name)
+        rank = max(RANK[symbolic], RANK[sampled])
+        if worst is None or rank > worst[0]:
+            where = ", ".join(f"{name(s)} = {v:g}" for s, v in zip(read, combo))
+            worst = (rank, symbolic, sampled, trial, where)
+    _, symbolic, sampled, trial, where = worst
+    rep.determinant = f"{trial.determinant or 'det J'} (in the mode {where})"
+    rep.zeros = trial.zeros
+    return symbolic, sampled
 
 
 def _symbolic(rep: BlockReport, jac: cs.SX, n: int, name: Callable[[cs.SX], str]) -> str | None:
@@ -188,8 +259,11 @@ def _along(
     result: object,
     columns: np.ndarray,
     owners: list[str],
+    n_modes: int = 0,
 ) -> None:
-    """Singular values over time, and the culprits at the worst time."""
+    """Singular values over time, and the culprits at the worst time; ``det J`` changing
+    sign counts only between times with the same modes (the last ``n_modes`` rows of the
+    states in ``columns``)."""
     fun = cs.Function("J", [xs, ys, model.p, model.t], [jac])
     n_t = len(result.t)
     nx = xs.numel()
@@ -206,7 +280,10 @@ def _along(
     rep.cond_max = float(1 / ratio[w]) if ratio[w] > 0 else float("inf")
     rep.t_worst = float(result.t[w])
     signs = np.sign(np.linalg.det(mats[finite]))
-    rep.crossed = bool(signs.min() < 0 < signs.max())
+    held = np.round(columns[nx - n_modes : nx, finite], 6).T  # the modes at each time
+    for combo in {tuple(row) for row in held}:
+        same = signs[np.all(held == combo, axis=1)]
+        rep.crossed = rep.crossed or bool(same.min() < 0 < same.max())
     null = np.abs(vt[w, -1])
     rep.null_unknowns = [rep.unknowns[j] for j in np.nonzero(null > 0.1 * null.max())[0]]
     left = u[w, :, -1] ** 2
