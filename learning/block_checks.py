@@ -148,23 +148,22 @@ def _per_mode(
     reads modes is analysed once per combination of their values, and the worst
     combination's determinant and zeros are kept, with the modes it holds in."""
     name = model.symbol_name
-    small = len(rep.unknowns) <= MAX_SYMBOLIC
+
+    def verdicts(report: BlockReport, jac: cs.SX) -> tuple[str | None, bool | None]:
+        """Symbolic first; sampled where sympy cannot tell, for blocks small enough."""
+        symbolic = _symbolic(report, jac, len(report.unknowns), name)
+        if symbolic is None and len(report.unknowns) <= MAX_SYMBOLIC:
+            return symbolic, _sampled(report, jac, xs, ys, columns, samples, name)
+        return symbolic, None
+
     read = [s for s in cs.symvar(jac) if s.name() in candidates]
     combos = list(product(*(candidates[s.name()] for s in read)))
     if not read or not combos or len(combos) > MAX_MODE_COMBINATIONS:
-        symbolic = _symbolic(rep, jac, len(rep.unknowns), name)
-        sampled = None
-        if small and symbolic is None:
-            sampled = _sampled(rep, jac, xs, ys, columns, samples, name)
-        return symbolic, sampled
+        return verdicts(rep, jac)
     worst: tuple | None = None
     for combo in combos:
         trial = replace(rep, zeros={})
-        jac_m = cs.substitute(jac, cs.vertcat(*read), cs.DM(combo))
-        symbolic = _symbolic(trial, jac_m, len(rep.unknowns), name)
-        sampled = None
-        if small and symbolic is None:
-            sampled = _sampled(trial, jac_m, xs, ys, columns, samples, name)
+        symbolic, sampled = verdicts(trial, cs.substitute(jac, cs.vertcat(*read), cs.DM(combo)))
         rank = max(RANK[symbolic], RANK[sampled])
         if worst is None or rank > worst[0]:
             where = ", ".join(f"{name(s)} = {v:g}" for s, v in zip(read, combo))
