@@ -174,6 +174,7 @@ class _Copier:
                 fixed=q.fixed,
                 value=q.value,
                 state_priority=q.state_priority,
+                unit=q.unit,
             )
         for local, conn in t._connectors.items():
             new = Connector(c, local, conn.ctype)

@@ -10,6 +10,7 @@ attributes (or passes them to :meth:`Component.add`), connects them with
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,13 @@ from typing import Any
 import casadi as cs
 
 from .connectors import Connector, ConnectorType
-from .errors import ConnectError, EquationError, NameClashError, ParameterError
+from .errors import (
+    ConnectError,
+    EquationError,
+    NameClashError,
+    ParameterError,
+    ParameterWarning,
+)
 from .printing import infix
 from .symbols import (
     Quantity,
@@ -188,14 +195,21 @@ class Component:
         self._claim(name)
         c = Connector(self, name, ctype)
         for var in ctype.potentials + ctype.flows:
-            q = Quantity(self, f"{name}.{var}", "variable")
+            q = Quantity(self, f"{name}.{var}", "variable", unit=ctype.units.get(var, ""))
             c.quantities[var] = q
             self._quantities[q.local] = q
         self._connectors[name] = c
         return c
 
-    def parameter(self, name: str, value: float | cs.SX) -> cs.SX:
+    def parameter(
+        self, name: str, value: float | cs.SX, unit: str = "", *, min: float | None = None
+    ) -> cs.SX:
         """Declare a parameter; it stays symbolic so a simulation can override its value.
+
+        ``unit`` is its unit (a string pint parses: ``"Ohm"``, ``"N*m/(rad/s)"``, ``"1"``
+        for a dimensionless one). ``min`` is the least physical value: a smaller one is
+        allowed (a negative resistance models an active device, and a fit may explore one)
+        but gets a :class:`ParameterWarning` naming the parameter.
 
         A value that is already an expression of other parameters is returned as is
         (a derived quantity, not a parameter of its own).
@@ -204,8 +218,16 @@ class Component:
         if isinstance(value, cs.SX):
             return value
         value = check_value(self.full_name, name, value)
+        if min is not None and value < min:
+            warnings.warn(
+                f"{self.full_name}.{name} = {value:g} is below its physical minimum {min:g} "
+                "(allowed, e.g. for an active device or a fit's exploration, but check the "
+                "sign)",
+                ParameterWarning,
+                stacklevel=3,
+            )
         self._claim(name)
-        q = Quantity(self, name, "parameter", value=value)
+        q = Quantity(self, name, "parameter", value=value, unit=unit)
         self._quantities[name] = q
         return q.sym
 
@@ -234,9 +256,9 @@ class Component:
         parameter ``<name>_start``.
         """
         check_name("discrete", name)
-        start_sym = self.parameter(f"{name}_start", start)
+        start_sym = self.parameter(f"{name}_start", start, "1")
         self._claim(name)
-        q = Quantity(self, name, "discrete", start=start_sym, fixed=True)
+        q = Quantity(self, name, "discrete", start=start_sym, fixed=True, unit="1")
         self._quantities[name] = q
         return q.sym
 
@@ -297,11 +319,13 @@ class Component:
         start: float | cs.SX | None = None,
         fixed: bool = False,
         state_priority: int = 0,
+        unit: str = "",
     ) -> cs.SX:
         """Declare an unknown.
 
         ``start`` is the initial value (a guess unless ``fixed``); ``state_priority`` > 0
-        asks index reduction to keep this variable as a state, < 0 to avoid it.
+        asks index reduction to keep this variable as a state, < 0 to avoid it; ``unit`` is
+        its unit (a string pint parses).
         """
         check_name("variable", name)
         self._claim(name)
@@ -310,7 +334,13 @@ class Component:
         if start is not None and not isinstance(start, cs.SX):
             start = check_value(self.full_name, f"{name} (start)", start)
         q = Quantity(
-            self, name, "variable", start=start, fixed=fixed, state_priority=state_priority
+            self,
+            name,
+            "variable",
+            start=start,
+            fixed=fixed,
+            state_priority=state_priority,
+            unit=unit,
         )
         self._quantities[name] = q
         return q.sym

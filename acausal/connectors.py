@@ -20,10 +20,19 @@ if TYPE_CHECKING:
 class ConnectorType:
     """A kind of connector: names of its potential and flow variables.
 
-    >>> Pin = ConnectorType("Pin", potentials=("v",), flows=("i",))
+    >>> Pin = ConnectorType("Pin", potentials=("v",), flows=("i",), units={"v": "V", "i": "A"})
+
+    ``units`` maps a variable's name to its unit (a string pint parses); variables it
+    leaves out have no declared unit.
     """
 
-    def __init__(self, name: str, potentials: tuple[str, ...], flows: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        name: str,
+        potentials: tuple[str, ...],
+        flows: tuple[str, ...],
+        units: dict[str, str] | None = None,
+    ) -> None:
         if len(potentials) != len(flows):
             raise OptionError(
                 f"connector type {name}: {len(potentials)} potentials but {len(flows)} flows; "
@@ -35,16 +44,31 @@ class ConnectorType:
         self.name = name
         self.potentials = tuple(potentials)
         self.flows = tuple(flows)
+        units = dict(units or {})
+        unknown = set(units) - set(self.potentials) - set(self.flows)
+        if unknown:
+            raise OptionError(
+                f"connector type {name}: units given for {sorted(unknown)}, which are not among "
+                f"its variables {self.potentials + self.flows}"
+            )
+        self.units = units
 
     def __repr__(self) -> str:
         return f"ConnectorType({self.name}: potentials {self.potentials}, flows {self.flows})"
 
 
-Pin = ConnectorType("Pin", potentials=("v",), flows=("i",))
-Flange = ConnectorType("Flange", potentials=("s",), flows=("f",))
-RotFlange = ConnectorType("RotFlange", potentials=("phi",), flows=("tau",))
-HeatPort = ConnectorType("HeatPort", potentials=("T",), flows=("Q",))
-Frame = ConnectorType("Frame", potentials=("x", "y", "phi"), flows=("fx", "fy", "tau"))
+Pin = ConnectorType("Pin", potentials=("v",), flows=("i",), units={"v": "V", "i": "A"})
+Flange = ConnectorType("Flange", potentials=("s",), flows=("f",), units={"s": "m", "f": "N"})
+RotFlange = ConnectorType(
+    "RotFlange", potentials=("phi",), flows=("tau",), units={"phi": "rad", "tau": "N*m"}
+)
+HeatPort = ConnectorType("HeatPort", potentials=("T",), flows=("Q",), units={"T": "K", "Q": "W"})
+Frame = ConnectorType(
+    "Frame",
+    potentials=("x", "y", "phi"),
+    flows=("fx", "fy", "tau"),
+    units={"x": "m", "y": "m", "phi": "rad", "fx": "N", "fy": "N", "tau": "N*m"},
+)
 
 
 class Connector:

@@ -71,6 +71,12 @@ class SimulationError(ModelError):
         self.result = result
 
 
+class ParameterWarning(UserWarning):
+    """A parameter value outside its physical range (below the ``min`` its component
+    declares: a negative resistance, mass or capacitance): allowed, since active devices
+    and a fit's exploration need it, but rarely meant. The message names the parameter."""
+
+
 class StateSelectionWarning(UserWarning):
     """Index reduction chose the states with a doubt the user should hear about: among
     equally good candidates, or away from the preferred ones because those are singular at

@@ -61,7 +61,8 @@ class Quantity:
     """A scalar unknown, parameter or discrete mode declared by a component.
 
     ``kind`` is ``"variable"``, ``"parameter"`` or ``"discrete"``; ``sym`` is its symbol,
-    named from the owner's token and the local name (see the module docstring).
+    named from the owner's token and the local name (see the module docstring); ``unit``
+    its declared unit (``""`` when none was declared).
     """
 
     __slots__ = (
@@ -74,6 +75,7 @@ class Quantity:
         "fixed",
         "value",
         "state_priority",
+        "unit",
     )
 
     def __init__(
@@ -86,6 +88,7 @@ class Quantity:
         fixed: bool = False,
         value: float | None = None,
         state_priority: int = 0,
+        unit: str = "",
     ) -> None:
         self.owner = owner
         self.local = local
@@ -96,6 +99,7 @@ class Quantity:
         self.fixed = fixed
         self.value = value
         self.state_priority = state_priority
+        self.unit = unit  # a unit string pint parses ("V", "N*m", "1"); "" = undeclared
 
     @property
     def is_constant(self) -> bool:
