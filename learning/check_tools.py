@@ -12,6 +12,8 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
 
+from acausal.symbols import derivative_name
+
 from .constitutive import Constitutive
 
 DEFAULT_HALF_WIDTH = 10.0  # box half-width without a trajectory
@@ -110,18 +112,20 @@ def vanishing(values: np.ndarray) -> tuple[bool, int]:
 
 
 def trajectory(con: Constitutive, result: object) -> dict[str, np.ndarray]:
-    """Values of each variable of the relations along the result (derivatives by finite
-    differences of the connector variables)."""
+    """Values of each variable of the relations along the result; a derivative of a
+    connector variable is the result's own (:func:`rate`), by finite differences only where
+    the model has none."""
     a, b = con.connectors
     fl, pt = con.flow, con.potential
-    fa, fb = result[f"{a}.{fl}"], result[f"{b}.{fl}"]
-    xa, xb = result[f"{a}.{pt}"], result[f"{b}.{pt}"]
     if con.template == 1:
-        base = {"f": fa, "x": xa - xb}
+        base = {"f": ((1, f"{a}.{fl}"),), "x": ((1, f"{a}.{pt}"), (-1, f"{b}.{pt}"))}
     elif con.template == 2:
-        base = {"f": fa + fb, "x": xa}
+        base = {"f": ((1, f"{a}.{fl}"), (1, f"{b}.{fl}")), "x": ((1, f"{a}.{pt}"),)}
     else:
-        base = {"f_a": fa, "f_b": fb, "x_a": xa, "x_b": xb}
+        base = {
+            k: ((1, f"{c}.{v}"),)
+            for k, c, v in (("f_a", a, fl), ("f_b", b, fl), ("x_a", a, pt), ("x_b", b, pt))
+        }
     t = np.asarray(result.t, dtype=float)
     out = {}
     for label in con.variables():
@@ -129,11 +133,31 @@ def trajectory(con: Constitutive, result: object) -> dict[str, np.ndarray]:
             out[label] = t
             continue
         key, order = con.roles[label]
-        values = np.asarray(base[key], dtype=float)
-        for _ in range(order):
-            values = np.gradient(values, t) if len(t) > 2 else np.zeros_like(values)
-        out[label] = values
+        out[label] = sum(sign * rate(result, name, order) for sign, name in base[key])
     return out
+
+
+def rate(result: object, name: str, order: int) -> np.ndarray:
+    """The ``order``-th time derivative of variable ``name`` along ``result``.
+
+    Exact where the model knows it: ``der(name)`` itself, or through the alias
+    ``name = sign * r + c`` (``c`` constant) as ``sign * der(r)``, or zero for a constant.
+    Otherwise finite differences of the values (second order, :func:`numpy.gradient`),
+    which at a mode switch (a kink) are off by the jump of the slope.
+    """
+    model = result.model
+    name = model.flat.aliases.get(name, name)
+    if order == 0 or derivative_name(name, order) in model:
+        return np.asarray(result[derivative_name(name, order)], dtype=float)
+    alias = model.reduced.eliminated.get(name)
+    if alias is not None:
+        sign, root, _ = alias
+        if root is None:
+            return np.zeros(len(result.t))
+        return sign * rate(result, root, order)
+    t = np.asarray(result.t, dtype=float)
+    values = rate(result, name, order - 1)
+    return np.gradient(values, t) if len(t) > 2 else np.zeros_like(values)
 
 
 def box_ranges(con: Constitutive, ctx: Context, traj: dict | None) -> dict[str, tuple]:

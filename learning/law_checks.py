@@ -24,6 +24,7 @@ from .check_tools import (
     box_zeros,
     evaluate,
     namer,
+    rate,
     real_symbol,
     trajectory,
     vanishing,
@@ -189,17 +190,11 @@ def _partial_finding(
 # -- dissipativity ------------------------------------------------------------------------
 def power_along(con: Constitutive, result: object) -> np.ndarray:
     """``f_a x_a + f_b x_b`` along the result, ``x`` the potential's power variable (its
-    derivative on a flange, by finite differences)."""
+    derivative on a flange: the result's own where the model has it, :func:`rate`)."""
     a, b = con.connectors
     fl, pt = con.flow, con.potential
-    t = np.asarray(result.t, dtype=float)
-    xs = []
-    for c in (a, b):
-        x = np.asarray(result[f"{c}.{pt}"], dtype=float)
-        for _ in range(con.power_order or 0):
-            x = np.gradient(x, t) if len(t) > 2 else np.zeros_like(x)
-        xs.append(x)
-    return np.asarray(result[f"{a}.{fl}"]) * xs[0] + np.asarray(result[f"{b}.{fl}"]) * xs[1]
+    order = con.power_order or 0
+    return sum(np.asarray(result[f"{c}.{fl}"]) * rate(result, f"{c}.{pt}", order) for c in (a, b))
 
 
 def sign_pattern(con: Constitutive, ctx: Context) -> tuple[bool, str] | None:

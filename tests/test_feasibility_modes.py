@@ -1,6 +1,9 @@
-"""The feasibility check on models with discrete modes (issue 31, first part): clutches,
-ideal diodes and switches, and stick-slip friction (xfail: see there). Feasible variants
-pass; a negative damper or resistor beside the switching element is flagged by name; a loop
+"""The feasibility check on models with discrete modes (issue 31): stick-slip friction
+(rotational, translational, a bearing's Stribeck table), clutches, ideal diodes and
+switches. Feasible variants pass, with the power of a damper beside stick-slip friction read
+from the result's own derivatives (finite differences across a switch showed -2e-6 for a
+dissipative damper); a negative damper or resistor beside the switching element is flagged
+by name (power ``d w^2 < 0``, ``v^2/R < 0``: closed forms); a loop
 that is singular in one mode only is found in that mode (closed form: ``Ron + R = 0``), and a
 mode switch is not mistaken for a root of the determinant."""
 
@@ -67,7 +70,30 @@ def square():
     return ac.if_else(ac.sin(2 * np.pi * ac.time) > 0, 1.0, 0.0)
 
 
+def slide(d):
+    """A mass driven by ``DRIVE`` against Coulomb friction with stiction and a damper ``d``,
+    both to the ground."""
+    s = ac.System("slide")
+    m, f = tr.Mass("m", m=1.0), tr.Force("F", f=DRIVE)
+    fr, damper = tr.CoulombFriction("fr", f_coulomb=1.0, f_static=1.5), tr.Damper("d", d=d)
+    fixed = tr.Fixed("fx")
+    s.connect(f.flange, m.flange_a)
+    s.connect(m.flange_b, fr.flange_a, damper.flange_a)
+    s.connect(fr.flange_b, damper.flange_b, fixed.flange)
+    return s
+
+
+STRIBECK = [(0, 1.0), (1, 0.8), (3, 1.2)]  # (speed, torque): a dip, then viscous rise
 CASES = {  # builder of (feasible, infeasible) by the sign of the element beside, its name
+    "rotational Coulomb friction": (
+        lambda d: beside(rot.CoulombFriction("fr", tau_coulomb=1.0, tau_static=1.5), d),
+        "d",
+    ),
+    "bearing friction (Stribeck table)": (
+        lambda d: beside(rot.BearingFriction("fr", tau_pos=STRIBECK, peak=1.3), d),
+        "d",
+    ),
+    "translational Coulomb friction": (slide, "d"),
     "clutch": (clutch, "d"),
     "ideal diode": (lambda sign: circuit(el.IdealDiode("D"), sign), "R"),
     "ideal switch": (lambda sign: circuit(el.IdealSwitch("S", control=square()), sign), "R"),
@@ -99,31 +125,6 @@ def test_a_loop_singular_in_one_mode_is_found_in_that_mode():
     assert regular.ok and all(b.finding.severity == "ok" for b in regular.blocks)
     simulated = ln.check_feasibility(circuit(el.IdealDiode("D", Ron=Ron), -1.0), t_end=2.0)
     assert not any(f.check == "block" for f in simulated.errors)  # the switches are no root
-
-
-@pytest.mark.xfail(
-    reason="learning/check_tools.py trajectory(): derivatives by finite differences of the "
-    "connector potentials give a positive damper beside stick-slip friction a power of "
-    "-1.8e-6 to -2.1e-6 at a switch (threshold 1e-6 of the largest): the result's own "
-    "derivatives are needed",
-    strict=False,
-)
-@pytest.mark.parametrize("kind", ["rotational", "bearing (Stribeck table)", "translational"])
-def test_stick_slip_friction_beside_a_positive_damper_is_feasible(kind):
-    if kind == "rotational":
-        system = beside(rot.CoulombFriction("fr", tau_coulomb=1.0, tau_static=1.5), 1.0)
-    elif kind.startswith("bearing"):
-        table = [(0, 1.0), (1, 0.8), (3, 1.2)]
-        system = beside(rot.BearingFriction("fr", tau_pos=table, peak=1.3), 1.0)
-    else:
-        system = ac.System("slide")
-        m, f = tr.Mass("m", m=1.0), tr.Force("F", f=DRIVE)
-        fr, damper = tr.CoulombFriction("fr", f_coulomb=1.0, f_static=1.5), tr.Damper("d", d=1.0)
-        fixed = tr.Fixed("fx")
-        system.connect(f.flange, m.flange_a)
-        system.connect(m.flange_b, fr.flange_a, damper.flange_a)
-        system.connect(fr.flange_b, damper.flange_b, fixed.flange)
-    assert ln.check_feasibility(system).ok
 
 
 def test_the_command_line_checks_a_circuit_with_an_ideal_diode(tmp_path, capsys):
