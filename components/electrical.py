@@ -20,8 +20,10 @@ class OnePort(ac.Component):
         super().__init__(name)
         self.p = self.connector("p", ac.Pin)
         self.n = self.connector("n", ac.Pin)
-        self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
-        self.i = self.variable("i", start=self.initial("i0", i0), fixed=i0 is not None)
+        v_start = None if v0 is None else self.parameter("v0", v0, "V")
+        i_start = None if i0 is None else self.parameter("i0", i0, "A")
+        self.v = self.variable("v", start=v_start, fixed=v0 is not None, unit="V")
+        self.i = self.variable("i", start=i_start, fixed=i0 is not None, unit="A")
         self.equations(
             self.v == self.p.v - self.n.v,
             self.p.i + self.n.i == 0,
@@ -34,7 +36,7 @@ class Resistor(OnePort):
 
     def __init__(self, name: str, R: float = 1.0) -> None:
         super().__init__(name)
-        R = self.parameter("R", R)
+        R = self.parameter("R", R, "Ohm")
         self.equations(self.v == R * self.i)
 
 
@@ -43,7 +45,7 @@ class Conductor(OnePort):
 
     def __init__(self, name: str, G: float = 1.0) -> None:
         super().__init__(name)
-        G = self.parameter("G", G)
+        G = self.parameter("G", G, "S")
         self.equations(self.i == G * self.v)
 
 
@@ -52,7 +54,7 @@ class Capacitor(OnePort):
 
     def __init__(self, name: str, C: float = 1.0, v0: float | None = None) -> None:
         super().__init__(name, v0=v0)
-        C = self.parameter("C", warn_if_negative(self, "C", C, "capacitance"))
+        C = self.parameter("C", warn_if_negative(self, "C", C, "capacitance"), "F")
         self.equations(self.i == C * ac.der(self.v))
 
 
@@ -61,7 +63,7 @@ class Inductor(OnePort):
 
     def __init__(self, name: str, L: float = 1.0, i0: float | None = None) -> None:
         super().__init__(name, i0=i0)
-        L = self.parameter("L", warn_if_negative(self, "L", L, "inductance"))
+        L = self.parameter("L", warn_if_negative(self, "L", L, "inductance"), "H")
         self.equations(self.v == L * ac.der(self.i))
 
 
@@ -87,7 +89,7 @@ class ConstantVoltage(OnePort):
 
     def __init__(self, name: str, V: float = 1.0) -> None:
         super().__init__(name)
-        self.equations(self.v == self.parameter("V", V))
+        self.equations(self.v == self.parameter("V", V, "V"))
 
 
 class StepVoltage(OnePort):
@@ -97,8 +99,8 @@ class StepVoltage(OnePort):
         self, name: str, V: float = 1.0, start_time: float = 0.0, offset: float = 0.0
     ) -> None:
         super().__init__(name)
-        V, t0 = self.parameter("V", V), self.parameter("start_time", start_time)
-        self.equations(self.v == self.parameter("offset", offset) + ac.step(V, t0))
+        V, t0 = self.parameter("V", V, "V"), self.parameter("start_time", start_time, "s")
+        self.equations(self.v == self.parameter("offset", offset, "V") + ac.step(V, t0))
 
 
 class SineVoltage(OnePort):
@@ -109,9 +111,11 @@ class SineVoltage(OnePort):
     ) -> None:
         super().__init__(name)
         sig = ac.sine(
-            self.parameter("V", V), self.parameter("f", f), self.parameter("phase", phase)
+            self.parameter("V", V, "V"),
+            self.parameter("f", f, "Hz"),
+            self.parameter("phase", phase, "rad"),
         )
-        self.equations(self.v == self.parameter("offset", offset) + sig)
+        self.equations(self.v == self.parameter("offset", offset, "V") + sig)
 
 
 class SignalCurrent(OnePort):
@@ -127,7 +131,7 @@ class ConstantCurrent(OnePort):
 
     def __init__(self, name: str, I: float = 1.0) -> None:  # noqa: E741 - Modelica's name
         super().__init__(name)
-        self.equations(self.i == self.parameter("I", I))
+        self.equations(self.i == self.parameter("I", I, "A"))
 
 
 class StepCurrent(OnePort):
@@ -141,8 +145,9 @@ class StepCurrent(OnePort):
         offset: float = 0.0,
     ) -> None:
         super().__init__(name)
-        I, t0 = self.parameter("I", I), self.parameter("start_time", start_time)  # noqa: E741
-        self.equations(self.i == self.parameter("offset", offset) + ac.step(I, t0))
+        I = self.parameter("I", I, "A")  # noqa: E741
+        t0 = self.parameter("start_time", start_time, "s")
+        self.equations(self.i == self.parameter("offset", offset, "A") + ac.step(I, t0))
 
 
 class SineCurrent(OnePort):
@@ -158,9 +163,11 @@ class SineCurrent(OnePort):
     ) -> None:
         super().__init__(name)
         sig = ac.sine(
-            self.parameter("I", I), self.parameter("f", f), self.parameter("phase", phase)
+            self.parameter("I", I, "A"),
+            self.parameter("f", f, "Hz"),
+            self.parameter("phase", phase, "rad"),
         )
-        self.equations(self.i == self.parameter("offset", offset) + sig)
+        self.equations(self.i == self.parameter("offset", offset, "A") + sig)
 
 
 class Diode(OnePort):
@@ -182,11 +189,11 @@ class Diode(OnePort):
         R: float = 1e8,
     ) -> None:
         super().__init__(name)
-        Is, N, Vt = self.parameter("Is", Is), self.parameter("N", N), self.parameter("Vt", Vt)
-        xmax = self.parameter("Maxexp", Maxexp)
+        Is, N = self.parameter("Is", Is, "A"), self.parameter("N", N, "1")
+        Vt, xmax = self.parameter("Vt", Vt, "V"), self.parameter("Maxexp", Maxexp, "1")
         x = self.v / (N * Vt)
         expo = cs.if_else(x > xmax, cs.exp(xmax) * (1 + x - xmax), cs.exp(cs.fmin(x, xmax)))
-        self.equations(self.i == Is * (expo - 1) + self.v / self.parameter("R", R))
+        self.equations(self.i == Is * (expo - 1) + self.v / self.parameter("R", R, "Ohm"))
 
 
 class IdealDiode(OnePort):
@@ -201,9 +208,9 @@ class IdealDiode(OnePort):
         self, name: str, Ron: float = 1e-5, Goff: float = 1e-5, Vknee: float = 0.0
     ) -> None:
         super().__init__(name)
-        Ron, Goff = self.parameter("Ron", Ron), self.parameter("Goff", Goff)
-        Vknee = self.parameter("Vknee", Vknee)
-        self.s = self.variable("s")
+        Ron, Goff = self.parameter("Ron", Ron, "Ohm"), self.parameter("Goff", Goff, "S")
+        Vknee = self.parameter("Vknee", Vknee, "V")
+        self.s = self.variable("s", unit="1")
         self.off = self.relation(self.s < 0, "off")
         off = self.off > 0.5
         self.equations(
@@ -215,15 +222,19 @@ class IdealDiode(OnePort):
 class IdealSwitch(OnePort):
     """Switch driven by a signal ``control`` (number, expression of ``ac.time`` or samples):
     closed (resistance ``Ron``) while ``control > 0.5``, open (conductance ``Goff``)
-    otherwise; it switches, with event location, when the control crosses 0.5."""
+    otherwise; it switches, with event location, when the control crosses 0.5. A number
+    is the parameter ``control`` (a switch held open or closed, changeable by
+    ``simulate(params=)``)."""
 
     def __init__(
         self, name: str, control: object = 0.0, Ron: float = 1e-5, Goff: float = 1e-5
     ) -> None:
         super().__init__(name)
-        Ron, Goff = self.parameter("Ron", Ron), self.parameter("Goff", Goff)
+        Ron, Goff = self.parameter("Ron", Ron, "Ohm"), self.parameter("Goff", Goff, "S")
+        if isinstance(control, (int, float)) and not isinstance(control, bool):
+            control = self.parameter("control", control, "1")
         signal = ac.signal(control, f"{self.full_name}.control")
-        self.s = self.variable("s")
+        self.s = self.variable("s", unit="1")
         self.off = self.relation(signal <= 0.5, "off", start=True)
         off = self.off > 0.5
         self.equations(
@@ -239,9 +250,9 @@ class IdealTransformer(ac.Component):
         super().__init__(name)
         self.p1, self.n1 = self.connector("p1", ac.Pin), self.connector("n1", ac.Pin)
         self.p2, self.n2 = self.connector("p2", ac.Pin), self.connector("n2", ac.Pin)
-        n = self.parameter("n", n)
-        v1, v2 = self.variable("v1"), self.variable("v2")
-        i1, i2 = self.variable("i1"), self.variable("i2")
+        n = self.parameter("n", n, "1")
+        v1, v2 = self.variable("v1", unit="V"), self.variable("v2", unit="V")
+        i1, i2 = self.variable("i1", unit="A"), self.variable("i2", unit="A")
         self.equations(
             v1 == self.p1.v - self.n1.v,
             v2 == self.p2.v - self.n2.v,
@@ -264,8 +275,9 @@ class EMF(ac.Component):
         super().__init__(name)
         self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
         self.flange = self.connector("flange", ac.RotFlange)
-        k = self.parameter("k", k)
-        self.v, self.i, self.w = self.variable("v"), self.variable("i"), self.variable("w")
+        k = self.parameter("k", k, "N*m/A")
+        self.v, self.i = self.variable("v", unit="V"), self.variable("i", unit="A")
+        self.w = self.variable("w", unit="rad/s")
         self.equations(
             self.v == self.p.v - self.n.v,
             self.p.i + self.n.i == 0,

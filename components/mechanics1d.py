@@ -3,7 +3,9 @@
 An :class:`Axis` names a domain's connector variables (position ``s`` / angle ``phi``, force
 ``f`` / torque ``tau``, speed ``v`` / ``w``); the compliant elements below declare their
 variables under those names, so ``translational.Damper`` has ``s_rel``, ``v_rel`` and ``f``
-while ``rotational.Damper`` has ``phi_rel``, ``w_rel`` and ``tau``.
+while ``rotational.Damper`` has ``phi_rel``, ``w_rel`` and ``tau``. The units come from
+the domain as well: the connector's position and flow units (``m``, ``N`` / ``rad``,
+``N*m``) and the ones derived from them (:attr:`Axis.rate_unit`, ...).
 """
 
 from __future__ import annotations
@@ -17,13 +19,42 @@ import acausal as ac
 
 @dataclass(frozen=True)
 class Axis:
-    """Names of a 1-D mechanical domain."""
+    """Names of a 1-D mechanical domain; its units are the connector's (position ``m`` or
+    ``rad``, flow ``N`` or ``N*m``) and those derived from them."""
 
     connector: ac.ConnectorType
     position: str
     flow: str
     rate: str
     effort: str  # what the flow is called in parameter names: "force", "torque"
+
+    @property
+    def position_unit(self) -> str:
+        return self.connector.units[self.position]
+
+    @property
+    def flow_unit(self) -> str:
+        return self.connector.units[self.flow]
+
+    @property
+    def rate_unit(self) -> str:
+        """Position per second: ``m/s``, ``rad/s``."""
+        return f"{self.position_unit}/s"
+
+    @property
+    def acceleration_unit(self) -> str:
+        """``m/s^2``, ``rad/s^2``."""
+        return f"{self.position_unit}/s^2"
+
+    @property
+    def stiffness_unit(self) -> str:
+        """Flow per position: ``N/m``, ``N*m/rad``."""
+        return f"{self.flow_unit}/{self.position_unit}"
+
+    @property
+    def damping_unit(self) -> str:
+        """Flow per rate: ``N*s/m``, ``N*m*s/rad``."""
+        return f"{self.flow_unit}*s/{self.position_unit}"
 
 
 TRANSLATIONAL = Axis(ac.Flange, "s", "f", "v", "force")
@@ -41,8 +72,8 @@ class Compliant(ac.Component):
         ax = self.axis
         self.flange_a = self.connector("flange_a", ax.connector)
         self.flange_b = self.connector("flange_b", ax.connector)
-        self.rel = self.variable(f"{ax.position}_rel")
-        self.load = self.variable(ax.flow)
+        self.rel = self.variable(f"{ax.position}_rel", unit=ax.position_unit)
+        self.load = self.variable(ax.flow, unit=ax.flow_unit)
         setattr(self, f"{ax.position}_rel", self.rel)
         setattr(self, ax.flow, self.load)
         self.equations(
@@ -54,7 +85,7 @@ class Compliant(ac.Component):
     def relative_rate(self) -> cs.SX:
         """Declare ``<rate>_rel = der(<pos>_rel)`` and return it."""
         name = f"{self.axis.rate}_rel"
-        rate = self.variable(name)
+        rate = self.variable(name, unit=self.axis.rate_unit)
         setattr(self, name, rate)
         self.equations(rate == ac.der(self.rel))
         return rate
@@ -65,8 +96,9 @@ class LinearSpring(Compliant):
 
     def __init__(self, name: str, c: float, rel0: float) -> None:
         super().__init__(name)
-        c = self.parameter("c", c)
-        rel0 = self.parameter(f"{self.axis.position}_rel0", rel0)
+        ax = self.axis
+        c = self.parameter("c", c, ax.stiffness_unit)
+        rel0 = self.parameter(f"{ax.position}_rel0", rel0, ax.position_unit)
         self.equations(self.load == c * (self.rel - rel0))
 
 
@@ -75,7 +107,7 @@ class LinearDamper(Compliant):
 
     def __init__(self, name: str, d: float) -> None:
         super().__init__(name)
-        d = self.parameter("d", d)
+        d = self.parameter("d", d, self.axis.damping_unit)
         self.equations(self.load == d * self.relative_rate())
 
 
@@ -85,11 +117,14 @@ class LinearSpringDamper(Compliant):
 
     def __init__(self, name: str, c: float, d: float, rel0: float) -> None:
         super().__init__(name)
-        flow = self.axis.flow
-        c, d = self.parameter("c", c), self.parameter("d", d)
-        rel0 = self.parameter(f"{self.axis.position}_rel0", rel0)
+        ax = self.axis
+        flow = ax.flow
+        c = self.parameter("c", c, ax.stiffness_unit)
+        d = self.parameter("d", d, ax.damping_unit)
+        rel0 = self.parameter(f"{ax.position}_rel0", rel0, ax.position_unit)
         rate = self.relative_rate()
-        spring, damper = self.variable(f"{flow}_c"), self.variable(f"{flow}_d")
+        spring = self.variable(f"{flow}_c", unit=ax.flow_unit)
+        damper = self.variable(f"{flow}_d", unit=ax.flow_unit)
         setattr(self, f"{flow}_c", spring)
         setattr(self, f"{flow}_d", damper)
         self.equations(
@@ -108,7 +143,7 @@ class Fixed(ac.Component):
         super().__init__(name)
         ax = self.axis
         self.flange = self.connector("flange", ax.connector)
-        fixed = self.parameter(f"{ax.position}0", position)
+        fixed = self.parameter(f"{ax.position}0", position, ax.position_unit)
         self.equations(getattr(self.flange, ax.position) == fixed)
 
 
@@ -136,7 +171,7 @@ class Effort(OneFlange):
     def __init__(self, name: str, use_support: bool) -> None:
         super().__init__(name, use_support)
         flow = self.axis.flow
-        self.effort = self.variable(flow)
+        self.effort = self.variable(flow, unit=self.axis.flow_unit)
         setattr(self, flow, self.effort)
         self.equations(getattr(self.flange, flow) == -self.effort)
 
@@ -155,7 +190,8 @@ class ConstantEffort(Effort):
 
     def __init__(self, name: str, value: float, use_support: bool) -> None:
         super().__init__(name, use_support)
-        self.equations(self.effort == self.parameter(f"{self.axis.flow}_constant", value))
+        ax = self.axis
+        self.equations(self.effort == self.parameter(f"{ax.flow}_constant", value, ax.flow_unit))
 
 
 class StepEffort(Effort):
@@ -165,10 +201,10 @@ class StepEffort(Effort):
         self, name: str, height: float, offset: float, start_time: float, use_support: bool
     ) -> None:
         super().__init__(name, use_support)
-        word = self.axis.effort
-        height = self.parameter(f"step_{word}", height)
-        t0 = self.parameter("start_time", start_time)
-        offset = self.parameter(f"offset_{word}", offset)
+        word, unit = self.axis.effort, self.axis.flow_unit
+        height = self.parameter(f"step_{word}", height, unit)
+        t0 = self.parameter("start_time", start_time, "s")
+        offset = self.parameter(f"offset_{word}", offset, unit)
         self.equations(self.effort == offset + ac.step(height, t0))
 
 
@@ -187,12 +223,13 @@ class SineEffort(Effort):
     ) -> None:
         super().__init__(name, use_support)
         freq = "freq" if self.axis.flow == "f" else "f"
+        unit = self.axis.flow_unit
         sig = ac.sine(
-            self.parameter("amplitude", amplitude),
-            self.parameter(freq, f),
-            self.parameter("phase", phase),
+            self.parameter("amplitude", amplitude, unit),
+            self.parameter(freq, f, "Hz"),
+            self.parameter("phase", phase, "rad"),
         )
-        self.equations(self.effort == self.parameter("offset", offset) + sig)
+        self.equations(self.effort == self.parameter("offset", offset, unit) + sig)
 
 
 class Position(OneFlange):
@@ -206,7 +243,7 @@ class Position(OneFlange):
     def __init__(self, name: str, value: object, use_support: bool) -> None:
         super().__init__(name, use_support)
         pos = self.axis.position
-        self.prescribed = self.variable(pos)
+        self.prescribed = self.variable(pos, unit=self.axis.position_unit)
         setattr(self, pos, self.prescribed)
         self.equations(
             self.prescribed == getattr(self.flange, pos) - self.housing,
@@ -221,10 +258,14 @@ class Motion(OneFlange):
     def __init__(self, name: str, start: float | None, use_support: bool) -> None:
         super().__init__(name, use_support)
         ax = self.axis
+        pos0 = f"{ax.position}0"
         position = self.variable(
-            ax.position, start=self.initial(f"{ax.position}0", start), fixed=start is not None
+            ax.position,
+            start=None if start is None else self.parameter(pos0, start, ax.position_unit),
+            fixed=start is not None,
+            unit=ax.position_unit,
         )
-        self.speed = self.variable(ax.rate)
+        self.speed = self.variable(ax.rate, unit=ax.rate_unit)
         setattr(self, ax.position, position)
         setattr(self, ax.rate, self.speed)
         self.equations(
@@ -246,4 +287,5 @@ class ConstantSpeed(Motion):
 
     def __init__(self, name: str, value: float, start: float | None, use_support: bool) -> None:
         super().__init__(name, start, use_support)
-        self.equations(self.speed == self.parameter(f"{self.axis.rate}_fixed", value))
+        ax = self.axis
+        self.equations(self.speed == self.parameter(f"{ax.rate}_fixed", value, ax.rate_unit))

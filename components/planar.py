@@ -44,7 +44,7 @@ def cross(ax: cs.SX, ay: cs.SX, bx: cs.SX, by: cs.SX) -> cs.SX:
 
 def frame_power(comp: ac.Component, frame: ac.Connector) -> cs.SX:
     """Declare ``P_<frame>`` = power into ``comp`` through ``frame`` and return it."""
-    power = comp.variable(f"P_{frame.local}")
+    power = comp.variable(f"P_{frame.local}", unit="W")
     comp.equations(
         power
         == frame.fx * ac.der(frame.x) + frame.fy * ac.der(frame.y) + frame.tau * ac.der(frame.phi)
@@ -68,7 +68,8 @@ class World(ac.Component):
         super().__init__(name)
         self.frame_b = self.connector("frame_b", ac.Frame)
         self.g = self.inner("g", g)
-        self.P_frame_b = self.variable("P_frame_b")
+        self.quantity(self.g).unit = "m/s^2"  # inner() takes no unit (yet)
+        self.P_frame_b = self.variable("P_frame_b", unit="W")
         self.equations(
             self.frame_b.x == 0,
             self.frame_b.y == 0,
@@ -84,11 +85,11 @@ class Fixed(ac.Component):
         super().__init__(name)
         rx, ry = _pair(r, "r", name)
         self.frame_b = self.connector("frame_b", ac.Frame)
-        self.P_frame_b = self.variable("P_frame_b")
+        self.P_frame_b = self.variable("P_frame_b", unit="W")
         self.equations(
-            self.frame_b.x == self.parameter("r_x", rx),
-            self.frame_b.y == self.parameter("r_y", ry),
-            self.frame_b.phi == self.parameter("phi", phi),
+            self.frame_b.x == self.parameter("r_x", rx, "m"),
+            self.frame_b.y == self.parameter("r_y", ry, "m"),
+            self.frame_b.phi == self.parameter("phi", phi, "rad"),
             self.P_frame_b == 0,  # the frame does not move
         )
 
@@ -122,19 +123,21 @@ class Body(ac.Component):
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
         point_mass = not isinstance(I, cs.SX) and I == 0
-        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
-        inertia = 0.0 if point_mass else self.parameter("I", I)
+        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"), "kg")
+        inertia = 0.0 if point_mass else self.parameter("I", I, "kg*m^2")
         rx, ry = _pair(r_cm, "r_cm", name)
-        rx, ry = self.parameter("r_cm_x", rx), self.parameter("r_cm_y", ry)
+        rx, ry = self.parameter("r_cm_x", rx, "m"), self.parameter("r_cm_y", ry, "m")
         #: ``(m, I, r_cm_x, r_cm_y)``: numbers or expressions of the system's parameters
         self.inertia = (m, inertia, rx, ry)
         g = self.gravity = self.outer("g", GRAVITY)
+        self.quantity(g).unit = "m/s^2"  # outer() takes no unit (yet)
         v = self.variable
-        self.x_cm, self.y_cm = v("x_cm"), v("y_cm")
-        self.vx_cm, self.vy_cm = v("vx_cm"), v("vy_cm")
-        self.ax_cm, self.ay_cm = v("ax_cm"), v("ay_cm")
-        self.phi, self.w, self.alpha = v("phi", start=phi_start), v("w"), v("alpha")
-        self.E_kin, self.E_pot = v("E_kin"), v("E_pot")
+        self.x_cm, self.y_cm = v("x_cm", unit="m"), v("y_cm", unit="m")
+        self.vx_cm, self.vy_cm = v("vx_cm", unit="m/s"), v("vy_cm", unit="m/s")
+        self.ax_cm, self.ay_cm = v("ax_cm", unit="m/s^2"), v("ay_cm", unit="m/s^2")
+        self.phi = v("phi", start=phi_start, unit="rad")
+        self.w, self.alpha = v("w", unit="rad/s"), v("alpha", unit="rad/s^2")
+        self.E_kin, self.E_pot = v("E_kin", unit="J"), v("E_pot", unit="J")
         dx, dy = rotate(self.phi, rx, ry)  # centre of mass relative to frame_a
         rotation = inertia * self.alpha if not point_mass else 0
         self.equations(
@@ -165,7 +168,7 @@ class FixedTranslation(ac.Component):
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
         fb = self.frame_b = self.connector("frame_b", ac.Frame)
         rx, ry = _pair(r, "r", name)
-        dx, dy = rotate(fa.phi, self.parameter("r_x", rx), self.parameter("r_y", ry))
+        dx, dy = rotate(fa.phi, self.parameter("r_x", rx, "m"), self.parameter("r_y", ry, "m"))
         self.equations(
             fb.x == fa.x + dx,
             fb.y == fa.y + dy,
@@ -203,17 +206,18 @@ class Revolute(ac.Component):
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
         fb = self.frame_b = self.connector("frame_b", ac.Frame)
-        start = self.initial("phi0", phi0) if phi0 is not None else phi_start
+        start = self.parameter("phi0", phi0, "rad") if phi0 is not None else phi_start
         self.phi = self.variable(
-            "phi", start=start, fixed=phi0 is not None, state_priority=state_priority
+            "phi", start=start, fixed=phi0 is not None, state_priority=state_priority, unit="rad"
         )
         self.w = self.variable(
             "w",
-            start=self.initial("w0", w0),
+            start=None if w0 is None else self.parameter("w0", w0, "rad/s"),
             fixed=w0 is not None,
             state_priority=state_priority,
+            unit="rad/s",
         )
-        self.tau = self.variable("tau")
+        self.tau = self.variable("tau", unit="N*m")
         self.equations(
             fb.x == fa.x,
             fb.y == fa.y,
@@ -226,7 +230,7 @@ class Revolute(ac.Component):
         )
         if use_axis:
             self.axis = self.connector("axis", ac.RotFlange)
-            self.P_axis = self.variable("P_axis")
+            self.P_axis = self.variable("P_axis", unit="W")
             self.equations(
                 self.axis.phi == self.phi,
                 self.axis.tau == self.tau,
@@ -268,20 +272,21 @@ class Prismatic(ac.Component):
         nx, ny = _pair(axis, "axis", name)
         if not isinstance(nx, cs.SX) and not isinstance(ny, cs.SX) and nx == 0 and ny == 0:
             raise ac.ParameterError(f"{name}: axis = {axis!r} has no direction; give (x, y) != 0")
-        nx, ny = self.parameter("n_x", nx), self.parameter("n_y", ny)
+        nx, ny = self.parameter("n_x", nx, "1"), self.parameter("n_y", ny, "1")
         norm = ac.sqrt(nx**2 + ny**2)
         ex, ey = rotate(fa.phi, nx / norm, ny / norm)  # the direction in world axes
-        start = self.initial("s0", s0) if s0 is not None else s_start
+        start = self.parameter("s0", s0, "m") if s0 is not None else s_start
         self.s = self.variable(
-            "s", start=start, fixed=s0 is not None, state_priority=state_priority
+            "s", start=start, fixed=s0 is not None, state_priority=state_priority, unit="m"
         )
         self.v = self.variable(
             "v",
-            start=self.initial("v0", v0),
+            start=None if v0 is None else self.parameter("v0", v0, "m/s"),
             fixed=v0 is not None,
             state_priority=state_priority,
+            unit="m/s",
         )
-        self.f = self.variable("f")
+        self.f = self.variable("f", unit="N")
         self.equations(
             fb.x == fa.x + self.s * ex,
             fb.y == fa.y + self.s * ey,
@@ -294,7 +299,7 @@ class Prismatic(ac.Component):
         )
         if use_axis:
             self.axis = self.connector("axis", ac.Flange)
-            self.P_axis = self.variable("P_axis")
+            self.P_axis = self.variable("P_axis", unit="W")
             self.equations(
                 self.axis.s == self.s,
                 self.axis.f == self.f,
@@ -348,18 +353,21 @@ class SliderCrank(ac.Component):
         state_priority: int = 10,
     ) -> None:
         super().__init__(name)
-        l1, l2 = self.parameter("l1", l1), self.parameter("l2", l2)
-        m_crank, m_rod = self.parameter("m_crank", m_crank), self.parameter("m_rod", m_rod)
-        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"))
-        r_crank = self.parameter("r_crank", r_crank) if r_crank is not None else l1 / 2
-        I_rod = self.parameter("I_rod", I_rod) if I_rod is not None else m_rod * l2**2 / 12
+        l1, l2 = self.parameter("l1", l1, "m"), self.parameter("l2", l2, "m")
+        m_crank = self.parameter("m_crank", m_crank, "kg")
+        m_rod = self.parameter("m_rod", m_rod, "kg")
+        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"), "kg*m^2")
+        r_crank = self.parameter("r_crank", r_crank, "m") if r_crank is not None else l1 / 2
+        I_rod = (
+            self.parameter("I_rod", I_rod, "kg*m^2") if I_rod is not None else m_rod * l2**2 / 12
+        )
         # initial guesses for the dependent coordinates, exact at theta0
-        theta = self.parameter("theta0", theta0) if theta0 is not None else 0.0
+        theta = self.parameter("theta0", theta0, "rad") if theta0 is not None else 0.0
         psi = ac.asin(-l1 * ac.sin(theta) / l2)  # rod angle from the slider line
         self.crank_joint = Revolute(
             "crank_joint",
             phi0=theta if theta0 is not None else None,
-            w0=self.parameter("w0", w0) if w0 is not None else None,
+            w0=self.parameter("w0", w0, "rad/s") if w0 is not None else None,
             use_axis=True,
             state_priority=state_priority,
         )
@@ -388,9 +396,10 @@ class SliderCrank(ac.Component):
         # totals over the parts: energies, and the power through each exposed port
         bodies = (self.crank, self.rod, self.slider)
         v = self.variable
-        self.E_kin, self.E_pot = v("E_kin"), v("E_pot")
-        self.P_frame_a, self.P_crank_axis = v("P_frame_a"), v("P_crank_axis")
-        self.P_slider_axis = v("P_slider_axis")
+        self.E_kin, self.E_pot = v("E_kin", unit="J"), v("E_pot", unit="J")
+        self.P_frame_a = v("P_frame_a", unit="W")
+        self.P_crank_axis = v("P_crank_axis", unit="W")
+        self.P_slider_axis = v("P_slider_axis", unit="W")
         self.equations(
             self.E_kin == sum(b.E_kin for b in bodies),
             self.E_pot == sum(b.E_pot for b in bodies),

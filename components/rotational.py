@@ -41,10 +41,12 @@ class Inertia(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.RotFlange)
         self.flange_b = self.connector("flange_b", ac.RotFlange)
-        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"))
-        self.phi = self.variable("phi", start=self.initial("phi0", phi0), fixed=phi0 is not None)
-        self.w = self.variable("w", start=self.initial("w0", w0), fixed=w0 is not None)
-        self.a = self.variable("a")
+        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"), "kg*m^2")
+        phi_start = None if phi0 is None else self.parameter("phi0", phi0, "rad")
+        w_start = None if w0 is None else self.parameter("w0", w0, "rad/s")
+        self.phi = self.variable("phi", start=phi_start, fixed=phi0 is not None, unit="rad")
+        self.w = self.variable("w", start=w_start, fixed=w0 is not None, unit="rad/s")
+        self.a = self.variable("a", unit="rad/s^2")
         self.equations(
             self.flange_a.phi == self.phi,
             self.flange_b.phi == self.phi,
@@ -104,8 +106,9 @@ class IdealGear(ac.Component):
         if use_support:
             self.support = self.connector("support", ac.RotFlange)
             phi_support = self.support.phi
-        ratio = self.parameter("ratio", ratio)
-        self.phi_a, self.phi_b = self.variable("phi_a"), self.variable("phi_b")
+        ratio = self.parameter("ratio", ratio, "1")
+        self.phi_a = self.variable("phi_a", unit="rad")
+        self.phi_b = self.variable("phi_b", unit="rad")
         self.equations(
             self.phi_a == self.flange_a.phi - phi_support,
             self.phi_b == self.flange_b.phi - phi_support,

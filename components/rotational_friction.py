@@ -20,7 +20,9 @@ class PartialFrictionBetweenFlanges(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.RotFlange)
         self.flange_b = self.connector("flange_b", ac.RotFlange)
-        self.phi_rel, self.w_rel, self.tau = (self.variable(n) for n in ("phi_rel", "w_rel", "tau"))
+        self.phi_rel = self.variable("phi_rel", unit="rad")
+        self.w_rel = self.variable("w_rel", unit="rad/s")
+        self.tau = self.variable("tau", unit="N*m")
         self.equations(
             self.phi_rel == self.flange_b.phi - self.flange_a.phi,
             self.w_rel == ac.der(self.phi_rel),
@@ -28,7 +30,8 @@ class PartialFrictionBetweenFlanges(ac.Component):
             self.flange_a.tau == -self.tau,
         )
         if stick_slip:
-            self.a_rel, self.sa = self.variable("a_rel"), self.variable("sa")
+            self.a_rel = self.variable("a_rel", unit="rad/s^2")
+            self.sa = self.variable("sa", unit="1")
             self.equations(self.a_rel == ac.der(self.w_rel))
 
 
@@ -47,12 +50,12 @@ class CoulombFriction(PartialFrictionBetweenFlanges):
         w_smooth: float = 1e-3,
     ) -> None:
         super().__init__(name, stick_slip=not smooth)
-        kinetic = self.parameter("tau_coulomb", tau_coulomb)
+        kinetic = self.parameter("tau_coulomb", tau_coulomb, "N*m")
         if smooth:
-            w_smooth = self.parameter("w_smooth", w_smooth)
+            w_smooth = self.parameter("w_smooth", w_smooth, "rad/s")
             self.equations(self.tau == kinetic * ac.tanh(self.w_rel / w_smooth))
             return
-        static = self.parameter("tau_static", kinetic if tau_static is None else tau_static)
+        static = self.parameter("tau_static", kinetic if tau_static is None else tau_static, "N*m")
         fr = friction.modes(self, self.w_rel, self.sa, lambda w: kinetic, upper=static)
         self.mode = fr.mode
         self.equations(
@@ -79,9 +82,9 @@ class Clutch(PartialFrictionBetweenFlanges):
         cgeo: float = 1.0,
     ) -> None:
         super().__init__(name)
-        self.fn = self.variable("fn")
+        self.fn = self.variable("fn", unit="N")
         mu, mu_s = friction.coefficients(self, mu_k, mu_s)
-        cgeo = self.parameter("cgeo", cgeo)
+        cgeo = self.parameter("cgeo", cgeo, "m")
         pressed = ac.fmax(self.fn, 0.0)
         fr = friction.modes(
             self,
@@ -128,14 +131,15 @@ class BearingFriction(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.RotFlange)
         self.flange_b = self.connector("flange_b", ac.RotFlange)
-        names = ("phi", "w", "a", "tau", "sa")
-        self.phi, self.w, self.a, self.tau, self.sa = (self.variable(n) for n in names)
+        self.phi, self.w = self.variable("phi", unit="rad"), self.variable("w", unit="rad/s")
+        self.a, self.tau = self.variable("a", unit="rad/s^2"), self.variable("tau", unit="N*m")
+        self.sa = self.variable("sa", unit="1")
         housing: cs.SX | float = 0.0
         if use_support:
             self.support = self.connector("support", ac.RotFlange)
             housing = self.support.phi
             self.equations(self.support.tau == -self.tau)
-        peak = self.parameter("peak", peak)
+        peak = self.parameter("peak", peak, "1")
         law = friction.tabulated(tau_pos, f"{self.full_name}.tau_pos")
         fr = friction.modes(self, self.w, self.sa, law, upper=peak * law(cs.SX(0.0)))
         self.mode = fr.mode

@@ -18,9 +18,10 @@ class HeatCapacitor(ac.Component):
     def __init__(self, name: str, C: float = 1.0, T0: float | None = None) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        C = self.parameter("C", warn_if_negative(self, "C", C, "heat capacity"))
-        self.T = self.variable("T", start=self.initial("T0", T0), fixed=T0 is not None)
-        self.der_T = self.variable("der_T")
+        C = self.parameter("C", warn_if_negative(self, "C", C, "heat capacity"), "J/K")
+        T_start = None if T0 is None else self.parameter("T0", T0, "K")
+        self.T = self.variable("T", start=T_start, fixed=T0 is not None, unit="K")
+        self.der_T = self.variable("der_T", unit="K/s")
         self.equations(
             self.T == self.port.T,
             self.der_T == ac.der(self.T),
@@ -35,7 +36,7 @@ class PartialElement(ac.Component):
         super().__init__(name)
         self.port_a = self.connector("port_a", ac.HeatPort)
         self.port_b = self.connector("port_b", ac.HeatPort)
-        self.dT, self.Q_flow = self.variable("dT"), self.variable("Q_flow")
+        self.dT, self.Q_flow = self.variable("dT", unit="K"), self.variable("Q_flow", unit="W")
         self.equations(
             self.dT == self.port_a.T - self.port_b.T,
             self.port_a.Q == self.Q_flow,
@@ -48,7 +49,7 @@ class ThermalConductor(PartialElement):
 
     def __init__(self, name: str, G: float = 1.0) -> None:
         super().__init__(name)
-        self.equations(self.Q_flow == self.parameter("G", G) * self.dT)
+        self.equations(self.Q_flow == self.parameter("G", G, "W/K") * self.dT)
 
 
 class ThermalResistor(PartialElement):
@@ -56,7 +57,7 @@ class ThermalResistor(PartialElement):
 
     def __init__(self, name: str, R: float = 1.0) -> None:
         super().__init__(name)
-        self.equations(self.dT == self.parameter("R", R) * self.Q_flow)
+        self.equations(self.dT == self.parameter("R", R, "K/W") * self.Q_flow)
 
 
 class FixedTemperature(ac.Component):
@@ -65,7 +66,7 @@ class FixedTemperature(ac.Component):
     def __init__(self, name: str, T: float = 293.15) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        self.equations(self.port.T == self.parameter("T", T))
+        self.equations(self.port.T == self.parameter("T", T, "K"))
 
 
 class PrescribedTemperature(ac.Component):
@@ -74,7 +75,7 @@ class PrescribedTemperature(ac.Component):
     def __init__(self, name: str, T: object = 293.15) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        self.T = self.variable("T")
+        self.T = self.variable("T", unit="K")
         self.equations(
             self.T == ac.signal(T, f"{self.full_name}.T"),
             self.port.T == self.T,
@@ -87,7 +88,7 @@ class FixedHeatFlow(ac.Component):
     def __init__(self, name: str, Q_flow: float = 1.0) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        self.equations(self.port.Q == -self.parameter("Q_flow", Q_flow))
+        self.equations(self.port.Q == -self.parameter("Q_flow", Q_flow, "W"))
 
 
 class HeatFlow(ac.Component):
@@ -99,7 +100,7 @@ class HeatFlow(ac.Component):
     def __init__(self, name: str, Q_flow: object = 0.0) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        self.Q_flow = self.variable("Q_flow")
+        self.Q_flow = self.variable("Q_flow", unit="W")
         self.equations(
             self.Q_flow == ac.signal(Q_flow, f"{self.full_name}.Q_flow"),
             self.port.Q == -self.Q_flow,

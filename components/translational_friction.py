@@ -32,8 +32,12 @@ class CoulombFriction(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
-        self.s_rel, self.v_rel, self.f = (self.variable(n) for n in ("s_rel", "v_rel", "f"))
-        f_coulomb = self.parameter("f_coulomb", f_coulomb)
+        self.s_rel, self.v_rel = (
+            self.variable("s_rel", unit="m"),
+            self.variable("v_rel", unit="m/s"),
+        )
+        self.f = self.variable("f", unit="N")
+        f_coulomb = self.parameter("f_coulomb", f_coulomb, "N")
         self.equations(
             self.s_rel == self.flange_b.s - self.flange_a.s,
             self.v_rel == ac.der(self.s_rel),
@@ -41,11 +45,11 @@ class CoulombFriction(ac.Component):
             self.flange_a.f == -self.f,
         )
         if smooth:
-            v_smooth = self.parameter("v_smooth", v_smooth)
+            v_smooth = self.parameter("v_smooth", v_smooth, "m/s")
             self.equations(self.f == f_coulomb * ac.tanh(self.v_rel / v_smooth))
             return
-        f_static = self.parameter("f_static", f_coulomb if f_static is None else f_static)
-        self.a_rel, self.sa = self.variable("a_rel"), self.variable("sa")
+        f_static = self.parameter("f_static", f_coulomb if f_static is None else f_static, "N")
+        self.a_rel, self.sa = self.variable("a_rel", unit="m/s^2"), self.variable("sa", unit="1")
         fr = friction.modes(self, self.v_rel, self.sa, lambda v: f_coulomb, upper=f_static)
         self.mode = fr.mode
         self.equations(
@@ -66,8 +70,9 @@ class PartialFrictionOnSupport(ac.Component):
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
         housing: cs.SX | float = 0.0
-        names = ("s", "v", "a", "f", "sa")
-        self.s, self.v, self.a, self.f, self.sa = (self.variable(n) for n in names)
+        self.s, self.v = self.variable("s", unit="m"), self.variable("v", unit="m/s")
+        self.a, self.f = self.variable("a", unit="m/s^2"), self.variable("f", unit="N")
+        self.sa = self.variable("sa", unit="1")
         if use_support:
             self.support = self.connector("support", ac.Flange)
             housing = self.support.s
@@ -94,7 +99,7 @@ class SupportFriction(PartialFrictionOnSupport):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, use_support)
-        peak = self.parameter("peak", peak)
+        peak = self.parameter("peak", peak, "1")
         law = friction.tabulated(f_pos, f"{self.full_name}.f_pos")
         fr = friction.modes(self, self.v, self.sa, law, upper=peak * law(cs.SX(0.0)))
         self.mode = fr.mode
@@ -120,9 +125,9 @@ class Brake(PartialFrictionOnSupport):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, use_support)
-        self.fn = self.variable("fn")
+        self.fn = self.variable("fn", unit="N")
         mu, mu_s = friction.coefficients(self, mu_k, mu_s)
-        cgeo = self.parameter("cgeo", cgeo)
+        cgeo = self.parameter("cgeo", cgeo, "1")
         static = mu_s * cgeo * self.fn
         fr = friction.modes(
             self, self.v, self.sa, lambda v: mu(v) * cgeo * self.fn, static, normal=self.fn

@@ -21,11 +21,13 @@ class PartialRigid(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
-        self.m = self.parameter("m", warn_if_negative(self, "m", m, "mass"))
-        self.L = self.parameter("L", L)
-        self.s = self.variable("s", start=self.initial("s0", s0), fixed=s0 is not None)
-        self.v = self.variable("v", start=self.initial("v0", v0), fixed=v0 is not None)
-        self.a = self.variable("a")
+        self.m = self.parameter("m", warn_if_negative(self, "m", m, "mass"), "kg")
+        self.L = self.parameter("L", L, "m")
+        s_start = None if s0 is None else self.parameter("s0", s0, "m")
+        v_start = None if v0 is None else self.parameter("v0", v0, "m/s")
+        self.s = self.variable("s", start=s_start, fixed=s0 is not None, unit="m")
+        self.v = self.variable("v", start=v_start, fixed=v0 is not None, unit="m/s")
+        self.a = self.variable("a", unit="m/s^2")
         self.equations(
             self.flange_a.s == self.s - self.L / 2,
             self.flange_b.s == self.s + self.L / 2,
@@ -75,8 +77,8 @@ class MassWithStop(PartialRigid):
         v0: float | None = None,
     ) -> None:
         super().__init__(name, m, L, s0, v0)
-        lo, hi = self.parameter("smin", smin), self.parameter("smax", smax)
-        self.sa, self.f_stop = self.variable("sa"), self.variable("f_stop")
+        lo, hi = self.parameter("smin", smin, "m"), self.parameter("smax", smax, "m")
+        self.sa, self.f_stop = self.variable("sa", unit="1"), self.variable("f_stop", unit="N")
         self.mode = self.discrete("mode", 0.0)
         free = ac.fabs(self.mode) < 0.5
         self.equations(
@@ -125,11 +127,13 @@ class MassWithStopAndFriction(PartialRigid):
         v0: float | None = None,
     ) -> None:
         super().__init__(name, m, L, s0, v0)
-        lo = self.parameter("smin", smin) + self.L / 2
-        hi = self.parameter("smax", smax) - self.L / 2
-        coulomb, prop = self.parameter("F_Coulomb", F_Coulomb), self.parameter("F_prop", F_prop)
-        peak, fexp = self.parameter("F_Stribeck", F_Stribeck), self.parameter("fexp", fexp)
-        self.f, self.sa = self.variable("f"), self.variable("sa")
+        lo = self.parameter("smin", smin, "m") + self.L / 2
+        hi = self.parameter("smax", smax, "m") - self.L / 2
+        coulomb = self.parameter("F_Coulomb", F_Coulomb, "N")
+        prop = self.parameter("F_prop", F_prop, "N*s/m")
+        peak = self.parameter("F_Stribeck", F_Stribeck, "N")
+        fexp = self.parameter("fexp", fexp, "s/m")
+        self.f, self.sa = self.variable("f", unit="N"), self.variable("sa", unit="1")
         self.stopped = self.discrete("stopped", 0.0)
         fr = friction.modes(
             self,

@@ -204,3 +204,20 @@ def test_sensitivities_through_a_newton_block_a_breakpoint_and_the_start():
     _, _, dx, _ = sim.sensitivities(res.p, which)
     dx_casadi, _ = sim._forward_sensitivities(res.p, which)
     assert np.max(np.abs(dx - dx_casadi)) < 1e-8  # measured 4.3e-10
+
+
+def test_switch_held_by_a_constant_control_is_a_parameter():
+    """A number as control is the parameter S.control: open (Goff) or closed (Ron) for the
+    whole run, in series with R across V: i = V / (R + Ron) closed, V Goff / (1 + R Goff)
+    open (the same model, re-simulated with the other value)."""
+    s = ac.System("held")
+    src, gnd = el.ConstantVoltage("V", V=2.0), el.Ground("G")
+    sw, r = el.IdealSwitch("S", control=1.0, Ron=1e-3, Goff=1e-4), el.Resistor("R", R=4.0)
+    s.connect(src.p, sw.p)
+    s.connect(sw.n, r.p)
+    s.connect(r.n, src.n, gnd.p)
+    model = ac.compile(s)
+    closed = simulate(model, t_end=1.0, dt=0.5)
+    opened = simulate(model, t_end=1.0, dt=0.5, params={"S.control": 0.0})
+    assert np.max(np.abs(closed["R.i"] - 2.0 / (4.0 + 1e-3))) < 1e-12
+    assert np.max(np.abs(opened["R.i"] - 2.0 * 1e-4 / (1 + 4.0 * 1e-4))) < 1e-12

@@ -1,0 +1,135 @@
+"""Every quantity of the component library declares its SI unit, and the units are
+Modelica's (Modelica.SIunits of each parameter of the Modelica Standard Library class of
+the same name)."""
+
+import inspect
+
+import pint
+import pytest
+
+import acausal as ac
+from components import electrical as el
+from components import planar as pl
+from components import rotational as rot
+from components import thermal as th
+from components import translational as tr
+
+UNITS = pint.UnitRegistry()
+UNITS.define("Ohm = ohm")  # Modelica's spelling
+
+LIBRARY = (el, tr, rot, th, pl)
+
+
+def library_classes():
+    """Every component class a user imports from the library modules; the bases that need
+    more than a name to build (their subclasses are built instead) are left out."""
+    seen = {}
+    for module in LIBRARY:
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, ac.Component) and cls is not ac.Component:
+                params = list(inspect.signature(cls).parameters.values())[1:]
+                if all(p.default is not p.empty or p.kind is p.VAR_KEYWORD for p in params):
+                    seen[f"{module.__name__.split('.')[-1]}.{name}"] = cls
+    return sorted(seen.items())
+
+
+def with_every_option(cls):
+    """Keywords giving every optional start value (None -> 1.0) and switching every option
+    on (False -> True), so that the quantities they add are declared too."""
+    options = {}
+    for p in list(inspect.signature(cls).parameters.values())[1:]:
+        if p.default is None:
+            options[p.name] = 1.0
+        elif p.default is False:
+            options[p.name] = True
+    return options
+
+
+CLASSES = library_classes()
+
+
+def test_the_library_is_enumerated():
+    names = {n for n, _ in CLASSES}
+    # one class of each domain and kind, so an import change cannot empty the check
+    assert {"electrical.Resistor", "translational.Mass", "rotational.Inertia"} <= names
+    assert {"thermal.HeatCapacitor", "planar.SliderCrank", "rotational.Brake"} <= names
+    assert len(CLASSES) > 60
+
+
+@pytest.mark.parametrize("options", [False, True], ids=["defaults", "every_option"])
+@pytest.mark.parametrize(("name", "cls"), CLASSES, ids=[n for n, _ in CLASSES])
+def test_every_quantity_declares_a_unit_pint_parses(name, cls, options):
+    comp = cls("x", **(with_every_option(cls) if options else {}))
+    missing, unparsed = [], []
+    for part in comp.walk():
+        for local, q in part.quantities.items():
+            where = f"{part.full_name}.{local}"
+            if not q.unit:
+                missing.append(where)
+                continue
+            try:
+                UNITS.Quantity(1.0, q.unit)
+            except pint.errors.PintError:
+                unparsed.append(f"{where} [{q.unit}]")
+    assert not missing, f"{name}: quantities without a unit: {missing}"
+    assert not unparsed, f"{name}: units pint does not parse: {unparsed}"
+
+
+# Modelica's units (Modelica.SIunits types of the MSL parameters of the same name; where
+# MSL declares a bare Real the unit is what makes the equation consistent, noted)
+MODELICA = [
+    (el.Resistor("x"), "R", "Ohm"),
+    (el.Conductor("x"), "G", "S"),
+    (el.Capacitor("x", v0=0.0), "C", "F"),
+    (el.Capacitor("x", v0=0.0), "v0", "V"),
+    (el.Inductor("x", i0=0.0), "L", "H"),
+    (el.Inductor("x", i0=0.0), "i0", "A"),
+    (el.IdealDiode("x"), "Ron", "Ohm"),
+    (el.IdealDiode("x"), "Goff", "S"),
+    (el.IdealDiode("x"), "Vknee", "V"),
+    (el.IdealDiode("x"), "s", "1"),
+    (el.Diode("x"), "Vt", "V"),
+    (el.EMF("x"), "k", "N*m/A"),
+    (el.IdealTransformer("x"), "n", "1"),
+    (el.SineVoltage("x"), "f", "Hz"),
+    (el.SineVoltage("x"), "phase", "rad"),
+    (el.StepVoltage("x"), "start_time", "s"),
+    (tr.Mass("x", s0=0.0, v0=0.0), "m", "kg"),
+    (tr.Mass("x", s0=0.0, v0=0.0), "v0", "m/s"),
+    (tr.Spring("x"), "c", "N/m"),
+    (tr.Damper("x"), "d", "N*s/m"),
+    (tr.SpringDamper("x"), "s_rel0", "m"),
+    (tr.MassWithStopAndFriction("x"), "F_prop", "N*s/m"),
+    (tr.MassWithStopAndFriction("x"), "fexp", "s/m"),
+    (tr.Brake("x"), "cgeo", "1"),  # MSL: Real; f = mu cgeo fn
+    (rot.Inertia("x", phi0=0.0, w0=0.0), "J", "kg*m^2"),
+    (rot.Inertia("x", phi0=0.0, w0=0.0), "w0", "rad/s"),
+    (rot.Spring("x"), "c", "N*m/rad"),
+    (rot.Damper("x"), "d", "N*m*s/rad"),
+    (rot.IdealGear("x"), "ratio", "1"),
+    (rot.Clutch("x"), "mu_k", "1"),
+    (rot.Clutch("x"), "cgeo", "m"),  # MSL: Real; tau = mu cgeo fn
+    (rot.BearingFriction("x"), "peak", "1"),
+    (rot.TorqueStep("x"), "step_torque", "N*m"),
+    (rot.ConstantSpeed("x"), "w_fixed", "rad/s"),
+    (th.HeatCapacitor("x", T0=300.0), "C", "J/K"),
+    (th.ThermalConductor("x"), "G", "W/K"),
+    (th.ThermalResistor("x"), "R", "K/W"),
+    (th.FixedHeatFlow("x"), "Q_flow", "W"),
+    (pl.Body("x"), "I", "kg*m^2"),
+    (pl.Body("x"), "g", "m/s^2"),
+    (pl.World("x"), "g", "m/s^2"),
+    (pl.Revolute("x", use_axis=True), "P_axis", "W"),
+]
+
+
+@pytest.mark.parametrize(
+    ("comp", "local", "unit"),
+    MODELICA,
+    ids=[f"{type(c).__name__}.{q}" for c, q, _ in MODELICA],
+)
+def test_units_are_modelicas(comp, local, unit):
+    declared = UNITS.Quantity(1.0, comp.quantities[local].unit)
+    assert declared.to(unit).magnitude == pytest.approx(1.0, rel=1e-15), (
+        f"{comp.full_name}.{local} [{comp.quantities[local].unit}] is not [{unit}]"
+    )
