@@ -23,7 +23,7 @@ from .structure.blt import Block, sort_blt
 from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
-from .structure.index import Col, IndexReduced, reduce_index
+from .structure.index import Col, IndexReduced, reduce_index, state_counts
 from .symbols import check_value, derivative_name, vstack
 from .system import System
 from .table import Table
@@ -70,8 +70,29 @@ class Model(PicklesWithCasadi):
 
     @property
     def states(self) -> list[str]:
-        """Continuous states, then discrete modes."""
-        return [self.ir.name(c) for c in self.ir.states] + list(self.flat.discretes)
+        """The continuous states (the discrete modes are :attr:`modes`)."""
+        return [self.ir.name(c) for c in self.ir.states]
+
+    @property
+    def modes(self) -> list[str]:
+        """The discrete modes (of friction, switches, relations), integrated at zero rate
+        after the continuous states but not counted as states."""
+        return list(self.flat.discretes)
+
+    @property
+    def n_states(self) -> int:
+        """How many continuous states: ``len(states)``."""
+        return len(self.ir.states)
+
+    @property
+    def n_modes(self) -> int:
+        """How many discrete modes: ``len(modes)``."""
+        return len(self.flat.discretes)
+
+    @property
+    def x_names(self) -> list[str]:
+        """The names of the entries of ``dae.x``: the continuous states, then the modes."""
+        return self.states + self.modes
 
     @property
     def algebraic(self) -> list[str]:
@@ -142,11 +163,13 @@ class Model(PicklesWithCasadi):
     def blt(self) -> str:
         """The BLT table: each block with its equations and the unknowns it solves."""
         lines = [
-            f"BLT of {self.name}: {len(self.blocks)} blocks, {len(self.ir.states)} states, "
-            f"index {self.index}"
+            f"BLT of {self.name}: {len(self.blocks)} blocks, "
+            f"{state_counts(self.n_states, self.n_modes)}, index {self.index}"
         ]
-        if self.ir.states:
-            lines.append("states: " + ", ".join(self.states))
+        if self.n_states:
+            lines.append("continuous states: " + ", ".join(self.states))
+        if self.n_modes:
+            lines.append("discrete modes: " + ", ".join(self.modes))
         if self.ir.dummies:
             lines.append("dummy derivatives: " + ", ".join(self.dummy_derivatives))
         kinds = {
@@ -181,7 +204,8 @@ class Model(PicklesWithCasadi):
     def summary(self) -> str:
         return (
             f"Model {self.name}: {len(self.flat.variables)} variables, "
-            f"{len(self.reduced.eliminated)} aliases eliminated, {len(self.ir.states)} states, "
+            f"{len(self.reduced.eliminated)} aliases eliminated, "
+            f"{state_counts(self.n_states, self.n_modes)}, "
             f"{len(self.ir.algebraic)} algebraic unknowns ({self.dae.z.numel()} solved by Newton),"
             f" index {self.index}, {len(self.blocks)} BLT blocks"
         )

@@ -191,7 +191,9 @@ def main_check(
 
 
 def check_report(model: ac.Model) -> str:
-    """Balance, states, index, dummy derivatives, unconnected connectors, loops and blocks."""
+    """Balance, continuous states and discrete modes (counted apart, as in
+    :meth:`acausal.Model.summary`), index, dummy derivatives, unconnected connectors, loops
+    and blocks."""
     flat, red = model.flat, model.reduced
     loops = [b for b in model.blocks if len(b.equations) > 1]
     newton = [b for b in model.blocks if b.kind == "newton"]
@@ -207,7 +209,8 @@ def check_report(model: ac.Model) -> str:
         f"eliminating {len(red.eliminated)} aliases ({len(flat.equations)} equations, "
         f"{len(flat.variables)} variables before)",
         f"  parameters: {len(flat.parameters)}",
-        f"  states {listing(model.states)}",
+        f"  continuous states {listing(model.states)}",
+        f"  discrete modes {listing(model.modes)}",
         f"  index: {model.index}",
         f"  dummy derivatives {listing(model.dummy_derivatives)}",
         f"  unconnected connectors {listing(unconnected)}"

@@ -346,7 +346,7 @@ class DynamicRun:
         cur, x, z, t = self.at
         values = self._outputs(cur, x[:, None], z[:, None], p, [t])[:, 0]
         model = self.sets.model_of(k)
-        x = values[[model.check_name(q) for q in model.states]]
+        x = values[[model.check_name(q) for q in model.x_names]]
         z = values[[model.check_name(q) for q in z_names(model)]]
         if z.size:
             solve = self._functions(k).algebraic_solver("z_after_switch")

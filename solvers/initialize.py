@@ -112,14 +112,14 @@ def build_initializer(model: Model, t0: float) -> Initializer:
         if _free_column([k], adjacency, col_to_row) < 0:
             continue  # this state is already determined by the rows so far
         free.append(k)
-        names.append(f"start value of state {model.states[k]} (not fixed; taken as given)")
+        names.append(f"start value of state {model.x_names[k]} (not fixed; taken as given)")
         adjacency.append([k])
         col_to_row[k] = len(adjacency) - 1
     if free:
         rows = cs.vertcat(rows, x[free] - cs.vertcat(*[guesses[k] for k in free]))
     missing = [k for k, r in enumerate(col_to_row) if r < 0]
     if missing:
-        labels = [model.states[k] if k < nx else model.symbol_name(z[k - nx]) for k in missing]
+        labels = [model.x_names[k] if k < nx else model.symbol_name(z[k - nx]) for k in missing]
         raise InitializationError(
             f"{model.name}: initial values are under-determined for {', '.join(labels)}; "
             "give start values (fixed=True) for them"
@@ -332,7 +332,7 @@ def _least_squares_functions(init: Initializer) -> cs.Function:
 
 def _check_determined(model: Model, jac: np.ndarray) -> None:
     if jac.size and is_singular(jac, tol=1e-10):  # residuals may vanish, the start is loose
-        names = model.states + z_names(model)
+        names = model.x_names + z_names(model)
         loose = ", ".join(names[k] for k in undetermined(jac)[:12])
         raise InitializationError(
             f"{model.name}: the start values do not determine the start: the initialization "

@@ -101,7 +101,7 @@ def read_csv(path):
 
 
 def field(out, label):
-    """The integer after ``label`` in a check report, e.g. ``states (2)`` -> 2."""
+    """The integer after ``label`` in a check report, e.g. ``continuous states (2)`` -> 2."""
     m = re.search(rf"^\s*{re.escape(label)}\D*(\d+)", out, re.MULTILINE)
     assert m, f"no {label!r} in:\n{out}"
     return int(m.group(1))
@@ -215,7 +215,7 @@ def test_simulate_usage_error_is_exit_2(tmp_path, capsys):
 def test_blt_prints_blocks_with_solved_unknowns(tmp_path, capsys):
     assert main(["blt", write(tmp_path, RC)]) == 0
     out = capsys.readouterr().out
-    head = re.match(r"BLT of rc: (\d+) blocks, 1 states, index 1", out)
+    head = re.match(r"BLT of rc: (\d+) blocks, 1 continuous state, 0 discrete modes, index 1", out)
     assert head, out
     blocks = re.findall(r"^block (\d+) \(.*\): solves (.*)$", out, re.MULTILINE)
     assert [int(k) for k, _ in blocks] == list(range(1, int(head.group(1)) + 1))
@@ -238,7 +238,7 @@ def test_check_rc(tmp_path, capsys):
     assert "structurally sound" in out
     n_eq = re.search(r"balance: (\d+) equations for (\d+) unknowns", out)
     assert n_eq and n_eq.group(1) == n_eq.group(2)
-    assert field(out, "states") == 1 and "C1.v" in out
+    assert field(out, "continuous states") == 1 and "C1.v" in out
     assert field(out, "index") == 1
     assert field(out, "dummy derivatives") == 0
     assert field(out, "algebraic loops") == 0
@@ -249,7 +249,7 @@ def test_check_capacitor_loop_is_index_2_with_two_states(tmp_path, capsys):
     assert main(["check", write(tmp_path, CAP_LOOP)]) == 0
     out = capsys.readouterr().out
     # three capacitors, one independent capacitor loop: 3 - 1 = 2 states
-    assert field(out, "states") == 2
+    assert field(out, "continuous states") == 2
     assert field(out, "index") == 2
     # C1 and C2 have fixed start values, so C3's derivative is the one demoted
     assert re.search(r"dummy derivatives \(1\): der\(C3\.v\)", out), out
@@ -260,7 +260,7 @@ def test_check_capacitor_loop_is_index_2_with_two_states(tmp_path, capsys):
 def test_check_reports_newton_block_and_unconnected_connector(tmp_path, capsys):
     assert main(["check", write(tmp_path, DIODE)]) == 0
     captured = capsys.readouterr()
-    assert field(captured.out, "states") == 0
+    assert field(captured.out, "continuous states") == 0
     assert field(captured.out, "Newton blocks") == 1  # the diode's exponential
     assert re.search(r"unconnected connectors \(1\): R2\.n", captured.out), captured.out
     assert "warning" not in captured.err  # listed in the report, not repeated as a warning

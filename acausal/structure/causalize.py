@@ -32,7 +32,7 @@ from . import linsolve
 from .blt import Block
 from .diagnose import explain_block, is_singular
 from .graph import jacobian, pattern
-from .index import IndexReduced
+from .index import IndexReduced, state_counts
 from .tearing import Tearing, inner_solutions, tear
 
 MAX_LINEAR_LOOP = 30
@@ -65,7 +65,8 @@ class SemiExplicit:
         x, z, ode, alg, values, zero, update = displayed(parts, self.keys)
         return "\n".join(
             [
-                f"SemiExplicit: {self.x.numel()} states ({self.modes} modes), "
+                f"SemiExplicit: x holds "
+                f"{state_counts(self.x.numel() - self.modes, self.modes)}; "
                 f"{self.z.numel()} Newton unknowns; blocks: {counts}",
                 f"x = {x}",
                 f"z = {z}",

@@ -118,10 +118,13 @@ class IndexReduced:
     def __str__(self) -> str:
         lines = [
             f"IndexReduced {self.reduced.flat.name}: index {self.index}, "
-            f"{len(self.equations)} equations, {len(self.states)} states, "
+            f"{len(self.equations)} equations, "
+            f"{state_counts(len(self.states), len(self.reduced.flat.discretes))}, "
             f"{len(self.algebraic)} algebraic unknowns"
         ]
-        lines.append("  states: " + ", ".join(self.name(c) for c in self.states))
+        lines.append("  continuous states: " + ", ".join(self.name(c) for c in self.states))
+        if self.reduced.flat.discretes:
+            lines.append("  discrete modes: " + ", ".join(self.reduced.flat.discretes))
         lines.append("  algebraic: " + ", ".join(self.name(c) for c in self.algebraic))
         lines.append(
             "  dummy derivatives: " + ", ".join(sorted(self.name(c) for c in self.dummies))
@@ -130,6 +133,15 @@ class IndexReduced:
         lines += [f"  note: {text}" for text in self.notes]
         lines += [f"  {e.origin}" for e in self.equations]
         return "\n".join(lines)
+
+
+def state_counts(states: int, modes: int) -> str:
+    """How many continuous states and discrete modes a model has, as every report says it:
+    ``"3 continuous states, 1 discrete mode"`` (the modes are integrated as states of zero
+    rate, but are not counted as states)."""
+    return (
+        f"{states} continuous state{'s' * (states != 1)}, {modes} discrete mode{'s' * (modes != 1)}"
+    )
 
 
 def _chain(q: str, symbols: dict[str, Symbol]) -> list[str]:
