@@ -20,6 +20,7 @@ from .errors import (
     SimulationError,
     StateSelectionWarning,
     StructureError,
+    UnitError,
     UnknownNameError,
 )
 from .flatten import FlatDAE, flatten
@@ -76,6 +77,7 @@ __all__ = [
     "SimulationError",
     "StateSelectionWarning",
     "StructureError",
+    "UnitError",
     "UnknownNameError",
     "der",
     "time",

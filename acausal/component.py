@@ -34,6 +34,7 @@ from .symbols import (
     new_token,
     split_derivative,
 )
+from .units import check_unit, convert, is_quantity
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
 
@@ -195,21 +196,33 @@ class Component:
         self._claim(name)
         c = Connector(self, name, ctype)
         for var in ctype.potentials + ctype.flows:
-            q = Quantity(self, f"{name}.{var}", "variable", unit=ctype.units.get(var, ""))
+            unit = check_unit(
+                ctype.units.get(var, ""), f"connector type {ctype.name}, variable {var}"
+            )
+            q = Quantity(self, f"{name}.{var}", "variable", unit=unit)
             c.quantities[var] = q
             self._quantities[q.local] = q
         self._connectors[name] = c
         return c
 
     def parameter(
-        self, name: str, value: float | cs.SX, unit: str = "", *, min: float | None = None
+        self,
+        name: str,
+        value: float | str | cs.SX | Any,
+        unit: str = "",
+        *,
+        min: float | None = None,
     ) -> cs.SX:
         """Declare a parameter; it stays symbolic so a simulation can override its value.
 
         ``unit`` is its unit (a string pint parses: ``"Ohm"``, ``"N*m/(rad/s)"``, ``"1"``
-        for a dimensionless one). ``min`` is the least physical value: a smaller one is
-        allowed (a negative resistance models an active device, and a fit may explore one)
-        but gets a :class:`ParameterWarning` naming the parameter.
+        for a dimensionless one; a typo is a :class:`UnitError` here). ``value`` is a
+        number in that unit, or a quantity with a unit of the same dimension, as a string
+        (``"2 kOhm"``) or a ``pint.Quantity``, converted here once to the declared unit
+        (``"2 kOhm"`` for ``unit="Ohm"`` is 2000.0; :func:`acausal.units.convert`).
+        ``min`` is the least physical value (in ``unit``): a smaller one is allowed (a
+        negative resistance models an active device, and a fit may explore one) but gets a
+        :class:`ParameterWarning` naming the parameter.
 
         A value that is already an expression of other parameters is returned as is
         (a derived quantity, not a parameter of its own).
@@ -217,10 +230,14 @@ class Component:
         check_name("parameter", name)
         if isinstance(value, cs.SX):
             return value
+        where = f"{self.full_name}.{name}"
+        check_unit(unit, where)
+        if isinstance(value, str) or is_quantity(value):
+            value = convert(value, unit, where)
         value = check_value(self.full_name, name, value)
         if min is not None and value < min:
             warnings.warn(
-                f"{self.full_name}.{name} = {value:g} is below its physical minimum {min:g} "
+                f"{where} = {value:g} is below its physical minimum {min:g} "
                 "(allowed, e.g. for an active device or a fit's exploration, but check the "
                 "sign)",
                 ParameterWarning,
@@ -231,17 +248,20 @@ class Component:
         self._quantities[name] = q
         return q.sym
 
-    def inner(self, name: str, value: float) -> cs.SX:
+    def inner(self, name: str, value: float | str, unit: str = "") -> cs.SX:
         """Declare a parameter that every :meth:`outer` of the same name in the system uses
-        (as Modelica's inner/outer: a World's gravity for all bodies)."""
-        sym = self.parameter(name, value)
+        (as Modelica's inner/outer: a World's gravity for all bodies); ``unit`` as for
+        :meth:`parameter`."""
+        sym = self.parameter(name, value, unit)
         self._inners[name] = self._quantities[name]
         return sym
 
-    def outer(self, name: str, default: float) -> cs.SX:
+    def outer(self, name: str, default: float | str, unit: str = "") -> cs.SX:
         """A parameter provided by the system's :meth:`inner` of this name; without one in
-        the system it is a parameter of this component with value ``default``."""
-        sym = self.parameter(name, default)
+        the system it is a parameter of this component with value ``default``; ``unit`` as
+        for :meth:`parameter` (the inner's should be the same: :func:`acausal.check_units`
+        compares them)."""
+        sym = self.parameter(name, default, unit)
         self._outers[name] = self._quantities[name]
         return sym
 
@@ -308,10 +328,11 @@ class Component:
         self._events.append(Event(self, (crossing,), (), self._quantities[name]))
         return flag
 
-    def initial(self, name: str, value: float | None) -> cs.SX | None:
-        """A start value declared as parameter ``name``, so ``simulate(params=)`` can change
-        it without recompiling; None stays None (no start value)."""
-        return None if value is None else self.parameter(name, value)
+    def initial(self, name: str, value: float | str | None, unit: str = "") -> cs.SX | None:
+        """A start value declared as parameter ``name`` (in ``unit``, as for
+        :meth:`parameter`), so ``simulate(params=)`` can change it without recompiling;
+        None stays None (no start value)."""
+        return None if value is None else self.parameter(name, value, unit)
 
     def variable(
         self,
@@ -325,9 +346,10 @@ class Component:
 
         ``start`` is the initial value (a guess unless ``fixed``); ``state_priority`` > 0
         asks index reduction to keep this variable as a state, < 0 to avoid it; ``unit`` is
-        its unit (a string pint parses).
+        its unit (a string pint parses; a typo is a :class:`UnitError` here).
         """
         check_name("variable", name)
+        check_unit(unit, f"{self.full_name}.{name}")
         self._claim(name)
         if fixed and start is None:
             raise EquationError(f"{self.full_name}.{name}: fixed=True needs a start value")

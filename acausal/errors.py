@@ -26,6 +26,12 @@ class ParameterError(ModelError):
     """A parameter value that is not a finite number."""
 
 
+class UnitError(ModelError):
+    """A unit string that does not parse, a value given in a unit of another dimension
+    than its parameter's, or units that do not agree. The message names the component's
+    parameter or variable and the unit string."""
+
+
 class EquationError(ModelError):
     """An equation that is not of the form ``lhs == rhs`` or mixes foreign symbols."""
 

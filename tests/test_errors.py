@@ -140,7 +140,9 @@ def case_nan_parameter():
 
 
 def case_string_parameter():
-    return raised(lambda: el.Resistor("R1", R="1k"), ac.ParameterError)
+    # a value with a unit must be a quantity of the resistance's dimension ("1k" is one
+    # Boltzmann constant; a Resistor declared without unit takes no unit at all)
+    return raised(lambda: el.Resistor("R1", R="1k"), ac.UnitError)
 
 
 def case_nan_parameter_in_simulate():
