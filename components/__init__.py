@@ -5,4 +5,8 @@ Modules: :mod:`electrical`, :mod:`translational`, :mod:`rotational`, :mod:`therm
 
 Every parameter and variable declares its SI unit, Modelica's (``R`` in ``Ohm``, ``J`` in
 ``kg*m^2``, ``d`` of a rotational damper in ``N*m*s/rad``, a dimensionless one ``"1"``).
+A parameter with a physical minimum (resistance, conductance, capacitance, inductance, mass,
+inertia, stiffness, damping, friction forces and coefficients, heat capacity, thermal
+conductance, absolute temperature: 0; a friction's ``peak``: 1, as in Modelica) declares it
+with ``min=``: a smaller value builds, with an ``ac.ParameterWarning`` naming the parameter.
 """

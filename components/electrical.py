@@ -10,8 +10,6 @@ import casadi as cs
 
 import acausal as ac
 
-from .storage import warn_if_negative
-
 
 class OnePort(ac.Component):
     """Two pins, ``v = p.v - n.v``, ``0 = p.i + n.i``, ``i = p.i``."""
@@ -36,7 +34,7 @@ class Resistor(OnePort):
 
     def __init__(self, name: str, R: float = 1.0) -> None:
         super().__init__(name)
-        R = self.parameter("R", R, "Ohm")
+        R = self.parameter("R", R, "Ohm", min=0)
         self.equations(self.v == R * self.i)
 
 
@@ -45,7 +43,7 @@ class Conductor(OnePort):
 
     def __init__(self, name: str, G: float = 1.0) -> None:
         super().__init__(name)
-        G = self.parameter("G", G, "S")
+        G = self.parameter("G", G, "S", min=0)
         self.equations(self.i == G * self.v)
 
 
@@ -54,7 +52,7 @@ class Capacitor(OnePort):
 
     def __init__(self, name: str, C: float = 1.0, v0: float | None = None) -> None:
         super().__init__(name, v0=v0)
-        C = self.parameter("C", warn_if_negative(self, "C", C, "capacitance"), "F")
+        C = self.parameter("C", C, "F", min=0)
         self.equations(self.i == C * ac.der(self.v))
 
 
@@ -63,7 +61,7 @@ class Inductor(OnePort):
 
     def __init__(self, name: str, L: float = 1.0, i0: float | None = None) -> None:
         super().__init__(name, i0=i0)
-        L = self.parameter("L", warn_if_negative(self, "L", L, "inductance"), "H")
+        L = self.parameter("L", L, "H", min=0)
         self.equations(self.v == L * ac.der(self.i))
 
 
@@ -189,11 +187,12 @@ class Diode(OnePort):
         R: float = 1e8,
     ) -> None:
         super().__init__(name)
-        Is, N = self.parameter("Is", Is, "A"), self.parameter("N", N, "1")
-        Vt, xmax = self.parameter("Vt", Vt, "V"), self.parameter("Maxexp", Maxexp, "1")
+        Is, N = self.parameter("Is", Is, "A", min=0), self.parameter("N", N, "1", min=0)
+        Vt = self.parameter("Vt", Vt, "V", min=0)
+        xmax = self.parameter("Maxexp", Maxexp, "1", min=0)
         x = self.v / (N * Vt)
         expo = cs.if_else(x > xmax, cs.exp(xmax) * (1 + x - xmax), cs.exp(cs.fmin(x, xmax)))
-        self.equations(self.i == Is * (expo - 1) + self.v / self.parameter("R", R, "Ohm"))
+        self.equations(self.i == Is * (expo - 1) + self.v / self.parameter("R", R, "Ohm", min=0))
 
 
 class IdealDiode(OnePort):
@@ -208,8 +207,9 @@ class IdealDiode(OnePort):
         self, name: str, Ron: float = 1e-5, Goff: float = 1e-5, Vknee: float = 0.0
     ) -> None:
         super().__init__(name)
-        Ron, Goff = self.parameter("Ron", Ron, "Ohm"), self.parameter("Goff", Goff, "S")
-        Vknee = self.parameter("Vknee", Vknee, "V")
+        Ron = self.parameter("Ron", Ron, "Ohm", min=0)
+        Goff = self.parameter("Goff", Goff, "S", min=0)
+        Vknee = self.parameter("Vknee", Vknee, "V", min=0)
         self.s = self.variable("s", unit="1")
         self.off = self.relation(self.s < 0, "off")
         off = self.off > 0.5
@@ -230,7 +230,8 @@ class IdealSwitch(OnePort):
         self, name: str, control: object = 0.0, Ron: float = 1e-5, Goff: float = 1e-5
     ) -> None:
         super().__init__(name)
-        Ron, Goff = self.parameter("Ron", Ron, "Ohm"), self.parameter("Goff", Goff, "S")
+        Ron = self.parameter("Ron", Ron, "Ohm", min=0)
+        Goff = self.parameter("Goff", Goff, "S", min=0)
         if isinstance(control, (int, float)) and not isinstance(control, bool):
             control = self.parameter("control", control, "1")
         signal = ac.signal(control, f"{self.full_name}.control")

@@ -184,7 +184,7 @@ def coefficients(comp: ac.Component, mu_k: object, mu_s: float | None) -> tuple[
     (``mu_k``: the parameter ``mu_k``, or samples ``[(v, mu), ...]`` of it) and the static
     one (the parameter ``mu_s``, by default the sliding one at rest)."""
     if isinstance(mu_k, (int, float)):
-        kinetic = comp.parameter("mu_k", mu_k, "1")
+        kinetic = comp.parameter("mu_k", mu_k, "1", min=0)
 
         def law(v: cs.SX) -> cs.SX:
             return kinetic
@@ -194,4 +194,4 @@ def coefficients(comp: ac.Component, mu_k: object, mu_s: float | None) -> tuple[
     at_rest = law(cs.SX(0.0))
     if mu_s is None and at_rest.is_constant():
         mu_s = float(cs.evalf(at_rest))
-    return law, comp.parameter("mu_s", at_rest if mu_s is None else mu_s, "1")
+    return law, comp.parameter("mu_s", at_rest if mu_s is None else mu_s, "1", min=0)

@@ -97,7 +97,7 @@ class LinearSpring(Compliant):
     def __init__(self, name: str, c: float, rel0: float) -> None:
         super().__init__(name)
         ax = self.axis
-        c = self.parameter("c", c, ax.stiffness_unit)
+        c = self.parameter("c", c, ax.stiffness_unit, min=0)
         rel0 = self.parameter(f"{ax.position}_rel0", rel0, ax.position_unit)
         self.equations(self.load == c * (self.rel - rel0))
 
@@ -107,7 +107,7 @@ class LinearDamper(Compliant):
 
     def __init__(self, name: str, d: float) -> None:
         super().__init__(name)
-        d = self.parameter("d", d, self.axis.damping_unit)
+        d = self.parameter("d", d, self.axis.damping_unit, min=0)
         self.equations(self.load == d * self.relative_rate())
 
 
@@ -119,8 +119,8 @@ class LinearSpringDamper(Compliant):
         super().__init__(name)
         ax = self.axis
         flow = ax.flow
-        c = self.parameter("c", c, ax.stiffness_unit)
-        d = self.parameter("d", d, ax.damping_unit)
+        c = self.parameter("c", c, ax.stiffness_unit, min=0)
+        d = self.parameter("d", d, ax.damping_unit, min=0)
         rel0 = self.parameter(f"{ax.position}_rel0", rel0, ax.position_unit)
         rate = self.relative_rate()
         spring = self.variable(f"{flow}_c", unit=ax.flow_unit)

@@ -26,8 +26,6 @@ import casadi as cs
 
 import acausal as ac
 
-from .storage import warn_if_negative
-
 GRAVITY = 9.80665
 
 
@@ -123,8 +121,8 @@ class Body(ac.Component):
         super().__init__(name)
         fa = self.frame_a = self.connector("frame_a", ac.Frame)
         point_mass = not isinstance(I, cs.SX) and I == 0
-        m = self.parameter("m", warn_if_negative(self, "m", m, "mass"), "kg")
-        inertia = 0.0 if point_mass else self.parameter("I", I, "kg*m^2")
+        m = self.parameter("m", m, "kg", min=0)
+        inertia = 0.0 if point_mass else self.parameter("I", I, "kg*m^2", min=0)
         rx, ry = _pair(r_cm, "r_cm", name)
         rx, ry = self.parameter("r_cm_x", rx, "m"), self.parameter("r_cm_y", ry, "m")
         #: ``(m, I, r_cm_x, r_cm_y)``: numbers or expressions of the system's parameters
@@ -353,13 +351,15 @@ class SliderCrank(ac.Component):
         state_priority: int = 10,
     ) -> None:
         super().__init__(name)
-        l1, l2 = self.parameter("l1", l1, "m"), self.parameter("l2", l2, "m")
-        m_crank = self.parameter("m_crank", m_crank, "kg")
-        m_rod = self.parameter("m_rod", m_rod, "kg")
-        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"), "kg*m^2")
+        l1, l2 = self.parameter("l1", l1, "m", min=0), self.parameter("l2", l2, "m", min=0)
+        m_crank = self.parameter("m_crank", m_crank, "kg", min=0)
+        m_rod = self.parameter("m_rod", m_rod, "kg", min=0)
+        J = self.parameter("J", J, "kg*m^2", min=0)
         r_crank = self.parameter("r_crank", r_crank, "m") if r_crank is not None else l1 / 2
         I_rod = (
-            self.parameter("I_rod", I_rod, "kg*m^2") if I_rod is not None else m_rod * l2**2 / 12
+            self.parameter("I_rod", I_rod, "kg*m^2", min=0)
+            if I_rod is not None
+            else m_rod * l2**2 / 12
         )
         # initial guesses for the dependent coordinates, exact at theta0
         theta = self.parameter("theta0", theta0, "rad") if theta0 is not None else 0.0

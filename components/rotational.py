@@ -26,7 +26,6 @@ from .rotational_friction import Clutch as Clutch
 from .rotational_friction import CoulombFriction as CoulombFriction
 from .rotational_friction import OneWayClutch as OneWayClutch
 from .rotational_friction import PartialFrictionBetweenFlanges as PartialFrictionBetweenFlanges
-from .storage import warn_if_negative
 
 
 class Inertia(ac.Component):
@@ -41,7 +40,7 @@ class Inertia(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.RotFlange)
         self.flange_b = self.connector("flange_b", ac.RotFlange)
-        J = self.parameter("J", warn_if_negative(self, "J", J, "inertia"), "kg*m^2")
+        J = self.parameter("J", J, "kg*m^2", min=0)
         phi_start = None if phi0 is None else self.parameter("phi0", phi0, "rad")
         w_start = None if w0 is None else self.parameter("w0", w0, "rad/s")
         self.phi = self.variable("phi", start=phi_start, fixed=phi0 is not None, unit="rad")

@@ -50,12 +50,14 @@ class CoulombFriction(PartialFrictionBetweenFlanges):
         w_smooth: float = 1e-3,
     ) -> None:
         super().__init__(name, stick_slip=not smooth)
-        kinetic = self.parameter("tau_coulomb", tau_coulomb, "N*m")
+        kinetic = self.parameter("tau_coulomb", tau_coulomb, "N*m", min=0)
         if smooth:
-            w_smooth = self.parameter("w_smooth", w_smooth, "rad/s")
+            w_smooth = self.parameter("w_smooth", w_smooth, "rad/s", min=0)
             self.equations(self.tau == kinetic * ac.tanh(self.w_rel / w_smooth))
             return
-        static = self.parameter("tau_static", kinetic if tau_static is None else tau_static, "N*m")
+        static = self.parameter(
+            "tau_static", kinetic if tau_static is None else tau_static, "N*m", min=0
+        )
         fr = friction.modes(self, self.w_rel, self.sa, lambda w: kinetic, upper=static)
         self.mode = fr.mode
         self.equations(
@@ -84,7 +86,7 @@ class Clutch(PartialFrictionBetweenFlanges):
         super().__init__(name)
         self.fn = self.variable("fn", unit="N")
         mu, mu_s = friction.coefficients(self, mu_k, mu_s)
-        cgeo = self.parameter("cgeo", cgeo, "m")
+        cgeo = self.parameter("cgeo", cgeo, "m", min=0)
         pressed = ac.fmax(self.fn, 0.0)
         fr = friction.modes(
             self,
@@ -139,7 +141,7 @@ class BearingFriction(ac.Component):
             self.support = self.connector("support", ac.RotFlange)
             housing = self.support.phi
             self.equations(self.support.tau == -self.tau)
-        peak = self.parameter("peak", peak, "1")
+        peak = self.parameter("peak", peak, "1", min=1)
         law = friction.tabulated(tau_pos, f"{self.full_name}.tau_pos")
         fr = friction.modes(self, self.w, self.sa, law, upper=peak * law(cs.SX(0.0)))
         self.mode = fr.mode

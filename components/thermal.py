@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import acausal as ac
 
-from .storage import warn_if_negative
-
 
 class HeatCapacitor(ac.Component):
     """Lumped thermal mass: ``C der(T) = port.Q``; ``T0`` fixes the initial temperature."""
@@ -18,8 +16,8 @@ class HeatCapacitor(ac.Component):
     def __init__(self, name: str, C: float = 1.0, T0: float | None = None) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        C = self.parameter("C", warn_if_negative(self, "C", C, "heat capacity"), "J/K")
-        T_start = None if T0 is None else self.parameter("T0", T0, "K")
+        C = self.parameter("C", C, "J/K", min=0)
+        T_start = None if T0 is None else self.parameter("T0", T0, "K", min=0)
         self.T = self.variable("T", start=T_start, fixed=T0 is not None, unit="K")
         self.der_T = self.variable("der_T", unit="K/s")
         self.equations(
@@ -49,7 +47,7 @@ class ThermalConductor(PartialElement):
 
     def __init__(self, name: str, G: float = 1.0) -> None:
         super().__init__(name)
-        self.equations(self.Q_flow == self.parameter("G", G, "W/K") * self.dT)
+        self.equations(self.Q_flow == self.parameter("G", G, "W/K", min=0) * self.dT)
 
 
 class ThermalResistor(PartialElement):
@@ -57,7 +55,7 @@ class ThermalResistor(PartialElement):
 
     def __init__(self, name: str, R: float = 1.0) -> None:
         super().__init__(name)
-        self.equations(self.dT == self.parameter("R", R, "K/W") * self.Q_flow)
+        self.equations(self.dT == self.parameter("R", R, "K/W", min=0) * self.Q_flow)
 
 
 class FixedTemperature(ac.Component):
@@ -66,7 +64,7 @@ class FixedTemperature(ac.Component):
     def __init__(self, name: str, T: float = 293.15) -> None:
         super().__init__(name)
         self.port = self.connector("port", ac.HeatPort)
-        self.equations(self.port.T == self.parameter("T", T, "K"))
+        self.equations(self.port.T == self.parameter("T", T, "K", min=0))
 
 
 class PrescribedTemperature(ac.Component):

@@ -37,7 +37,7 @@ class CoulombFriction(ac.Component):
             self.variable("v_rel", unit="m/s"),
         )
         self.f = self.variable("f", unit="N")
-        f_coulomb = self.parameter("f_coulomb", f_coulomb, "N")
+        f_coulomb = self.parameter("f_coulomb", f_coulomb, "N", min=0)
         self.equations(
             self.s_rel == self.flange_b.s - self.flange_a.s,
             self.v_rel == ac.der(self.s_rel),
@@ -45,10 +45,12 @@ class CoulombFriction(ac.Component):
             self.flange_a.f == -self.f,
         )
         if smooth:
-            v_smooth = self.parameter("v_smooth", v_smooth, "m/s")
+            v_smooth = self.parameter("v_smooth", v_smooth, "m/s", min=0)
             self.equations(self.f == f_coulomb * ac.tanh(self.v_rel / v_smooth))
             return
-        f_static = self.parameter("f_static", f_coulomb if f_static is None else f_static, "N")
+        f_static = self.parameter(
+            "f_static", f_coulomb if f_static is None else f_static, "N", min=0
+        )
         self.a_rel, self.sa = self.variable("a_rel", unit="m/s^2"), self.variable("sa", unit="1")
         fr = friction.modes(self, self.v_rel, self.sa, lambda v: f_coulomb, upper=f_static)
         self.mode = fr.mode
@@ -99,7 +101,7 @@ class SupportFriction(PartialFrictionOnSupport):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, use_support)
-        peak = self.parameter("peak", peak, "1")
+        peak = self.parameter("peak", peak, "1", min=1)
         law = friction.tabulated(f_pos, f"{self.full_name}.f_pos")
         fr = friction.modes(self, self.v, self.sa, law, upper=peak * law(cs.SX(0.0)))
         self.mode = fr.mode
@@ -127,7 +129,7 @@ class Brake(PartialFrictionOnSupport):
         super().__init__(name, use_support)
         self.fn = self.variable("fn", unit="N")
         mu, mu_s = friction.coefficients(self, mu_k, mu_s)
-        cgeo = self.parameter("cgeo", cgeo, "1")
+        cgeo = self.parameter("cgeo", cgeo, "1", min=0)
         static = mu_s * cgeo * self.fn
         fr = friction.modes(
             self, self.v, self.sa, lambda v: mu(v) * cgeo * self.fn, static, normal=self.fn

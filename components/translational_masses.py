@@ -9,7 +9,6 @@ import casadi as cs
 import acausal as ac
 
 from . import friction
-from .storage import warn_if_negative
 
 
 class PartialRigid(ac.Component):
@@ -21,8 +20,8 @@ class PartialRigid(ac.Component):
         super().__init__(name)
         self.flange_a = self.connector("flange_a", ac.Flange)
         self.flange_b = self.connector("flange_b", ac.Flange)
-        self.m = self.parameter("m", warn_if_negative(self, "m", m, "mass"), "kg")
-        self.L = self.parameter("L", L, "m")
+        self.m = self.parameter("m", m, "kg", min=0)
+        self.L = self.parameter("L", L, "m", min=0)
         s_start = None if s0 is None else self.parameter("s0", s0, "m")
         v_start = None if v0 is None else self.parameter("v0", v0, "m/s")
         self.s = self.variable("s", start=s_start, fixed=s0 is not None, unit="m")
@@ -129,10 +128,10 @@ class MassWithStopAndFriction(PartialRigid):
         super().__init__(name, m, L, s0, v0)
         lo = self.parameter("smin", smin, "m") + self.L / 2
         hi = self.parameter("smax", smax, "m") - self.L / 2
-        coulomb = self.parameter("F_Coulomb", F_Coulomb, "N")
-        prop = self.parameter("F_prop", F_prop, "N*s/m")
-        peak = self.parameter("F_Stribeck", F_Stribeck, "N")
-        fexp = self.parameter("fexp", fexp, "s/m")
+        coulomb = self.parameter("F_Coulomb", F_Coulomb, "N", min=0)
+        prop = self.parameter("F_prop", F_prop, "N*s/m", min=0)
+        peak = self.parameter("F_Stribeck", F_Stribeck, "N", min=0)
+        fexp = self.parameter("fexp", fexp, "s/m", min=0)
         self.f, self.sa = self.variable("f", unit="N"), self.variable("sa", unit="1")
         self.stopped = self.discrete("stopped", 0.0)
         fr = friction.modes(

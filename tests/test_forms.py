@@ -272,9 +272,9 @@ def test_fit_data_with_text_or_no_finite_sample_is_refused():
 
 
 def test_negative_storage_parameters_warn_with_the_components_name():
-    with pytest.warns(UserWarning, match=r"C1.C = -1e-06: a negative capacitance"):
+    with pytest.warns(ac.ParameterWarning, match=r"C1.C = -1e-06 is below its physical minimum 0"):
         el.Capacitor("C1", C=-1e-6)
-    with pytest.warns(UserWarning, match=r"m.m = -2: a negative mass"):
+    with pytest.warns(ac.ParameterWarning, match=r"m.m = -2 is below its physical minimum 0"):
         tr.Mass("m", m=-2.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
