@@ -18,8 +18,7 @@ class OnePort(ac.Component):
         super().__init__(name)
         self.p = self.connector("p", ac.Pin)
         self.n = self.connector("n", ac.Pin)
-        v_start = None if v0 is None else self.parameter("v0", v0, "V")
-        i_start = None if i0 is None else self.parameter("i0", i0, "A")
+        v_start, i_start = self.initial("v0", v0, "V"), self.initial("i0", i0, "A")
         self.v = self.variable("v", start=v_start, fixed=v0 is not None, unit="V")
         self.i = self.variable("i", start=i_start, fixed=i0 is not None, unit="A")
         self.equations(

@@ -258,10 +258,9 @@ class Motion(OneFlange):
     def __init__(self, name: str, start: float | None, use_support: bool) -> None:
         super().__init__(name, use_support)
         ax = self.axis
-        pos0 = f"{ax.position}0"
         position = self.variable(
             ax.position,
-            start=None if start is None else self.parameter(pos0, start, ax.position_unit),
+            start=self.initial(f"{ax.position}0", start, ax.position_unit),
             fixed=start is not None,
             unit=ax.position_unit,
         )

@@ -65,8 +65,7 @@ class World(ac.Component):
     def __init__(self, name: str, g: float = GRAVITY) -> None:
         super().__init__(name)
         self.frame_b = self.connector("frame_b", ac.Frame)
-        self.g = self.inner("g", g)
-        self.quantity(self.g).unit = "m/s^2"  # inner() takes no unit (yet)
+        self.g = self.inner("g", g, "m/s^2")
         self.P_frame_b = self.variable("P_frame_b", unit="W")
         self.equations(
             self.frame_b.x == 0,
@@ -127,8 +126,7 @@ class Body(ac.Component):
         rx, ry = self.parameter("r_cm_x", rx, "m"), self.parameter("r_cm_y", ry, "m")
         #: ``(m, I, r_cm_x, r_cm_y)``: numbers or expressions of the system's parameters
         self.inertia = (m, inertia, rx, ry)
-        g = self.gravity = self.outer("g", GRAVITY)
-        self.quantity(g).unit = "m/s^2"  # outer() takes no unit (yet)
+        g = self.gravity = self.outer("g", GRAVITY, "m/s^2")
         v = self.variable
         self.x_cm, self.y_cm = v("x_cm", unit="m"), v("y_cm", unit="m")
         self.vx_cm, self.vy_cm = v("vx_cm", unit="m/s"), v("vy_cm", unit="m/s")
@@ -210,7 +208,7 @@ class Revolute(ac.Component):
         )
         self.w = self.variable(
             "w",
-            start=None if w0 is None else self.parameter("w0", w0, "rad/s"),
+            start=self.initial("w0", w0, "rad/s"),
             fixed=w0 is not None,
             state_priority=state_priority,
             unit="rad/s",
@@ -279,7 +277,7 @@ class Prismatic(ac.Component):
         )
         self.v = self.variable(
             "v",
-            start=None if v0 is None else self.parameter("v0", v0, "m/s"),
+            start=self.initial("v0", v0, "m/s"),
             fixed=v0 is not None,
             state_priority=state_priority,
             unit="m/s",
@@ -367,7 +365,7 @@ class SliderCrank(ac.Component):
         self.crank_joint = Revolute(
             "crank_joint",
             phi0=theta if theta0 is not None else None,
-            w0=self.parameter("w0", w0, "rad/s") if w0 is not None else None,
+            w0=self.initial("w0", w0, "rad/s"),
             use_axis=True,
             state_priority=state_priority,
         )
