@@ -169,9 +169,6 @@ class TorqueStep(mech.StepEffort):
         super().__init__(name, step_torque, offset_torque, start_time, use_support)
 
 
-StepTorque = TorqueStep
-
-
 class SineTorque(mech.SineEffort):
     """``tau = offset + amplitude sin(2 pi f t + phase)`` (Modelica's Sine block names)."""
 

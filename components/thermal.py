@@ -89,11 +89,10 @@ class FixedHeatFlow(ac.Component):
         self.equations(self.port.Q == -self.parameter("Q_flow", Q_flow, "W"))
 
 
-class HeatFlow(ac.Component):
-    """Heat flow ``Q_flow`` (a signal) into the component at ``port``: ``port.Q = -Q_flow``.
-
-    Modelica's ``PrescribedHeatFlow`` (without the temperature-dependent part).
-    """
+class PrescribedHeatFlow(ac.Component):
+    """Heat flow ``Q_flow`` (a signal: number, expression of ``ac.time`` or samples
+    ``(t, y)``) into the component at ``port``: ``port.Q = -Q_flow`` (Modelica's, without
+    its temperature-dependent part)."""
 
     def __init__(self, name: str, Q_flow: object = 0.0) -> None:
         super().__init__(name)
@@ -103,6 +102,3 @@ class HeatFlow(ac.Component):
             self.Q_flow == ac.signal(Q_flow, f"{self.full_name}.Q_flow"),
             self.port.Q == -self.Q_flow,
         )
-
-
-PrescribedHeatFlow = HeatFlow

@@ -114,9 +114,6 @@ class ForceStep(mech.StepEffort):
         super().__init__(name, step_force, offset_force, start_time, use_support)
 
 
-StepForce = ForceStep
-
-
 class SineForce(mech.SineEffort):
     """``f = offset + amplitude sin(2 pi f t + phase)`` (Modelica's Sine block names)."""
 

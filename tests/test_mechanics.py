@@ -318,16 +318,16 @@ def test_heat_capacitor_cools_exponentially():
     assert np.max(np.abs(res["body.port.Q"] + G * (T - Tamb))) <= 1e-5
 
 
-@pytest.mark.parametrize("kind", ["HeatFlow", "FixedHeatFlow", "samples"])
+@pytest.mark.parametrize("kind", ["PrescribedHeatFlow", "FixedHeatFlow", "samples"])
 def test_heat_flow_source_heats_toward_steady_state(kind):
     C, R, Q, T0, Tamb = 5.0, 0.5, 20.0, 290.0, 290.0
     s = ac.System("heating")
-    if kind == "HeatFlow":
-        heater = th.HeatFlow("heater", Q_flow=Q)
+    if kind == "PrescribedHeatFlow":
+        heater = th.PrescribedHeatFlow("heater", Q_flow=Q)
     elif kind == "FixedHeatFlow":
         heater = th.FixedHeatFlow("heater", Q_flow=Q)
     else:
-        heater = th.HeatFlow("heater", Q_flow=([0.0, 10.0], [Q, Q]))
+        heater = th.PrescribedHeatFlow("heater", Q_flow=([0.0, 10.0], [Q, Q]))
     body = th.HeatCapacitor("body", C=C, T0=T0)
     wall = th.ThermalResistor("wall", R=R)
     ambient = th.FixedTemperature("ambient", T=Tamb)
