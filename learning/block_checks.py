@@ -55,6 +55,7 @@ class BlockReport:
     shares: dict[str, float] = field(default_factory=dict)  # component -> weight
     crossed: bool = False  # det J changes sign between output times
     finding: Finding | None = None
+    states: str = ""  # the state set it belongs to, for a run that switched sets
 
 
 def analysed_blocks(model: ac.Model) -> list[int]:
@@ -71,19 +72,68 @@ def check_blocks(
     laws: Collection[str] = (),
 ) -> list[BlockReport]:
     """A :class:`BlockReport` per analysed block (see the module docstring); ``laws`` names
-    the components with constitutive laws (their blocks get advice about laws)."""
+    the components with constitutive laws (their blocks get advice about laws).
+
+    A run that switched state sets (dynamic state selection) is checked piece by piece:
+    each state set's blocks along the times it was used, labelled with its states."""
+    pieces = [(model, None, None)] if result is None else state_set_pieces(model, result)
+    switching = bool(model.ir.alternatives)
+    simulated = (result is not None, failed)
+    reports = []
+    for part, t, columns in pieces:
+        label = f"the states {', '.join(part.states)}" if len(pieces) > 1 else ""
+        reports += _blocks(part, p, t, columns, simulated, samples, laws, switching, label)
+    return reports
+
+
+def state_set_pieces(
+    model: ac.Model, result: object
+) -> list[tuple[ac.Model, np.ndarray, np.ndarray]]:
+    """``(model of the state set, times, columns)`` for each piece of ``result`` between
+    state-set switches (one piece for a run that kept its states); ``columns`` as
+    :func:`trajectory_columns` gives them for that set's model."""
+    t = np.asarray(result.t, dtype=float)
+    switches = list(result.state_switches)
+    if not switches:
+        return [(model, t, trajectory_columns(model, result))]
+    models = {tuple(model.states): model}
+    others = iter(range(len(model.ir.alternatives)))
+
+    def model_with(states: tuple[str, ...]) -> ac.Model:
+        """The alternative with these states (each built once, on demand)."""
+        while states not in models:
+            other = model.with_states(next(others))
+            models[tuple(other.states)] = other
+        return models[states]
+
+    starts = [(t[0], tuple(model.states)), *switches]
+    pieces = []
+    for j, (t_on, states) in enumerate(starts):
+        t_off = starts[j + 1][0] if j + 1 < len(starts) else np.inf
+        rows = np.flatnonzero((t >= t_on) & (t < t_off))
+        if rows.size:
+            part = model_with(tuple(states))
+            pieces.append((part, t[rows], trajectory_columns(part, result)[:, rows]))
+    return pieces
+
+
+def _blocks(
+    model: ac.Model,
+    p: np.ndarray,
+    t: np.ndarray | None,
+    columns: np.ndarray | None,
+    simulated: tuple[bool, bool],
+    samples: int,
+    laws: Collection[str],
+    switching: bool,
+    label: str,
+) -> list[BlockReport]:
+    """The reports of ``model``'s blocks along times ``t`` (``columns``: the trajectory's
+    values there, or None); ``simulated`` is (was there a run, did it fail)."""
     ir = model.ir
     xs = model.dae.x  # the states, then the discrete modes (as a result holds them)
     ys = ir.syms(ir.algebraic)
     modes = cs.vertsplit(xs)[len(ir.states) :]
-    columns = None
-    if result is not None:
-        fun = cs.Function(
-            "values", [model.dae.x, model.dae.z, model.p, model.t], [model.dae.values]
-        )
-        n = len(result.t)
-        vals = fun.map(n)(result.x, result.z, result.p, np.asarray(result.t)[None, :]).full()
-        columns = np.vstack([np.asarray(result.x).reshape(-1, n), vals])
     candidates = mode_values(model, modes, p, columns)
     reports = []
     for k in analysed_blocks(model):
@@ -99,15 +149,29 @@ def check_blocks(
             [ir.equations[r].origin for r in block.equations],
             [model.describe(c) for c in block.unknowns],
             sorted({o for o in owners if o != "connections"}),
+            states=label,
         )
         jac_p = cs.substitute(jac, model.p, cs.DM(p))
         symbolic, sampled = _per_mode(rep, jac_p, xs, ys, columns, samples, model, candidates)
         if columns is not None:
-            _along(rep, jac, xs, ys, model, result, columns, owners, len(modes))
+            _along(rep, jac, xs, ys, model, (t, p), columns, owners, len(modes))
         lawful = bool(set(rep.components) & set(laws))
-        rep.finding = _verdict(rep, symbolic, sampled, result is not None, failed, lawful)
+        rep.finding = _verdict(rep, symbolic, sampled, *simulated, lawful, switching)
         reports.append(rep)
     return reports
+
+
+def trajectory_columns(model: ac.Model, result: object) -> np.ndarray:
+    """The states, the discrete modes and the algebraic columns (``model.ir``'s order), a
+    row each along ``result``: from its ``(x, z)`` when it ran ``model`` without switching,
+    else by name (a run that switched state sets keeps named values)."""
+    ir, n = model.ir, len(result.t)
+    if result.x is None or result.model is not model:
+        names = model.x_names + [ir.name(c) for c in ir.algebraic]
+        return np.vstack([np.asarray(result[name], dtype=float) for name in names])
+    fun = cs.Function("values", [model.dae.x, model.dae.z, model.p, model.t], [model.dae.values])
+    vals = fun.map(n)(result.x, result.z, result.p, np.asarray(result.t)[None, :]).full()
+    return np.vstack([np.asarray(result.x).reshape(-1, n), vals])
 
 
 def mode_values(
@@ -255,19 +319,20 @@ def _along(
     xs: cs.SX,
     ys: cs.SX,
     model: ac.Model,
-    result: object,
+    at: tuple[np.ndarray, np.ndarray],
     columns: np.ndarray,
     owners: list[str],
     n_modes: int = 0,
 ) -> None:
     """Singular values over time, and the culprits at the worst time; ``det J`` changing
     sign counts only between times with the same modes (the last ``n_modes`` rows of the
-    states in ``columns``)."""
+    states in ``columns``); ``at`` is (the times, the parameter values)."""
+    t, p = at
     fun = cs.Function("J", [xs, ys, model.p, model.t], [jac])
-    n_t = len(result.t)
+    n_t = len(t)
     nx = xs.numel()
     n = jac.size1()
-    out = fun.map(n_t)(columns[:nx], columns[nx:], result.p, np.asarray(result.t)[None, :])
+    out = fun.map(n_t)(columns[:nx], columns[nx:], p, np.asarray(t)[None, :])
     mats = np.asarray(out).reshape(n, n_t, n).transpose(1, 0, 2)
     finite = np.all(np.isfinite(mats), axis=(1, 2))
     if not finite.any():
@@ -277,7 +342,7 @@ def _along(
     w = int(np.argmin(ratio))
     rep.sigma_min = float(np.min(s[finite, -1]))
     rep.cond_max = float(1 / ratio[w]) if ratio[w] > 0 else float("inf")
-    rep.t_worst = float(result.t[w])
+    rep.t_worst = float(t[w])
     signs = np.sign(np.linalg.det(mats[finite]))
     held = np.round(columns[nx - n_modes : nx, finite], 6).T  # the modes at each time
     for combo in {tuple(row) for row in held}:
@@ -299,9 +364,14 @@ def _verdict(
     simulated: bool,
     failed: bool,
     lawful: bool,
+    switching: bool = False,
 ) -> Finding:
+    """The block's verdict; with ``switching`` (the model has other state sets) a zero of
+    ``det J`` the trajectory does not come near is where dynamic state selection continues
+    with other states: information, not a problem."""
     n = len(rep.equations)
-    where = f"block {rep.index} ({n} equation{'s' * (n > 1)}, {rep.kind}; components "
+    of = f" of {rep.states}" if rep.states else ""
+    where = f"block {rep.index}{of} ({n} equation{'s' * (n > 1)}, {rep.kind}; components "
     where += ", ".join(rep.components or ["none"]) + ")"
     det = f"det J = {rep.determinant}" if rep.determinant else "det J"
     data = {"block": rep.index}
@@ -347,8 +417,11 @@ def _verdict(
             "4.4), or give them states in between (small_capacitor=)"
         )
     if can or crossed or near:
-        bad = not simulated or failed or crossed or near
         text = f"{where}: {det}{zeros or ' can vanish'}{along}"
+        if switching and not (failed or crossed or near):
+            text += "; where it does, dynamic state selection continues with other states"
+            return Finding("block", "info", text, None, data)
+        bad = not simulated or failed or crossed or near
         if not bad:
             text += " (the trajectory stays away from it)"
         return Finding("block", "error" if bad else "warning", text, None, data, advice)

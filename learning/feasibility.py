@@ -23,11 +23,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 import acausal as ac
 from acausal.errors import ModelError, OptionError, unknown_name
+from solvers.time_scales import time_scales
 
 from .block_checks import BlockReport, check_blocks
 from .check_tools import Context, Finding
@@ -153,12 +155,40 @@ def check_feasibility(
     the sampled operating points, ``{"i": (-2, 2)}`` for every component with a variable
     ``i`` or ``{"Rx": {"i": (-2, 2)}}`` for one (default: +-2x the trajectory's range, at
     least +-1; +-10 without a trajectory); ``samples`` points per check. The trajectory is
-    ``simulate(system, t_end, dt)`` (``t_end`` defaults to 10); a failing simulation is
-    reported, and the trajectory up to shortly before the failure is used.
+    ``simulate(system, t_end, dt)``; without ``t_end`` and ``dt`` they follow the model's
+    time scales at the start (:mod:`solvers.time_scales`: five of its longest time
+    constant, three of its longest period or source period, after its last step; a
+    twentieth of its shortest scale). A failing simulation is reported, and the trajectory
+    up to shortly before the failure is used. Warnings raised on the way (a numpy overflow
+    on an unstable model, an event iteration that chatters, a doubtful state selection)
+    become findings of the report.
     ``small_capacitor``: a capacitance (at every nonlinear component), a list of component
     names (1e-6 each) or a mapping name -> capacitance; the modified system is checked.
     """
     _check_options(box, samples, simulate, t_start, t_end)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = _check(
+            system, t_end, dt, params, box, samples, simulate, small_capacitor, t_start, rtol, atol
+        )
+    report.findings.extend(_warning_findings(caught))
+    return report
+
+
+def _check(
+    system: ac.System,
+    t_end: float | None,
+    dt: float | None,
+    params: Mapping[str, float] | None,
+    box: Mapping | None,
+    samples: int,
+    simulate: bool,
+    small_capacitor: float | Mapping[str, float] | Sequence[str] | None,
+    t_start: float,
+    rtol: float,
+    atol: float,
+) -> FeasibilityReport:
+    """:func:`check_feasibility` once its options are checked."""
     findings: list[Finding] = []
     if small_capacitor is not None:
         if isinstance(small_capacitor, (int, float)):
@@ -177,15 +207,14 @@ def check_feasibility(
         )
     model, result, failed = None, None, False
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            model = ac.compile(system)
+        model = ac.compile(system)
     except ModelError as exc:
         findings.append(Finding("structure", "error", f"the model does not compile: {exc}"))
     values = _parameter_values(system, model, params)
-    t_end = DEFAULT_T_END if t_end is None else float(t_end)
+    t_end, dt, why = _grid(model, params, t_start, t_end, dt)
     if simulate and model is not None:
         result, failed, sim_finding = _simulate(model, t_start, t_end, dt, params, rtol, atol)
+        sim_finding.message += why
         findings.append(sim_finding)
     raw = {  # the components' own parameter symbols by name -> value
         q.sym.name(): values.get(q.name, q.value)
@@ -220,6 +249,50 @@ def check_feasibility(
         blocks = check_blocks(model, p, result, failed or not simulate, ctx.samples, laws)
     span = (float(result.t[0]), float(result.t[-1])) if result is not None else None
     return FeasibilityReport(system.name, components, blocks, findings, span, result)
+
+
+def _grid(
+    model: ac.Model | None,
+    params: Mapping[str, float] | None,
+    t_start: float,
+    t_end: float | None,
+    dt: float | None,
+) -> tuple[float, float | None, str]:
+    """``(t_end, dt, why)``: as given, else from the model's time scales at ``t_start``
+    (``why`` says which), else ``DEFAULT_T_END`` when they cannot be found (the model
+    does not initialize: the simulation reports why)."""
+    if (t_end is not None and dt is not None) or model is None:
+        return (DEFAULT_T_END if t_end is None else float(t_end)), dt, ""
+    try:
+        scales = time_scales(model, params, t_start)
+    except (ModelError, np.linalg.LinAlgError):
+        return (DEFAULT_T_END if t_end is None else float(t_end)), dt, ""
+    stop, step = scales.horizon(None if t_end is None else float(t_end))
+    what = "horizon and step" if t_end is None else "step"
+    return stop, (step if dt is None else dt), f"; {what} from the model: {scales.text()}"
+
+
+WARNING_CHECKS = {"RuntimeWarning": "numerics", "StateSelectionWarning": "structure"}
+
+
+def _warning_findings(caught: list[warnings.WarningMessage]) -> list[Finding]:
+    """One finding per distinct warning raised during the check, with its count."""
+    counts: dict[tuple[str, str], int] = {}
+    for w in caught:
+        text = str(w.message).strip()
+        if issubclass(w.category, RuntimeWarning):  # numpy's: say where
+            text += f" (in {Path(w.filename).name}, line {w.lineno})"
+        key = (w.category.__name__, text)
+        counts[key] = counts.get(key, 0) + 1
+    return [
+        Finding(
+            WARNING_CHECKS.get(category, "simulation"),
+            "warning",
+            f"{category}: {text}" + (f" ({n} times)" if n > 1 else ""),
+            data={"category": category, "count": n},
+        )
+        for (category, text), n in counts.items()
+    ]
 
 
 def _check_options(

@@ -16,6 +16,7 @@ from .integrate import Simulator
 from .progress import BatchProgress, Progress, ProgressOption
 from .result import Result
 from .simulate import as_model, initial_values, output_grid, simulate, simulator
+from .time_scales import TimeScales, time_scales
 
 __all__ = [
     "simulate",
@@ -27,6 +28,8 @@ __all__ = [
     "simulator",
     "initial_values",
     "z_start_values",
+    "time_scales",
+    "TimeScales",
     "simulate_many",
     "BatchResult",
     "BatchProgress",

@@ -57,7 +57,8 @@ def one(findings, check):
 
 # -- a negative resistor: Proposition 3.1 holds, dissipativity does not ----------------------
 def test_negative_resistor_in_rc_is_flagged_as_not_dissipative():
-    s = rc(el.Resistor("R1", R=-1.0))
+    with pytest.warns(ac.ParameterWarning, match="R1.R = -1"):  # and warned when made
+        s = rc(el.Resistor("R1", R=-1.0))
     report = ln.check_feasibility(s, t_end=3.0, dt=0.01)
     assert not report.ok
     assert {f.component for f in report.errors} == {"R1"}
@@ -323,6 +324,7 @@ def test_sympy_bridge_matches_casadi_and_proves_signs():
 
 
 # -- the command line's entry point -----------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::acausal.ParameterWarning")  # R = -1, meant
 def test_main_check_prints_the_report_and_returns_the_exit_code(tmp_path, capsys):
     model = tmp_path / "model.py"
     model.write_text(

@@ -21,6 +21,7 @@ from components import translational as tr
 pytestmark = [
     pytest.mark.filterwarnings("ignore::solvers.events.EventIterationWarning"),
     pytest.mark.filterwarnings("ignore:.*unconnected connectors:UserWarning"),
+    pytest.mark.filterwarnings("ignore::acausal.ParameterWarning"),  # the negative ones, meant
 ]
 DRIVE = 3.0 * ac.sin(2 * ac.time)
 
