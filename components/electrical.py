@@ -2,6 +2,10 @@
 
 A one-port has pins ``p`` and ``n``, voltage ``v = p.v - n.v`` and current ``i = p.i``
 flowing from ``p`` through the component to ``n``.
+
+Sensors (:class:`PotentialSensor`, :class:`VoltageSensor`, :class:`CurrentSensor`,
+:class:`PowerSensor`) give their reading as a variable (``res["Vm.v"]``), not a signal
+connector; a voltage sensor draws no current and a current sensor drops no voltage.
 """
 
 from __future__ import annotations
@@ -285,4 +289,55 @@ class EMF(ac.Component):
             self.w == ac.der(self.flange.phi),
             self.v == k * self.w,
             self.flange.tau == -k * self.i,
+        )
+
+
+class PotentialSensor(ac.Component):
+    """The potential ``phi = p.v`` of pin ``p`` (against ground); draws no current
+    (``p.i = 0``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.p = self.connector("p", ac.Pin)
+        self.phi = self.variable("phi", unit="V")
+        self.equations(self.p.i == 0, self.phi == self.p.v)
+
+
+class VoltageSensor(ac.Component):
+    """The voltage ``v = p.v - n.v``; draws no current (``p.i = n.i = 0``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
+        self.v = self.variable("v", unit="V")
+        self.equations(self.p.i == 0, self.n.i == 0, self.v == self.p.v - self.n.v)
+
+
+class CurrentSensor(ac.Component):
+    """The current ``i = p.i`` from ``p`` through the sensor to ``n``, with no voltage drop
+    (``p.v = n.v``, ``p.i + n.i = 0``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
+        self.i = self.variable("i", unit="A")
+        self.equations(self.p.v == self.n.v, self.p.i + self.n.i == 0, self.i == self.p.i)
+
+
+class PowerSensor(ac.Component):
+    """The power ``power = (pv.v - nv.v) pc.i``: a current path ``pc`` -> ``nc`` with no
+    voltage drop (``pc.v = nc.v``, ``pc.i + nc.i = 0``) in series with the load, and a
+    voltage path ``pv``, ``nv`` that draws no current (``pv.i = nv.i = 0``) across it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.pc, self.nc = self.connector("pc", ac.Pin), self.connector("nc", ac.Pin)
+        self.pv, self.nv = self.connector("pv", ac.Pin), self.connector("nv", ac.Pin)
+        self.power = self.variable("power", unit="W")
+        self.equations(
+            self.pc.v == self.nc.v,
+            self.pc.i + self.nc.i == 0,
+            self.pv.i == 0,
+            self.nv.i == 0,
+            self.power == (self.pv.v - self.nv.v) * self.pc.i,
         )

@@ -84,11 +84,16 @@ class Compliant(ac.Component):
 
     def relative_rate(self) -> cs.SX:
         """Declare ``<rate>_rel = der(<pos>_rel)`` and return it."""
-        name = f"{self.axis.rate}_rel"
-        rate = self.variable(name, unit=self.axis.rate_unit)
-        setattr(self, name, rate)
-        self.equations(rate == ac.der(self.rel))
-        return rate
+        return derivative(self, f"{self.axis.rate}_rel", self.rel, self.axis.rate_unit)
+
+
+def derivative(comp: ac.Component, name: str, x: cs.SX, unit: str) -> cs.SX:
+    """Declare the variable ``name = der(x)`` of ``comp`` in ``unit`` (also its attribute
+    ``name``) and return it."""
+    rate = comp.variable(name, unit=unit)
+    setattr(comp, name, rate)
+    comp.equations(rate == ac.der(x))
+    return rate
 
 
 class LinearSpring(Compliant):

@@ -12,6 +12,11 @@ The friction elements (:class:`CoulombFriction`, :class:`Clutch`, :class:`OneWay
 :class:`BearingFriction`) are written in :mod:`components.rotational_friction` and imported
 here; their modes are :mod:`components.friction`'s. :class:`Brake` is a clutch against the
 housing.
+
+Sensors (:class:`AngleSensor`, :class:`SpeedSensor`, :class:`AccSensor`,
+:class:`RelAngleSensor`, :class:`RelSpeedSensor`, :class:`TorqueSensor`, written once for
+both 1-D domains in :mod:`components.sensors1d`) give their reading as a variable
+(``res["ws.w"]``), not a signal connector.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import casadi as cs
 import acausal as ac
 
 from . import mechanics1d as mech
+from . import sensors1d as sensors
 from .rotational_friction import BearingFriction as BearingFriction
 from .rotational_friction import Clutch as Clutch
 from .rotational_friction import CoulombFriction as CoulombFriction
@@ -228,6 +234,45 @@ class ConstantSpeed(mech.ConstantSpeed):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, w_fixed, phi0, use_support)
+
+
+class AngleSensor(sensors.PositionSensor):
+    """Absolute angle ``phi = flange.phi``; takes no torque (``flange.tau = 0``)."""
+
+    axis = mech.ROTATIONAL
+
+
+class SpeedSensor(sensors.SpeedSensor):
+    """Absolute angular speed ``w = der(flange.phi)``; takes no torque."""
+
+    axis = mech.ROTATIONAL
+
+
+class AccSensor(sensors.AccSensor):
+    """Absolute angular acceleration ``a = der(w)``, ``w = der(flange.phi)``; takes no
+    torque."""
+
+    axis = mech.ROTATIONAL
+
+
+class RelAngleSensor(sensors.RelPositionSensor):
+    """Relative angle ``phi_rel = flange_b.phi - flange_a.phi``; takes no torque."""
+
+    axis = mech.ROTATIONAL
+
+
+class RelSpeedSensor(sensors.RelSpeedSensor):
+    """Relative angular speed ``w_rel = der(phi_rel)``, ``phi_rel = flange_b.phi -
+    flange_a.phi``; takes no torque."""
+
+    axis = mech.ROTATIONAL
+
+
+class TorqueSensor(sensors.FlowSensor):
+    """The torque ``tau = flange_a.tau`` transmitted from ``flange_a`` to ``flange_b``, a
+    rigid link: ``flange_a.phi = flange_b.phi``, ``flange_a.tau + flange_b.tau = 0``."""
+
+    axis = mech.ROTATIONAL
 
 
 class Brake(ac.Component):

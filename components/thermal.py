@@ -2,7 +2,10 @@
 
 Connector :data:`ac.HeatPort`: temperature ``T`` (potential, K) and heat flow rate ``Q``
 (flow, W, positive into the component). Two-port elements have ``port_a`` and ``port_b``;
-one-port elements (capacitor, sources) have ``port``.
+one-port elements (capacitor, sources, :class:`TemperatureSensor`) have ``port``.
+
+Sensors give their reading as a variable (``res["Ts.T"]``): a temperature sensor takes no
+heat, a :class:`HeatFlowSensor` has no temperature drop.
 """
 
 from __future__ import annotations
@@ -101,4 +104,47 @@ class PrescribedHeatFlow(ac.Component):
         self.equations(
             self.Q_flow == ac.signal(Q_flow, f"{self.full_name}.Q_flow"),
             self.port.Q == -self.Q_flow,
+        )
+
+
+class TemperatureSensor(ac.Component):
+    """The absolute temperature ``T = port.T``; takes no heat (``port.Q = 0``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.port = self.connector("port", ac.HeatPort)
+        self.T = self.variable("T", unit="K")
+        self.equations(self.port.Q == 0, self.T == self.port.T)
+
+
+class RelTemperatureSensor(ac.Component):
+    """The temperature difference ``T_rel = port_a.T - port_b.T``; takes no heat
+    (``port_a.Q = port_b.Q = 0``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.port_a = self.connector("port_a", ac.HeatPort)
+        self.port_b = self.connector("port_b", ac.HeatPort)
+        self.T_rel = self.variable("T_rel", unit="K")
+        self.equations(
+            self.port_a.Q == 0,
+            self.port_b.Q == 0,
+            self.T_rel == self.port_a.T - self.port_b.T,
+        )
+
+
+class HeatFlowSensor(ac.Component):
+    """The heat flow rate ``Q_flow = port_a.Q`` from ``port_a`` through the sensor to
+    ``port_b``, with no temperature drop (``port_a.T = port_b.T``, ``port_a.Q + port_b.Q =
+    0``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.port_a = self.connector("port_a", ac.HeatPort)
+        self.port_b = self.connector("port_b", ac.HeatPort)
+        self.Q_flow = self.variable("Q_flow", unit="W")
+        self.equations(
+            self.port_a.T == self.port_b.T,
+            self.port_a.Q + self.port_b.Q == 0,
+            self.Q_flow == self.port_a.Q,
         )

@@ -13,11 +13,17 @@ written in :mod:`components.translational_masses`, the friction elements
 (:class:`CoulombFriction`, :class:`SupportFriction`, :class:`Brake`) in
 :mod:`components.translational_friction`; their modes are :mod:`components.friction`'s.
 All are imported here.
+
+Sensors (:class:`PositionSensor`, :class:`SpeedSensor`, :class:`AccSensor`,
+:class:`RelPositionSensor`, :class:`RelSpeedSensor`, :class:`ForceSensor`, written once for
+both 1-D domains in :mod:`components.sensors1d`) give their reading as a variable
+(``res["vs.v"]``), not a signal connector.
 """
 
 from __future__ import annotations
 
 from . import mechanics1d as mech
+from . import sensors1d as sensors
 from .translational_friction import Brake as Brake
 from .translational_friction import CoulombFriction as CoulombFriction
 from .translational_friction import PartialFrictionOnSupport as PartialFrictionOnSupport
@@ -173,3 +179,41 @@ class ConstantSpeed(mech.ConstantSpeed):
         use_support: bool = False,
     ) -> None:
         super().__init__(name, v_fixed, s0, use_support)
+
+
+class PositionSensor(sensors.PositionSensor):
+    """Absolute position ``s = flange.s``; takes no force (``flange.f = 0``)."""
+
+    axis = mech.TRANSLATIONAL
+
+
+class SpeedSensor(sensors.SpeedSensor):
+    """Absolute speed ``v = der(flange.s)``; takes no force."""
+
+    axis = mech.TRANSLATIONAL
+
+
+class AccSensor(sensors.AccSensor):
+    """Absolute acceleration ``a = der(v)``, ``v = der(flange.s)``; takes no force."""
+
+    axis = mech.TRANSLATIONAL
+
+
+class RelPositionSensor(sensors.RelPositionSensor):
+    """Relative position ``s_rel = flange_b.s - flange_a.s``; takes no force."""
+
+    axis = mech.TRANSLATIONAL
+
+
+class RelSpeedSensor(sensors.RelSpeedSensor):
+    """Relative speed ``v_rel = der(s_rel)``, ``s_rel = flange_b.s - flange_a.s``; takes no
+    force."""
+
+    axis = mech.TRANSLATIONAL
+
+
+class ForceSensor(sensors.FlowSensor):
+    """The force ``f = flange_a.f`` transmitted from ``flange_a`` to ``flange_b``, a rigid
+    link: ``flange_a.s = flange_b.s``, ``flange_a.f + flange_b.f = 0``."""
+
+    axis = mech.TRANSLATIONAL
