@@ -16,6 +16,7 @@ import acausal as ac
 import learning as ln
 from components import electrical as el
 from components import translational as tr
+from examples.ladders import rc_ladder
 from solvers.time_scales import MAX_POINTS, time_scales
 
 from . import mechanisms as mech
@@ -125,3 +126,22 @@ def test_the_grid_is_capped_for_a_stiff_model():
     system = rc(el.SineVoltage("V", V=1.0, f=1.0), R=1.0, C=1e-6)
     t_end, dt = time_scales(ac.compile(system)).horizon()
     assert t_end == pytest.approx(3.0) and round(t_end / dt) + 1 == MAX_POINTS
+
+
+def test_a_ladder_of_component_arrays_is_checked_element_by_element():
+    """Five RC sections made with Component.array: each instance is checked as itself; the
+    horizon covers the ladder's slowest mode (its eigenvalues are those of the tridiagonal
+    matrix of the sections: checked against numpy's), and R3 made negative is named."""
+    n = 5
+    system = rc_ladder(n, arrays=True, start_time=0.1)
+    scales = time_scales(ac.compile(system))
+    # C v' = K v with K tridiagonal (the conductances n between sections, the last open)
+    K = np.diag([-2.0 * n] * (n - 1) + [-1.0 * n]) + np.diag([n] * (n - 1), 1)
+    K += np.diag([n] * (n - 1), -1)
+    exact = np.sort(np.linalg.eigvals(K / (1.0 / n)).real)
+    assert np.sort([v.real for v in scales.eigenvalues]) == pytest.approx(exact, rel=1e-9)
+    report = ln.check_feasibility(system)
+    assert report.ok and {f"R{k}" for k in range(1, n + 1)} <= set(report.components)
+    assert report.t[1] == pytest.approx(0.1 + 5 / abs(exact[-1]), rel=1e-9)
+    bad = ln.check_feasibility(system, params={"R3.R": -0.2})
+    assert ("dissipativity", "R3") in {(f.check, f.component) for f in bad.errors}
