@@ -204,6 +204,8 @@ class IdealDiode(OnePort):
     A path parameter ``s`` (current when on, voltage when off) and the relation
     ``off = s < 0`` give ``v = s (off ? 1 : Ron) + Vknee``, ``i = s (off ? Goff : 1) + Goff
     Vknee``; ``s`` is continuous across a switch, located as an event when it changes sign.
+    ``s`` declares no unit (a current when on, a voltage when off), so ``ac.check_units``
+    leaves it unchecked and checks the equations around it.
     """
 
     def __init__(
@@ -213,7 +215,7 @@ class IdealDiode(OnePort):
         Ron = self.parameter("Ron", Ron, "Ohm", min=0)
         Goff = self.parameter("Goff", Goff, "S", min=0)
         Vknee = self.parameter("Vknee", Vknee, "V", min=0)
-        self.s = self.variable("s", unit="1")
+        self.s = self.variable("s")
         self.off = self.relation(self.s < 0, "off")
         off = self.off > 0.5
         self.equations(
@@ -227,7 +229,8 @@ class IdealSwitch(OnePort):
     closed (resistance ``Ron``) while ``control > 0.5``, open (conductance ``Goff``)
     otherwise; it switches, with event location, when the control crosses 0.5. A number
     is the parameter ``control`` (a switch held open or closed, changeable by
-    ``simulate(params=)``)."""
+    ``simulate(params=)``). Its path parameter ``s`` declares no unit, as the
+    :class:`IdealDiode`'s."""
 
     def __init__(
         self, name: str, control: object = 0.0, Ron: float = 1e-5, Goff: float = 1e-5
@@ -238,7 +241,7 @@ class IdealSwitch(OnePort):
         if isinstance(control, (int, float)) and not isinstance(control, bool):
             control = self.parameter("control", control, "1")
         signal = ac.signal(control, f"{self.full_name}.control")
-        self.s = self.variable("s", unit="1")
+        self.s = self.variable("s")
         self.off = self.relation(signal <= 0.5, "off", start=True)
         off = self.off > 0.5
         self.equations(

@@ -137,6 +137,15 @@ def modes(
     return Modes(mode, locked, direction, direction * law(ac.fmax(direction * v, 0.0)))
 
 
+def path_parameter(comp: ac.Component) -> cs.SX:
+    """Declare the path parameter ``sa`` of friction element or hard stop ``comp``: the
+    relative acceleration while it moves, the holding force (torque) while it is stuck.
+    Its unit depends on the mode, so it declares none (Modelica declares ``"1"`` and
+    multiplies by unit constants, which have no counterpart here): ``ac.check_units``
+    leaves it unchecked and checks the equations around it."""
+    return comp.variable("sa")
+
+
 def stribeck(
     coulomb: cs.SX | float,
     prop: cs.SX | float = 0.0,

@@ -31,7 +31,7 @@ class PartialFrictionBetweenFlanges(ac.Component):
         )
         if stick_slip:
             self.a_rel = self.variable("a_rel", unit="rad/s^2")
-            self.sa = self.variable("sa", unit="1")
+            self.sa = friction.path_parameter(self)
             self.equations(self.a_rel == ac.der(self.w_rel))
 
 
@@ -135,7 +135,7 @@ class BearingFriction(ac.Component):
         self.flange_b = self.connector("flange_b", ac.RotFlange)
         self.phi, self.w = self.variable("phi", unit="rad"), self.variable("w", unit="rad/s")
         self.a, self.tau = self.variable("a", unit="rad/s^2"), self.variable("tau", unit="N*m")
-        self.sa = self.variable("sa", unit="1")
+        self.sa = friction.path_parameter(self)
         housing: cs.SX | float = 0.0
         if use_support:
             self.support = self.connector("support", ac.RotFlange)

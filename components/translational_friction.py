@@ -51,7 +51,7 @@ class CoulombFriction(ac.Component):
         f_static = self.parameter(
             "f_static", f_coulomb if f_static is None else f_static, "N", min=0
         )
-        self.a_rel, self.sa = self.variable("a_rel", unit="m/s^2"), self.variable("sa", unit="1")
+        self.a_rel, self.sa = self.variable("a_rel", unit="m/s^2"), friction.path_parameter(self)
         fr = friction.modes(self, self.v_rel, self.sa, lambda v: f_coulomb, upper=f_static)
         self.mode = fr.mode
         self.equations(
@@ -74,7 +74,7 @@ class PartialFrictionOnSupport(ac.Component):
         housing: cs.SX | float = 0.0
         self.s, self.v = self.variable("s", unit="m"), self.variable("v", unit="m/s")
         self.a, self.f = self.variable("a", unit="m/s^2"), self.variable("f", unit="N")
-        self.sa = self.variable("sa", unit="1")
+        self.sa = friction.path_parameter(self)
         if use_support:
             self.support = self.connector("support", ac.Flange)
             housing = self.support.s

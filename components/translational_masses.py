@@ -76,7 +76,7 @@ class MassWithStop(PartialRigid):
     ) -> None:
         super().__init__(name, m, L, s0, v0)
         lo, hi = self.parameter("smin", smin, "m"), self.parameter("smax", smax, "m")
-        self.sa, self.f_stop = self.variable("sa", unit="1"), self.variable("f_stop", unit="N")
+        self.sa, self.f_stop = friction.path_parameter(self), self.variable("f_stop", unit="N")
         self.mode = self.discrete("mode", 0.0)
         free = ac.fabs(self.mode) < 0.5
         self.equations(
@@ -131,7 +131,7 @@ class MassWithStopAndFriction(PartialRigid):
         prop = self.parameter("F_prop", F_prop, "N*s/m", min=0)
         peak = self.parameter("F_Stribeck", F_Stribeck, "N", min=0)
         fexp = self.parameter("fexp", fexp, "s/m", min=0)
-        self.f, self.sa = self.variable("f", unit="N"), self.variable("sa", unit="1")
+        self.f, self.sa = self.variable("f", unit="N"), friction.path_parameter(self)
         self.stopped = self.discrete("stopped", 0.0)
         fr = friction.modes(
             self,
