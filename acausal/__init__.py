@@ -49,6 +49,7 @@ from .symbols import (
     time,
 )
 from .system import System
+from .unit_check import UnitFinding, UnitReport, check_units
 
 __all__ = [
     "structure",
@@ -66,6 +67,9 @@ __all__ = [
     "flatten",
     "Model",
     "compile",
+    "check_units",
+    "UnitReport",
+    "UnitFinding",
     "ModelError",
     "ConnectError",
     "EquationError",

@@ -42,6 +42,7 @@ def registry() -> pint.UnitRegistry:
 
         reg = pint.UnitRegistry()
         reg.define("Ohm = ohm")  # Modelica's spelling; prefixes work: kOhm, MOhm
+        reg.formatter.default_sort_func = None  # units shown in the order written: N*m/s
         _REGISTRY = reg
     return _REGISTRY
 

@@ -6,7 +6,7 @@ runs the learning package's feasibility report; nothing imports it.
     acausal simulate model.py --t-end 10 --out result.csv [--dt 0.01] [--param R1.R=2]
                               [--vars C1.v,R1.i] [--plot result.png] [--rtol 1e-6] [--atol 1e-8]
     acausal blt model.py
-    acausal check model.py [--feasibility]
+    acausal check model.py [--feasibility | --units]
 
 A model file is a Python file that defines a module-level ``system`` (an ``acausal.System``)
 or a function ``build()`` returning one. A mistake in the model or the options is printed
@@ -162,7 +162,9 @@ def cmd_blt(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Print a structural report; a structural error propagates as a ModelError (exit 1).
     With ``--feasibility``, the learning package's feasibility report (exit 1 if it finds
-    a problem)."""
+    a problem); with ``--units``, the unit-consistency report (exit 1 if units disagree)."""
+    if args.units:
+        return main_units(args.file)
     if args.feasibility:
         return main_check(args.file, t_end=args.t_end, dt=args.dt)
     system = load_system(args.file)
@@ -186,6 +188,14 @@ def main_check(
     report = check_feasibility(
         load_system(path), t_end=t_end, dt=dt, params=params, small_capacitor=small_capacitor
     )
+    print(report)
+    return 0 if report.ok else 1
+
+
+def main_units(path: str | Path) -> int:
+    """``acausal check --units FILE.py``: print :func:`acausal.check_units`'s report on the
+    file's system; returns the exit code (0 consistent, 1 units disagree)."""
+    report = ac.check_units(load_system(path))
     print(report)
     return 0 if report.ok else 1
 
@@ -258,6 +268,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check each component's constitutive equations (Proposition 3.1), the BLT "
         "blocks along a simulated trajectory and dissipativity",
+    )
+    check.add_argument(
+        "--units",
+        action="store_true",
+        help="check that each component's equations, start values and connections agree "
+        "with the declared units",
     )
     check.add_argument("--t-end", type=float, default=None, help="trajectory length")
     check.add_argument("--dt", type=float, default=None, help="trajectory output step")
