@@ -24,6 +24,7 @@ from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
+from .structure.naming import aliases_of_declared
 from .symbols import check_value, derivative_name, vstack
 from .system import System
 from .table import Table
@@ -70,8 +71,10 @@ class Model(PicklesWithCasadi):
 
     @property
     def states(self) -> list[str]:
-        """The continuous states (the discrete modes are :attr:`modes`)."""
-        return [self.ir.name(c) for c in self.ir.states]
+        """The continuous states (the discrete modes are :attr:`modes`), each named by the
+        variable the user declared where a state is a derivative one equals: a revolute
+        joint's ``w`` (``w == der(phi)``), not ``der(phi)`` (:mod:`.structure.naming`)."""
+        return [self.ir.label(c) for c in self.ir.states]
 
     @property
     def modes(self) -> list[str]:
@@ -96,7 +99,7 @@ class Model(PicklesWithCasadi):
 
     @property
     def algebraic(self) -> list[str]:
-        return [self.ir.name(c) for c in self.ir.algebraic]
+        return [self.ir.label(c) for c in self.ir.algebraic]
 
     @property
     def index(self) -> int:
@@ -105,7 +108,7 @@ class Model(PicklesWithCasadi):
 
     @property
     def dummy_derivatives(self) -> list[str]:
-        return sorted(self.ir.name(c) for c in self.ir.dummies)
+        return sorted(self.ir.label(c) for c in self.ir.dummies)
 
     def with_states(self, k: int) -> Model:
         """This model with the ``k``-th alternative choice of states (``ir.alternatives``,
@@ -197,9 +200,9 @@ class Model(PicklesWithCasadi):
         return display_name(sym.name(), self.flat.keys)
 
     def describe(self, col: Col) -> str:
-        """An unknown column by name, with the aliases merged into it."""
-        name = self.ir.name(col)
-        return describe_unknown(self.reduced, name) if col[1] == 0 else name
+        """An unknown column by the name reported (:meth:`IndexReduced.label`), with the
+        aliases merged into it."""
+        return describe_unknown(self.reduced, self.ir.label(col))
 
     def summary(self) -> str:
         return (
@@ -316,24 +319,27 @@ def _with_events(
     one round of updates of the whole state (re-initialized states, new modes) in terms of
     (x, z, p, t); a relation's mode keeps its value in the updates (the solver sets it from
     its crossing's side). A re-initialized variable is mapped through alias elimination onto its
-    representative, which must be a state."""
+    representative, which must be a state or name one (a speed ``w`` reported as the state
+    ``der(phi)`` it equals: :meth:`IndexReduced.label`)."""
     red = ir.reduced
     flat = red.flat
+    column = {ir.label(c): ir.name(c) for c in ir.states}  # a state by its reported name
     rules: dict[str, cs.SX] = {}
     for ev in flat.events:
         for q, rule in ev.updates:
             sign, root, const = red.eliminated.get(q, (1.0, q, 0.0))
             if root is None:
                 raise EquationError(f"an event re-initializes {q}, which is a constant")
+            root = column.get(root, root)
             if root in rules:
                 raise EquationError(f"two events update {q}; merge them")
             rules[root] = (rule - const) / sign
-    states = [ir.name(c) for c in ir.states]
+    states = list(column.values())
     for q in rules:
-        if flat.symbols[q].kind == "variable" and q not in states:
+        if q not in states and q not in flat.discretes:
             raise EquationError(
                 f"an event re-initializes {q}, but index reduction made it algebraic; "
-                f"re-initialize one of the states: {', '.join(states)}"
+                f"re-initialize one of the states: {', '.join(column)}"
             )
     crossings = [c for ev in flat.events for c in ev.crossings]
     mode_of = {q: k for k, q in enumerate(flat.discretes)}
@@ -396,7 +402,8 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     column = {ir.name(c): k for k, c in enumerate((*ir.states, *ir.algebraic))}
     column |= {q: len(column) + k for k, q in enumerate(flat.discretes)}  # modes: themselves
     # every name with the variable it is: the variables, exposed connectors' names of
-    # hierarchical components, the derivatives of the chains, the discrete modes
+    # hierarchical components, the derivatives of the chains and of the variables declared
+    # equal to a derivative (.structure.naming), the discrete modes
     derivs = [q for chain in ir.chains for q in chain[1:]]
     names = [*flat.variables, *flat.aliases, *derivs]
     of = [*flat.variables, *flat.aliases.values(), *derivs]
@@ -414,6 +421,13 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
         if target is None or target in column:
             names.append(sym.name)
             signs.append(sign)
+            roots.append(target)
+            offsets.append(0.0)
+    for name, target in aliases_of_declared(ir.declared, ir.chains):  # der(w) = der(der(x))
+        if name not in known:
+            known.add(name)
+            names.append(name)
+            signs.append(1.0)
             roots.append(target)
             offsets.append(0.0)
     names += flat.discretes

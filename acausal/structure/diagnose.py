@@ -145,7 +145,7 @@ def explain_block(ir: IndexReduced, k: int, block: Block, jac: np.ndarray, where
     its Jacobian ``jac`` leaves undetermined (the null vector's support), and what to do
     (:func:`block_advice`)."""
     red = ir.reduced
-    names = [describe_unknown(red, ir.name(c)) if c[1] == 0 else ir.name(c) for c in block.unknowns]
+    names = [describe_unknown(red, ir.label(c)) for c in block.unknowns]
     finite = bool(np.all(np.isfinite(jac)))
     reason = "its Jacobian is singular" if finite else "its Jacobian is not finite"
     text = [f"block {k} is singular {where} ({reason}):"]
@@ -177,7 +177,7 @@ def block_advice(ir: IndexReduced, block: Block, involved: Sequence[Col]) -> str
     if not demoted or not _nonlinear(ir, block):
         return GENERIC_ADVICE
     red = ir.reduced
-    states = [ir.name(c) for c in ir.states]
+    states = [ir.label(c) for c in ir.states]
     coords = list(dict.fromkeys(ir.chains[v][0] for v, _ in demoted))
     loose = sorted({c[0] for c in involved if c in demoted}) or sorted({v for v, _ in demoted})
     asked = [v for v in loose if class_priority(red, red.unknowns[v]) > 0] or loose

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import NamedTuple
 
 import casadi as cs
@@ -41,12 +42,13 @@ import scipy.sparse as sp
 from ..errors import StateSelectionWarning, StructureError
 from ..flatten import FlatEquation, Symbol
 from ..symbols import derivative_name, vstack
-from ..table import SymbolTable
+from ..table import SymbolTable, Table
 from .algorithms import Col, StructuralFailure, pantelides, states_and_algebraic
 from .alias import Reduced
 from .diagnose import explain_singular
 from .dummies import Choice
 from .graph import incidence, match
+from .naming import declared_derivatives, state_labels
 from .selection import select_states, tie_names
 
 
@@ -83,6 +85,20 @@ class IndexReduced:
     # other choices a run may switch to when this one gets singular (dynamic state selection)
     alternatives: tuple[tuple[Choice, ...], ...] = ()
     incidence: tuple[frozenset[Col], ...] = ()  # each equation's columns
+    # der^o(x) -> the unknowns a component declared equal to it, best first (.naming)
+    declared: Table = field(default_factory=Table)
+
+    @cached_property
+    def labels(self) -> Table:
+        """``{column name: the name reported}`` where a state ``der(x)`` is reported by the
+        variable declared equal to it (:mod:`.naming`); the other columns keep their names."""
+        return state_labels(self.chains, self.states, self.declared)
+
+    def label(self, col: Col) -> str:
+        """The name a person reads for column ``col``: :meth:`name`, or the declared
+        variable's where the state is a derivative that one equals (:attr:`labels`)."""
+        name = self.chains[col[0]][col[1]]
+        return self.labels.get(name, name)
 
     @property
     def state_ties(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -122,12 +138,12 @@ class IndexReduced:
             f"{state_counts(len(self.states), len(self.reduced.flat.discretes))}, "
             f"{len(self.algebraic)} algebraic unknowns"
         ]
-        lines.append("  continuous states: " + ", ".join(self.name(c) for c in self.states))
+        lines.append("  continuous states: " + ", ".join(self.label(c) for c in self.states))
         if self.reduced.flat.discretes:
             lines.append("  discrete modes: " + ", ".join(self.reduced.flat.discretes))
-        lines.append("  algebraic: " + ", ".join(self.name(c) for c in self.algebraic))
+        lines.append("  algebraic: " + ", ".join(self.label(c) for c in self.algebraic))
         lines.append(
-            "  dummy derivatives: " + ", ".join(sorted(self.name(c) for c in self.dummies))
+            "  dummy derivatives: " + ", ".join(sorted(self.label(c) for c in self.dummies))
         )
         lines += [f"  tie: {k} kept over {', '.join(v)}" for k, v in self.state_ties]
         lines += [f"  note: {text}" for text in self.notes]
@@ -163,6 +179,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
     held, bounds = inc.indices.tolist(), inc.indptr.tolist()
     rows: list[set[Col]] = [{cols[c] for c in held[a:b]} for a, b in zip(bounds, bounds[1:])]
     _check_nonsingular(red, rows)
+    declared = declared_derivatives(red, rows, chains)
     eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
     structural = list(rows)
@@ -211,6 +228,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         notes,
         alternatives,
         result.rows,
+        declared,
     )
 
 
