@@ -1,7 +1,7 @@
 """Numerics for compiled models: consistent initialization, IDAS, forward sensitivities."""
 
 from .batch import BatchResult, simulate_many
-from .designs import grid_design, sample_design, tolerance_ranges
+from .designs import Normal, TruncatedNormal, Uniform, grid_design, sample_design, tolerance_ranges
 from .executors import (
     Shared,
     TaskFailure,
@@ -36,6 +36,9 @@ __all__ = [
     "grid_design",
     "sample_design",
     "tolerance_ranges",
+    "Uniform",
+    "Normal",
+    "TruncatedNormal",
     "TaskFailure",
     "available_cores",
     "run_tasks",
