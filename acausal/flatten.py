@@ -32,6 +32,7 @@ from .printing import infix
 from .symbols import Quantity, as_sx, derivative_name, split_derivative, time, vstack
 from .system import System
 from .table import SymbolTable, Table
+from .units import derivative_unit
 
 
 def display_name(name: str, keys: Mapping[str, str]) -> str:
@@ -67,7 +68,8 @@ class Symbol(NamedTuple):
     ``kind``: ``"variable"``, ``"parameter"``, ``"discrete"`` or ``"derivative"`` (then
     ``base`` and ``order``); ``component``: the declaring component; ``role``:
     ``"potential"``/``"flow"`` for a connector's variable; ``start`` an expression of
-    parameters (or a number), a guess unless ``fixed``; ``value`` a parameter's value.
+    parameters (or a number), a guess unless ``fixed``; ``value`` a parameter's value;
+    ``unit`` the declared unit (``""`` if none; a derivative's is ``unit(base)/s^order``).
     """
 
     name: str
@@ -81,6 +83,7 @@ class Symbol(NamedTuple):
     state_priority: int = 0
     base: str = ""
     order: int = 0
+    unit: str = ""
 
     @property
     def is_constant(self) -> bool:
@@ -400,14 +403,17 @@ def flatten(system: System) -> FlatDAE:
             q.fixed,
             q.value,
             q.state_priority,
+            unit=q.unit,
         )
         kinds[q.kind].append(name)
     for name in ren.derivatives:
         base, order = split_derivative(name)
         if symbols[base].is_constant:
             raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
-        owner = symbols[base].component
-        symbols[name] = Symbol(name, "derivative", syms[name], owner, base=base, order=order)
+        owner, unit = symbols[base].component, derivative_unit(symbols[base].unit, order)
+        symbols[name] = Symbol(
+            name, "derivative", syms[name], owner, base=base, order=order, unit=unit
+        )
     derivatives = cs.vertcat(cs.SX(0, 1), *[syms[n] for n in ren.derivatives])
     table = SymbolTable(symbols, vstack([known, derivatives]))  # (stacked apart: faster)
     declared_names = Table(ren.full)

@@ -10,6 +10,7 @@ import time as _time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 
 import casadi as cs
 import numpy as np
@@ -25,9 +26,10 @@ from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
 from .structure.naming import aliases_of_declared
-from .symbols import check_value, derivative_name, vstack
+from .symbols import check_value, derivative_name, split_derivative, vstack
 from .system import System
 from .table import Table
+from .units import derivative_unit
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +135,28 @@ class Model(PicklesWithCasadi):
     def start(self, col: Col) -> Start | None:
         return self.reduced.starts.get(self.ir.name(col)) if col[1] == 0 else None
 
+    @cached_property
+    def units(self) -> Table:
+        """The unit of every name a result has (:attr:`names`: variables, aliases,
+        derivatives, modes) and of every parameter, as declared (``""`` where none was):
+        ``{"C1.v": "V", "der(C1.v)": "V/s", "C1.C": "F", ...}``; the k-th derivative of a
+        quantity in ``u`` is in ``u/s^k`` (:meth:`unit`)."""
+        return Table({n: self.unit(n) for n in (*self.names, *self.defaults)})
+
+    def unit(self, name: str) -> str:
+        """The declared unit of a variable, alias, derivative or parameter of this model
+        by name (``""`` where none was declared or the name is not a quantity's)."""
+        base, order = split_derivative(name)
+        symbol = self.flat.symbols.get(self.flat.aliases.get(base, base))
+        return "" if symbol is None else derivative_unit(symbol.unit, order)
+
+    def _with_unit(self, text: str, name: str) -> str:
+        """An unknown's ``text`` (``C1.v``, ``R1.i (= C1.i)``) with ``name``'s unit after
+        its first name (``C1.v [V]``, ``R1.i [A] (= C1.i)``) where one is declared."""
+        unit = self.unit(name)
+        head, sep, aliases = text.partition(" (= ")
+        return f"{head} [{unit}]{sep}{aliases}" if unit else text
+
     def parameter_vector(self, params: Mapping[str, float] | None = None) -> list[float]:
         """Parameter values in model order, with ``params`` overriding by name."""
         if params is not None and not isinstance(params, Mapping):
@@ -164,13 +188,15 @@ class Model(PicklesWithCasadi):
         return tuple(sorted({float(t) for t in times if t0 < t < t1}))
 
     def blt(self) -> str:
-        """The BLT table: each block with its equations and the unknowns it solves."""
+        """The BLT table: each block with its equations and the unknowns it solves, each
+        with its unit (``C1.v [V]``) where one is declared."""
         lines = [
             f"BLT of {self.name}: {len(self.blocks)} blocks, "
             f"{state_counts(self.n_states, self.n_modes)}, index {self.index}"
         ]
         if self.n_states:
-            lines.append("continuous states: " + ", ".join(self.states))
+            shown = [self._with_unit(n, n) for n in self.states]
+            lines.append("continuous states: " + ", ".join(shown))
         if self.n_modes:
             lines.append("discrete modes: " + ", ".join(self.modes))
         if self.ir.dummies:
@@ -183,7 +209,8 @@ class Model(PicklesWithCasadi):
             "newton": "solved by Newton / IDAS",
         }
         for k, b in enumerate(self.blocks, 1):
-            unknowns = ", ".join(self.describe(c) for c in b.unknowns)
+            shown = [self._with_unit(self.describe(c), self.ir.name(c)) for c in b.unknowns]
+            unknowns = ", ".join(shown)
             size = len(b.equations)
             lines.append(
                 f"block {k} ({size} equation{'s' * (size > 1)}, {kinds[b.kind]}): solves {unknowns}"

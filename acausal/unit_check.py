@@ -16,7 +16,9 @@ unit, or *no unit* when it cannot be known:
   the k-th power, ``sqrt`` the half power;
 * ``exp``, ``log``, ``sin``, ``cos``, ``tanh``, ... need a dimensionless argument (radians
   are dimensionless, as in pint and SI) and give ``1`` (``asin``, ``acos``, ``atan``,
-  ``atan2`` give ``rad``); ``sign`` and comparisons give ``1``, ``abs`` keeps the unit;
+  ``atan2`` give ``rad``), but of an argument without unit they give none (a learned law's
+  weight ``log(1 + exp(theta))`` carries whatever unit its term needs); ``sign`` gives
+  ``1`` (none of an argument without unit), comparisons ``1``, ``abs`` keeps the unit;
 * discrete modes are declared dimensionless (``1``): a mode multiplying a term keeps the
   term's unit, a mode added to a voltage is flagged.
 
@@ -209,7 +211,7 @@ class _Walker:
         if op == cs.OP_TWICE:  # 2*x: a product with a constant
             return None
         if op == cs.OP_SIGN:
-            return self.one
+            return None if a is None else self.one
         if op == cs.OP_IF_ELSE_ZERO:
             return b
         if op in (cs.OP_MUL, cs.OP_DIV):
@@ -228,7 +230,9 @@ class _Walker:
             self.agree(e, "takes atan2 of {a} and {b}", a, b)
             return self.rad
         if op in _DIMENSIONLESS or op in _ANGLE:
-            if a is not None and a.dimensionality:
+            if a is None:  # softplus(theta) may be a weight of any unit: not guessed
+                return None
+            if a.dimensionality:
                 name = _NAMES.get(op, "a function")
                 self.flag(e, f"takes {name} of {{a}} (needs a dimensionless argument)", a, None)
             return self.rad if op in _ANGLE else self.one

@@ -147,10 +147,10 @@ def _plot(res: Result, names: list[str] | None, path: str) -> None:
     except ImportError:
         raise CommandError("--plot needs matplotlib: pip install matplotlib") from None
     try:
-        ax = res.plot(*(names or []), path=path)
+        axes = res.plot(*(names or []), path=path)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
-    plt.close(ax.figure)
+    plt.close(axes[0].figure)
 
 
 def cmd_blt(args: argparse.Namespace) -> int:

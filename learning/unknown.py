@@ -63,7 +63,9 @@ class Unknown(ac.Component):
     Templates 1 and 2 declare the variables named after the connector's flow and potential
     (``i``, ``v`` on a pin; ``f``, ``s`` on a flange), equal to the law's ``f`` and ``x``;
     ``f0``/``x0`` fix their initial values (parameters ``i0``/``v0``, ...), needed when a law
-    makes them states. Each law's raw parameters ``theta`` are parameters of this component
+    makes them states. Both are in the connector type's units (``V``, ``A`` on a pin; its
+    connectors' variables have them by their type), so ``f0="2 mA"`` works as for any
+    parameter. Each law's raw parameters ``theta`` are parameters of this component
     (``"Rx.theta_x1"``; template 3 prefixes ``g1_``/``g2_``), so ``simulate(params=...)``
     changes them without recompiling and ``sensitivities=`` differentiates with respect to
     them. :meth:`weights` reports the constrained weights; ``power`` is the expression
@@ -80,8 +82,8 @@ class Unknown(ac.Component):
         template: int = 1,
         *,
         inputs: Sequence[str] | Sequence[Sequence[str]] | None = None,
-        f0: float | None = None,
-        x0: float | None = None,
+        f0: float | str | None = None,
+        x0: float | str | None = None,
     ) -> None:
         super().__init__(name)
         if not isinstance(connector_type, ac.ConnectorType) or len(connector_type.flows) != 1:
@@ -111,8 +113,11 @@ class Unknown(ac.Component):
             bases |= {f"{flow}_a": fa, f"{flow}_b": fb, f"{pot}_a": xa, f"{pot}_b": xb}
             canon = {f"{flow}_a": "f_a", f"{flow}_b": "f_b", f"{pot}_a": "x_a", f"{pot}_b": "x_b"}
         else:
-            f = self.variable(flow, start=self.initial(f"{flow}0", f0), fixed=f0 is not None)
-            x = self.variable(pot, start=self.initial(f"{pot}0", x0), fixed=x0 is not None)
+            # the law's f and x in the port's units (f0 = "2 mA" converts as any value)
+            fu, xu = (connector_type.units.get(v, "") for v in (flow, pot))
+            f0, x0 = self.initial(f"{flow}0", f0, fu), self.initial(f"{pot}0", x0, xu)
+            f = self.variable(flow, start=f0, fixed=f0 is not None, unit=fu)
+            x = self.variable(pot, start=x0, fixed=x0 is not None, unit=xu)
             setattr(self, flow, f)
             setattr(self, pot, x)
             if template == 1:

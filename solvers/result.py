@@ -1,4 +1,4 @@
-"""Simulation results: every variable by its dotted name, CSV, DataFrame, plot."""
+"""Simulation results: every variable by its dotted name and unit, CSV, DataFrame, plot."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from acausal import Model
-from acausal.errors import unknown_name
+from acausal.errors import OptionError, unknown_name
 
 from .functions import DAEFunctions
 
@@ -71,6 +71,15 @@ class Result:
             self._solution = np.concatenate([self.x, self.z]) if self.z.size else self.x
         return self._solution
 
+    def unit(self, name: str) -> str:
+        """The declared unit of a variable, derivative or parameter (``"V"``, ``"V/s"``),
+        ``"s"`` for ``time``, ``""`` where none was declared (:attr:`acausal.Model.units`)."""
+        if name == "time":
+            return "s"
+        if not (isinstance(name, str) and name in self.model.defaults):
+            self.model.check_name(name)
+        return self.model.units[name]
+
     def __getitem__(self, name: str) -> np.ndarray:
         if name == "time":
             return self.t
@@ -124,26 +133,38 @@ class Result:
         return names, out
 
     def to_csv(self, path: str | Path, names: Sequence[str] | None = None) -> Path:
-        """Write ``time`` and the named columns (all variables by default) as CSV."""
+        """Write ``time`` and the named columns (all variables by default) as CSV; each
+        header is the name and its unit, ``time [s]``, ``C1.v [V]`` (the name alone where
+        no unit is declared): strip a trailing ``" [...]"`` to get the name back."""
         names, values = self._table(names)
         data = np.column_stack([self.t, values.T])
         path = Path(path)
-        header = ",".join(["time"] + names)
+        header = ",".join(_labelled(n, self.unit(n)) for n in ["time", *names])
         np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.12g")
         return path
 
     def to_dataframe(self, names: Sequence[str] | None = None) -> Any:  # pandas.DataFrame
-        """A pandas DataFrame indexed by time (needs pandas)."""
+        """A pandas DataFrame indexed by time (needs pandas). Its columns are the plain
+        dotted names (``df["C1.v"]``); their units are ``df.attrs["units"]``, a dict
+        ``{"C1.v": "V", ...}`` (``""`` where none is declared; the index is in s)."""
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("to_dataframe needs pandas: pip install pandas") from exc
         names, values = self._table(names)
         index = pd.Index(self.t, name="time")
-        return pd.DataFrame(values.T, index=index, columns=names, copy=False)  # a new array
+        frame = pd.DataFrame(values.T, index=index, columns=names, copy=False)  # a new array
+        frame.attrs["units"] = {n: self.unit(n) for n in names}
+        return frame
 
-    def plot(self, *names: str, path: str | Path | None = None, ax: Any = None) -> Any:
-        """Plot the named variables over time; save to ``path`` when given (needs matplotlib)."""
+    def plot(self, *names: str, path: str | Path | None = None, ax: Any = None) -> list[Any]:
+        """Plot the named variables (the states by default) over time, one y axis per unit:
+        subplots stacked over one shared time axis (labelled ``t [s]``), each labelled with
+        its unit (``C1.v [V]`` for a single variable, ``[V]`` for several), in the order the
+        units first appear; variables without a declared unit share one more axis. Saves to
+        ``path`` when given (needs matplotlib). ``ax``: an axis to draw on (when all names
+        share one unit) or a sequence of axes, one per unit. Returns the axes, top to
+        bottom."""
         try:
             import matplotlib
 
@@ -152,20 +173,39 @@ class Result:
             import matplotlib.pyplot as plt
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("plot needs matplotlib: pip install matplotlib") from exc
-        if ax is None:
-            _, ax = plt.subplots(figsize=(8, 4.5))
+        groups: dict[str, list[str]] = {}
         for n in names or self.model.states:
-            ax.plot(self.t, self[n], label=n)
-        ax.set_xlabel("time [s]")
-        ax.legend()
-        ax.grid(True, alpha=0.3)
+            groups.setdefault(self.unit(n), []).append(n)
+        if ax is None:
+            size = (8, 1.0 + 2.6 * len(groups))
+            _, axes = plt.subplots(len(groups), 1, sharex=True, figsize=size, squeeze=False)
+            axes = list(axes[:, 0])
+        else:
+            axes = list(ax) if isinstance(ax, (Sequence, np.ndarray)) else [ax]
+            if len(axes) != len(groups):
+                raise OptionError(
+                    f"plot(): {len(groups)} units ({', '.join(u or 'none' for u in groups)}) "
+                    f"need {len(groups)} axes, got {len(axes)}; pass one axis per unit or none"
+                )
+        for axis, (unit, members) in zip(axes, groups.items()):
+            for n in members:
+                axis.plot(self.t, self[n], label=n)
+            axis.set_ylabel(_labelled(members[0] if len(members) == 1 else "", unit))
+            axis.legend()
+            axis.grid(True, alpha=0.3)
+        axes[-1].set_xlabel("t [s]")
         if path is not None:
-            ax.figure.tight_layout()
-            ax.figure.savefig(path, dpi=120)
-        return ax
+            axes[0].figure.tight_layout()
+            axes[0].figure.savefig(path, dpi=120)
+        return axes
 
     def __repr__(self) -> str:
         return (
             f"<Result {self.model.name}: {len(self.t)} times from {self.t[0]:g} to "
             f"{self.t[-1]:g}, {len(self.model.names)} variables>"
         )
+
+
+def _labelled(name: str, unit: str) -> str:
+    """``C1.v [V]``; ``[V]`` without a name; the name alone without a unit."""
+    return f"{name} [{unit}]".strip() if unit else name

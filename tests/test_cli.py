@@ -100,6 +100,11 @@ def read_csv(path):
     return rows[0], np.array(rows[1:], dtype=float)
 
 
+def plain(header):
+    """The names of CSV headers written with their units (``C1.v [V]`` -> ``C1.v``)."""
+    return [re.sub(r" \[[^\]]*\]$", "", h) for h in header]
+
+
 def field(out, label):
     """The integer after ``label`` in a check report, e.g. ``continuous states (2)`` -> 2."""
     m = re.search(rf"^\s*{re.escape(label)}\D*(\d+)", out, re.MULTILINE)
@@ -114,7 +119,7 @@ def test_simulate_writes_selected_columns_matching_rc_closed_form(tmp_path, caps
     code = main(args + ["--atol", "1e-12", "--vars", "C1.v, R1.i", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     header, data = read_csv(out)
-    assert header == ["time", "C1.v", "R1.i"]
+    assert header == ["time [s]", "C1.v [V]", "R1.i [A]"]
     t = data[:, 0]
     assert t[0] == 0.0 and t[-1] == pytest.approx(3.0) and len(t) == 301
     tau = 2.0 * 0.5
@@ -129,7 +134,7 @@ def test_simulate_param_override_changes_time_constant(tmp_path):
     code = main(args + ["1e-12", "--param", "R1.R=4", "C1.C=0.25", "--out", str(out)])
     assert code == 0
     header, data = read_csv(out)
-    t, v = data[:, 0], data[:, header.index("C1.v")]
+    t, v = data[:, 0], data[:, plain(header).index("C1.v")]
     np.testing.assert_allclose(v, 1 - np.exp(-t / (4.0 * 0.25)), atol=1e-6, rtol=0)
 
 
@@ -137,12 +142,13 @@ def test_simulate_default_columns_are_every_variable(tmp_path):
     model, out = write(tmp_path, RC), tmp_path / "out.csv"
     assert main(["simulate", model, "--t-end", "1", "--out", str(out)]) == 0
     header, data = read_csv(out)
-    assert header[0] == "time"
+    assert header[0] == "time [s]"
     # 4 components: V, R1, C1 (2 pins x 2 + v + i each), G (1 pin x 2), plus der(C1.v)
     assert len(header) == 1 + 3 * 6 + 2 + 1
-    assert {"R1.p.v", "C1.n.i", "G.p.i", "der(C1.v)"} <= set(header)
-    i = data[:, header.index("R1.i")]
-    np.testing.assert_allclose(data[:, header.index("C1.i")], i, atol=1e-12)  # series current
+    assert {"R1.p.v [V]", "C1.n.i [A]", "G.p.i [A]", "der(C1.v) [V/s]"} <= set(header)
+    names = plain(header)
+    i = data[:, names.index("R1.i")]
+    np.testing.assert_allclose(data[:, names.index("C1.i")], i, atol=1e-12)  # series current
 
 
 def test_simulate_plot_writes_png(tmp_path):

@@ -451,3 +451,119 @@ def path_parameter_classes():
     from tests.test_library_units import CLASSES
 
     return {cls for name, cls in CLASSES if name in PATH_PARAMETER} | {StribeckFriction}
+
+
+# -- units carried to the compiled model and the results --------------------------------------
+def rlc():
+    """A step of 1 V on R = 1 Ohm, L = 1 H and C = 1 F in series."""
+    from components import electrical as el
+
+    s = ac.System("rlc")
+    V, R = el.StepVoltage("V", V=1.0), el.Resistor("R", R="1 Ohm")
+    L, C = el.Inductor("L", L="1000 mH", i0=0.0), el.Capacitor("C", C=1.0, v0=0.0)
+    G = el.Ground("G")
+    s.connect(V.p, R.p)
+    s.connect(R.n, L.p)
+    s.connect(L.n, C.p)
+    s.connect(C.n, V.n, G.p)
+    return s
+
+
+def test_the_model_knows_every_names_unit():
+    from components import translational as tr
+
+    model = ac.compile(rlc())
+    units = model.units
+    assert set(units) == set(model.names) | set(model.parameters)
+    expected = {
+        "C.v": "V", "L.i": "A", "R.p.v": "V", "C.n.i": "A",  # variables, aliases
+        "der(C.v)": "V/s", "der(L.i)": "A/s",  # derivatives: per second
+        "R.R": "Ohm", "L.L": "H", "C.C": "F", "V.start_time": "s",  # parameters
+    }  # fmt: skip
+    assert {n: units[n] for n in expected} == expected
+    # a prescribed position differentiated twice by index reduction: m/s^2
+    s = ac.System("servo")
+    mass, servo = tr.Mass("mass", m=1.0), tr.Position("servo", s=0.1 * ac.sin(ac.time))
+    s.connect(servo.flange, mass.flange_a)
+    with pytest.warns(UserWarning, match="unconnected"):  # the mass's free flange
+        moved = ac.compile(s)
+    assert moved.units["der(der(mass.s))"] == "m/s^2" and moved.units["mass.a"] == "m/s^2"
+
+
+def test_the_blt_shows_units():
+    text = ac.compile(rlc()).blt()
+    (states,) = [line for line in text.splitlines() if line.startswith("continuous states")]
+    assert set(states.split(": ")[1].split(", ")) == {"C.v [V]", "L.i [A]"}
+    assert "solves der(C.v) [V/s]" in text and "solves der(L.i) [A/s]" in text
+
+
+@pytest.fixture(scope="module")
+def rlc_result():
+    from solvers import simulate
+
+    return simulate(rlc(), t_end=2.0, dt=0.5, rtol=1e-10, atol=1e-12)
+
+
+def test_a_result_gives_units_by_name(rlc_result):
+    res = rlc_result
+    assert [res.unit(n) for n in ("C.v", "der(L.i)", "time", "R.R")] == ["V", "A/s", "s", "Ohm"]
+    with pytest.raises(ac.UnknownNameError, match="C.vv"):
+        res.unit("C.vv")
+
+
+def test_csv_headers_carry_units_and_the_values_are_unchanged(rlc_result, tmp_path):
+    import numpy as np
+
+    res = rlc_result
+    path = res.to_csv(tmp_path / "rlc.csv", ["C.v", "L.i", "R.R"])
+    with open(path) as f:
+        assert f.readline().strip() == "time [s],C.v [V],L.i [A],R.R [Ohm]"
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    np.testing.assert_allclose(table[:, 2], res["L.i"], rtol=1e-11)
+
+
+def test_dataframe_columns_are_names_and_units_are_in_attrs(rlc_result):
+    import numpy as np
+
+    frame = rlc_result.to_dataframe(["C.v", "L.i"])
+    assert list(frame.columns) == ["C.v", "L.i"]
+    assert frame.attrs["units"] == {"C.v": "V", "L.i": "A"}
+    np.testing.assert_array_equal(frame["C.v"].to_numpy(), rlc_result["C.v"])
+
+
+def test_a_plot_has_one_axis_per_unit_labelled(rlc_result):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    axes = rlc_result.plot("C.v", "L.i", "R.v")
+    try:
+        assert len(axes) == 2  # volts (C.v, R.v), then amperes
+        assert [a.get_ylabel() for a in axes] == ["[V]", "L.i [A]"]
+        assert [[line.get_label() for line in a.get_lines()] for a in axes] == [
+            ["C.v", "R.v"],
+            ["L.i"],
+        ]
+        assert axes[-1].get_xlabel() == "t [s]"
+        assert axes[0].get_shared_x_axes().joined(axes[0], axes[1])
+    finally:
+        plt.close(axes[0].figure)
+    single = rlc_result.plot("C.v", "L.i")
+    try:
+        assert [a.get_ylabel() for a in single] == ["C.v [V]", "L.i [A]"]
+    finally:
+        plt.close(single[0].figure)
+
+
+def test_a_learned_component_has_the_units_of_the_port_it_replaces():
+    import learning as ln
+
+    law = ln.Polynomial(order=3, constraint="dissipative")
+    rx = ln.Unknown("Rx", ac.Flange, law=law, template=1, f0="2 kN")
+    units = {local: q.unit for local, q in rx.quantities.items() if not local.startswith("theta")}
+    assert units == {
+        "flange_a.s": "m", "flange_a.f": "N", "flange_b.s": "m", "flange_b.f": "N",
+        "f": "N", "s": "m", "f0": "N",
+    }  # fmt: skip
+    assert rx.quantities["f0"].value == 2000.0
+    assert ac.check_units(rx).ok
