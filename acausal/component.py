@@ -17,6 +17,7 @@ from typing import Any
 
 import casadi as cs
 
+from . import listing
 from .connectors import Connector, ConnectorType
 from .errors import (
     ConnectError,
@@ -106,7 +107,15 @@ class Component:
         return f"{self._parent.full_name}.{self._name}" if self._parent else self._name
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.full_name}>"
+        """``<Resistor R1: R=2 Ohm>``: the first few parameters with their values and units
+        (:func:`acausal.listing.short`; :meth:`describe` lists everything)."""
+        return listing.short(self)
+
+    def describe(self) -> str:
+        """A listing for people (:func:`acausal.listing.describe`): the class and name, the
+        parameters with their values and units, the connectors with their variables'
+        units, the variables (with start values) and discrete modes, the subcomponents."""
+        return listing.describe(self)
 
     def __setattr__(self, key: str, value: Any) -> None:
         q = self.__dict__.get("_quantities", {}).get(key)

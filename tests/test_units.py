@@ -567,3 +567,48 @@ def test_a_learned_component_has_the_units_of_the_port_it_replaces():
     }  # fmt: skip
     assert rx.quantities["f0"].value == 2000.0
     assert ac.check_units(rx).ok
+
+
+# -- describe() and repr ----------------------------------------------------------------------
+def test_describe_lists_parameters_connectors_and_variables_with_units():
+    c = Coil("c", R="2 kOhm", L="5 mH", w="10 rpm", T=300)
+    w = 10 * 2 * math.pi / 60  # rad/s
+    assert c.describe().splitlines() == [
+        "Coil c",
+        "  parameters:",
+        "    R = 2000 Ohm",
+        "    L = 0.005 H",
+        f"    w = {w:.15g} rad/s",
+        "    T = 300 K",
+        "  connectors:",
+        "    p (Pin): v [V], i [A]",
+        "    n (Pin): v [V], i [A]",
+        "  variables:",
+        "    v [V]",
+        "    i [A]",
+    ]
+    assert repr(c) == f"<Coil c: R=2000 Ohm, L=0.005 H, w={w:.6g} rad/s, T=300 K>"
+
+
+def test_describe_shows_starts_modes_and_missing_units_and_repr_stays_short():
+    class Relay(ac.Component):
+        def __init__(self, name):
+            super().__init__(name)
+            for k in range(6):
+                self.parameter(f"k{k}", k + 0.5, "N")
+            x0 = self.parameter("x0", "3 mm", "m")
+            x = self.variable("x", start=x0, fixed=True, unit="m")
+            y = self.variable("y")
+            on = self.relation(x < 0, "on")
+            self.equations(ac.der(x) == -x * on, y == x)
+
+    r = Relay("relay")
+    lines = r.describe().splitlines()
+    assert "    x0 = 0.003 m" in lines and "    on_start = 0" in lines
+    assert lines[-3:] == [
+        "    x [m], start x0 (fixed)",
+        "    y (no unit)",
+        "    on [1], a discrete mode, start on_start",
+    ]
+    # four parameters, then how many more (6 k's, x0 and the mode's start: 8 in all)
+    assert repr(r) == "<Relay relay: k0=0.5 N, k1=1.5 N, k2=2.5 N, k3=3.5 N, ... 4 more>"
