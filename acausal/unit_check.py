@@ -18,7 +18,10 @@ unit, or *no unit* when it cannot be known:
   are dimensionless, as in pint and SI) and give ``1`` (``asin``, ``acos``, ``atan``,
   ``atan2`` give ``rad``), but of an argument without unit they give none (a learned law's
   weight ``log(1 + exp(theta))`` carries whatever unit its term needs); ``sign`` gives
-  ``1`` (none of an argument without unit), comparisons ``1``, ``abs`` keeps the unit;
+  ``1`` (none of an argument without unit), ``abs`` keeps the unit;
+* a comparison's (or ``and``/``or``/``not``'s) 0 or 1 is a number like a constant, of no
+  unit: ``(w > 0) - (w < 0)`` times a friction table's constant ``1.0`` N*m, which CasADi
+  folds away, is not flagged;
 * discrete modes are declared dimensionless (``1``): a mode multiplying a term keeps the
   term's unit, a mode added to a voltage is flagged.
 
@@ -58,8 +61,8 @@ _SAME = {  # operands of equal dimension, the result in their unit: op -> what i
     cs.OP_HYPOT: "takes hypot of {a} and {b}",
     cs.OP_FMOD: "takes fmod of {a} and {b}",
 }
-_COMPARE = {cs.OP_LT, cs.OP_LE, cs.OP_EQ, cs.OP_NE}  # equal dimensions, result 1
-_LOGIC = {cs.OP_AND, cs.OP_OR, cs.OP_NOT}  # result 1, operands not compared
+_COMPARE = {cs.OP_LT, cs.OP_LE, cs.OP_EQ, cs.OP_NE}  # equal dimensions, a 0/1 number
+_LOGIC = {cs.OP_AND, cs.OP_OR, cs.OP_NOT}  # a 0/1 number, operands not compared
 _KEEP = {cs.OP_NEG, cs.OP_FABS, cs.OP_FLOOR, cs.OP_CEIL, cs.OP_COPYSIGN}
 _ANGLE = {cs.OP_ASIN, cs.OP_ACOS, cs.OP_ATAN}  # dimensionless argument, result rad
 _DIMENSIONLESS = {  # dimensionless argument, result 1
@@ -203,9 +206,9 @@ class _Walker:
             return self.agree(e, _SAME[op], a, b)
         if op in _COMPARE:
             self.agree(e, "compares {a} with {b}", a, b)
-            return self.one
+            return None  # a 0/1 number, as a constant
         if op in _LOGIC:
-            return self.one
+            return None
         if op in _KEEP:
             return a
         if op == cs.OP_TWICE:  # 2*x: a product with a constant

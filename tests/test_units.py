@@ -361,49 +361,25 @@ def test_the_command_line_checks_units(tmp_path, capsys):
 
 
 # -- the library and the examples -------------------------------------------------------------
-# Modelica's path parameter (a friction's ``sa``, an ideal diode's or switch's ``s``) is an
-# acceleration or a force depending on the mode; Modelica declares it unit "1" and multiplies
-# it by unit constants (unitAcceleration, unitForce), which this library does not have, so
-# these classes' equations equate "1" with m/s^2 and N. Their findings are expected until the
-# path parameters are declared without unit (or unit constants exist): strict xfails, so a
-# fixed class fails here and leaves this list.
-PATH_PARAMETER = {
-    "electrical.IdealDiode",
-    "electrical.IdealSwitch",
-    "rotational.BearingFriction",
-    "rotational.Brake",
-    "rotational.Clutch",
-    "rotational.CoulombFriction",
-    "rotational.OneWayClutch",
-    "rotational.PartialFrictionBetweenFlanges",
-    "translational.Brake",
-    "translational.CoulombFriction",
-    "translational.MassWithStop",
-    "translational.MassWithStopAndFriction",
-    "translational.SupportFriction",
-}
-
-
-def library_cases():
+def library_classes():
     from tests.test_library_units import CLASSES
 
-    expected = pytest.mark.xfail(strict=False, reason="path parameter declared '1'")
-    return [
-        pytest.param(cls, id=name, marks=[expected] if name in PATH_PARAMETER else [])
-        for name, cls in CLASSES
-    ]
+    return [pytest.param(cls, id=name) for name, cls in CLASSES]
 
 
-@pytest.mark.parametrize("cls", library_cases())
+@pytest.mark.parametrize("cls", library_classes())
 def test_every_library_component_passes_the_unit_check(cls):
-    from tests.test_library_units import with_every_option
+    from tests.test_library_units import MODE_DEPENDENT, MODE_DEPENDENT_IN, with_every_option
 
+    # only the path parameters (a friction's sa, a diode's s: an acceleration or a force by
+    # mode) declare no unit, so every other quantity is checked
+    path = MODE_DEPENDENT | MODE_DEPENDENT_IN.get(cls, set())
     for options in ({}, with_every_option(cls)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ac.ParameterWarning)
             report = ac.check_units(cls("x", **options))
         assert report.ok, str(report)
-        assert report.undeclared == ()  # every quantity was checked
+        assert {name.rpartition(".")[2] for name in report.undeclared} <= path
 
 
 def example_systems():
@@ -437,20 +413,9 @@ def example_systems():
 @pytest.mark.parametrize("name", list(example_systems()))
 def test_the_examples_systems_pass_the_unit_check(name):
     system = example_systems()[name]()
-    kinds = {c.full_name: type(c) for c in system.all_components()}
     report = ac.check_units(system)
-    # only the path parameters' findings (above; the Furuta example's own Stribeck
-    # friction is one of those frictions)
-    others = [f for f in report.findings if kinds.get(f.component) not in path_parameter_classes()]
-    assert not others, str(report)
-    assert report.components == len(kinds)
-
-
-def path_parameter_classes():
-    from examples.furuta_pendulum import StribeckFriction
-    from tests.test_library_units import CLASSES
-
-    return {cls for name, cls in CLASSES if name in PATH_PARAMETER} | {StribeckFriction}
+    assert report.ok, str(report)
+    assert report.components == len(system.all_components())
 
 
 # -- units carried to the compiled model and the results --------------------------------------
