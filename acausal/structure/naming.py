@@ -111,8 +111,9 @@ def state_labels(chains: Sequence[Sequence[str]], states: Sequence[Col], declare
             if (u, 0) in is_state or labels.keys() & {*theirs, *mine}:
                 continue
             for k, q in enumerate(theirs):
-                labels[q] = mine[k] if k < len(mine) else derivative_name(w, k)
                 if k < len(mine):
-                    labels[mine[k]] = q
+                    labels[q], labels[mine[k]] = mine[k], q
+                else:
+                    labels[q] = derivative_name(w, k)
             break
     return Table(labels)
