@@ -162,11 +162,13 @@ def cmd_blt(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Print a structural report; a structural error propagates as a ModelError (exit 1).
     With ``--feasibility``, the learning package's feasibility report (exit 1 if it finds
-    a problem); with ``--units``, the unit-consistency report (exit 1 if units disagree)."""
-    if args.units:
-        return main_units(args.file)
-    if args.feasibility:
-        return main_check(args.file, t_end=args.t_end, dt=args.dt)
+    a problem); with ``--units``, the unit-consistency report (exit 1 if units disagree);
+    with both, both reports (exit 1 if either finds a problem)."""
+    if args.units or args.feasibility:
+        codes = [main_units(args.file)] if args.units else []
+        if args.feasibility:
+            codes.append(main_check(args.file, t_end=args.t_end, dt=args.dt))
+        return max(codes)
     system = load_system(args.file)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unconnected connectors: listed below
@@ -275,8 +277,12 @@ def _parser() -> argparse.ArgumentParser:
         help="check that each component's equations, start values and connections agree "
         "with the declared units",
     )
-    check.add_argument("--t-end", type=float, default=None, help="trajectory length")
-    check.add_argument("--dt", type=float, default=None, help="trajectory output step")
+    check.add_argument(
+        "--t-end", type=float, default=None, help="trajectory length (default: the model's)"
+    )
+    check.add_argument(
+        "--dt", type=float, default=None, help="trajectory output step (default: the model's)"
+    )
     check.set_defaults(run=cmd_check)
     return parser
 

@@ -577,3 +577,15 @@ def test_describe_shows_starts_modes_and_missing_units_and_repr_stays_short():
     ]
     # four parameters, then how many more (6 k's, x0 and the mode's start: 8 in all)
     assert repr(r) == "<Relay relay: k0=0.5 N, k1=1.5 N, k2=2.5 N, k3=3.5 N, ... 4 more>"
+
+
+def test_the_command_line_runs_both_checks_when_both_are_asked_for(tmp_path, capsys):
+    """``check --units --feasibility``: both reports, exit 1 when either finds a problem
+    (the leaky component's units are wrong; its law is a feasible resistor)."""
+    from learning.cli import main
+
+    bad = tmp_path / "bad.py"
+    bad.write_text(LEAKY_FILE)
+    assert main(["check", "--units", "--feasibility", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "adds V to A" in out and "Feasibility of" in out

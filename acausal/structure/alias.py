@@ -333,7 +333,10 @@ def _substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) 
     """``cs.substitute(residuals, old, new)`` where only ``rows`` hold symbols of ``old``:
     those rows substituted and written back into a copy (a substitution evaluates every
     node of what it is given; after the first pass most rows hold no eliminated
-    symbol). Where a structural zero is involved, the whole vector is substituted."""
+    symbol). Where a structural zero is involved, the whole vector is substituted; with
+    no rows, nothing is."""
+    if not rows:
+        return residuals
     part = cs.substitute(residuals[rows], old, new)
     if not (part.is_dense() and residuals.is_dense()):
         return cs.substitute(residuals, old, new)
