@@ -78,6 +78,19 @@ class Model(PicklesWithCasadi):
         joint's ``w`` (``w == der(phi)``), not ``der(phi)`` (:mod:`.structure.naming`)."""
         return [self.ir.label(c) for c in self.ir.states]
 
+    def names_of(self, name: str) -> tuple[str, ...]:
+        """``name``, then the other name of the same number where the state labels swapped
+        two (:mod:`.structure.naming`): a state reported as ``joint.w`` is the column
+        ``der(joint.phi)``, its rate ``der(joint.w)`` is ``der(der(joint.phi))``. The names
+        measured data may hold it under."""
+        labels = self.ir.labels
+        other = labels.get(name) or next((k for k, v in labels.items() if v == name), None)
+        return (name,) if other is None or other == name else (name, other)
+
+    def measured_name(self, data: Mapping[str, object], name: str) -> str | None:
+        """The key of ``data`` that holds variable ``name`` (:meth:`names_of`), or None."""
+        return next((n for n in self.names_of(name) if n in data), None)
+
     @property
     def modes(self) -> list[str]:
         """The discrete modes (of friction, switches, relations), integrated at zero rate

@@ -244,19 +244,20 @@ def _samples(
         t = _column(rec, "t", j, None)
         if np.any(np.diff(t) <= 0):
             raise OptionError(f"fit_equations: record {j}: 't' must increase")
-        needed = [*model.states, *inputs.values(), *columns.values()]
-        missing = [c for c in needed if c not in rec]
+        keys = {c: model.measured_name(rec, c) or c for c in [*model.states, *columns.values()]}
+        needed = [*keys.values(), *inputs.values()]
+        missing = [" = ".join(model.names_of(c)) for c in needed if c not in rec]
         if missing:
             raise OptionError(
                 f"fit_equations: record {j} lacks {', '.join(missing)} (the states "
                 f"{', '.join(model.states)}, the derivatives the parameters reach "
                 f"{', '.join(columns.values())} and the inputs)"
             )
-        X = np.vstack([_column(rec, s, j, t.size) for s in model.states])
+        X = np.vstack([_column(rec, keys[s], j, t.size) for s in model.states])
         U = np.vstack(
             [_column(rec, c, j, t.size) for c in inputs.values()] or [np.zeros((0, t.size))]
         )
-        D = np.vstack([_column(rec, c, j, t.size) for c in columns.values()])
+        D = np.vstack([_column(rec, keys[c], j, t.size) for c in columns.values()])
         names = list(model.parameters)
         at = [names.index(n) for n in inputs]
         Z = newton_along(model, DAEFunctions(model), X, U, t, at, tp.p)

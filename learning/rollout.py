@@ -191,7 +191,8 @@ class Trajectory:
             raise OptionError("rollout: the samples must be uniform in time (one sample time)")
         self.t, self.h = t, float(h[0])
         chosen = list(model.states)
-        missing = [s for s in chosen if s not in data]
+        keys = [model.measured_name(data, s) for s in chosen]
+        missing = [" = ".join(model.names_of(s)) for s, k in zip(chosen, keys) if k is None]
         if missing:
             raise OptionError(
                 f"rollout: the data measure no {', '.join(missing)}; a rollout starts each "
@@ -199,7 +200,7 @@ class Trajectory:
                 "as the states (give those, or set state_priority / fixed starts so that "
                 "the measured variables become the states)"
             )
-        self.x = np.vstack([np.asarray(data[s], dtype=float).ravel() for s in chosen])
+        self.x = np.vstack([np.asarray(data[k], dtype=float).ravel() for k in keys])
         self.u = (
             np.vstack([np.asarray(data[col], dtype=float).ravel() for col in inputs.values()])
             if inputs
@@ -234,7 +235,9 @@ def predict(
     scheme: str = "rk4",
 ) -> dict[str, np.ndarray]:
     """Free-run prediction of a whole trajectory by the step map from its first measured
-    state: ``{"t": t, state: values, ...}`` (``params`` override the model's values)."""
+    state: ``{"t": t, state: values, ...}``, each state under each of its names
+    (``model.names_of``: ``joint.w`` and ``der(joint.phi)``); ``params`` override the
+    model's values."""
     inputs = dict(inputs or {})
     traj = Trajectory(model, data, inputs)
     step = StepMap(model, traj.h, list(inputs), scheme)
@@ -243,4 +246,5 @@ def predict(
     xz0 = step.start(traj.x[:, 0], traj.u[:, 0], float(traj.t[0]), p)
     X = step.rollout(n)(xz0, traj.pairs(0, n), traj.t[None, :n], p).full()[: step.nx]
     X = np.hstack([traj.x[:, :1], X])
-    return {"t": traj.t, **{s: X[k] for k, s in enumerate(model.states)}}
+    named = {n: X[k] for k, s in enumerate(model.states) for n in model.names_of(s)}
+    return {"t": traj.t, **named}

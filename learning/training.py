@@ -445,9 +445,10 @@ def train(
     var = np.var(x_all, axis=1)
     weights = 1.0 / np.where(var > 0, var, 1.0)
     for s, w in (state_weights or {}).items():
-        if s not in model.states:
+        k = next((model.states.index(n) for n in model.names_of(s) if n in model.states), None)
+        if k is None:
             raise unknown_name("state", s, model.states)
-        weights[model.states.index(s)] = float(w)
+        weights[k] = float(w)
     objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties, threads)
     train_w = Windows(step, trajs, horizon, stride, p)
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
