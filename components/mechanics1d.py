@@ -70,14 +70,10 @@ class Compliant(ac.Component):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         ax = self.axis
-        self.flange_a = self.connector("flange_a", ax.connector)
-        self.flange_b = self.connector("flange_b", ax.connector)
-        self.rel = self.variable(f"{ax.position}_rel", unit=ax.position_unit)
+        self.rel = relative_position(self, ax)
         self.load = self.variable(ax.flow, unit=ax.flow_unit)
-        setattr(self, f"{ax.position}_rel", self.rel)
         setattr(self, ax.flow, self.load)
         self.equations(
-            self.rel == getattr(self.flange_b, ax.position) - getattr(self.flange_a, ax.position),
             getattr(self.flange_b, ax.flow) == self.load,
             getattr(self.flange_a, ax.flow) == -self.load,
         )
@@ -85,6 +81,17 @@ class Compliant(ac.Component):
     def relative_rate(self) -> cs.SX:
         """Declare ``<rate>_rel = der(<pos>_rel)`` and return it."""
         return derivative(self, f"{self.axis.rate}_rel", self.rel, self.axis.rate_unit)
+
+
+def relative_position(comp: ac.Component, ax: Axis) -> cs.SX:
+    """Declare ``comp``'s ``flange_a`` and ``flange_b`` and its variable
+    ``<pos>_rel = flange_b.<pos> - flange_a.<pos>`` (also its attribute); return it."""
+    comp.flange_a = comp.connector("flange_a", ax.connector)
+    comp.flange_b = comp.connector("flange_b", ax.connector)
+    rel = comp.variable(f"{ax.position}_rel", unit=ax.position_unit)
+    setattr(comp, f"{ax.position}_rel", rel)
+    comp.equations(rel == getattr(comp.flange_b, ax.position) - getattr(comp.flange_a, ax.position))
+    return rel
 
 
 def derivative(comp: ac.Component, name: str, x: cs.SX, unit: str) -> cs.SX:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import acausal as ac
 
-from .mechanics1d import Axis, derivative
+from .mechanics1d import Axis, derivative, relative_position
 
 
 class AbsoluteSensor(ac.Component):
@@ -65,15 +65,8 @@ class RelPositionSensor(ac.Component):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         ax = self.axis
-        self.flange_a = self.connector("flange_a", ax.connector)
-        self.flange_b = self.connector("flange_b", ax.connector)
-        self.rel = self.variable(f"{ax.position}_rel", unit=ax.position_unit)
-        setattr(self, f"{ax.position}_rel", self.rel)
-        self.equations(
-            getattr(self.flange_a, ax.flow) == 0,
-            getattr(self.flange_b, ax.flow) == 0,
-            self.rel == getattr(self.flange_b, ax.position) - getattr(self.flange_a, ax.position),
-        )
+        self.rel = relative_position(self, ax)
+        self.equations(getattr(self.flange_a, ax.flow) == 0, getattr(self.flange_b, ax.flow) == 0)
 
 
 class RelSpeedSensor(RelPositionSensor):
