@@ -9,7 +9,9 @@ attributes (or passes them to :meth:`Component.add`), connects them with
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +40,20 @@ from .symbols import (
 from .units import check_unit, convert, is_quantity
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` that makes a warning raised in a method of :class:`Component`
+    point at the user's line: the first caller that is neither in this package nor inside
+    a component's own methods (a library constructor calling ``parameter``)."""
+    here = os.path.dirname(__file__)
+    frame, level = sys._getframe(2), 2  # 1: the method that warns, 2: its caller
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(here)
+        or isinstance(frame.f_locals.get("self"), Component)
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_name(kind: str, name: object) -> str:
@@ -250,7 +266,7 @@ class Component:
                 "(allowed, e.g. for an active device or a fit's exploration, but check the "
                 "sign)",
                 ParameterWarning,
-                stacklevel=3,
+                stacklevel=_user_level(),
             )
         self._claim(name)
         q = Quantity(self, name, "parameter", value=value, unit=unit)

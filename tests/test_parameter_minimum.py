@@ -61,8 +61,10 @@ def test_a_value_below_the_physical_minimum_warns_naming_the_parameter(
 ):
     with pytest.warns(ac.ParameterWarning) as caught:
         comp = cls("x", **{keyword: value})
-    messages = [str(w.message) for w in caught if w.category is ac.ParameterWarning]
+    mine = [w for w in caught if w.category is ac.ParameterWarning]
+    messages = [str(w.message) for w in mine]
     assert len(messages) == 1, messages
+    assert mine[0].filename == __file__  # it points at the line that built the component
     assert messages[0].startswith(f"x.{local} = {value:g} is below its physical minimum {least:g}")
     assert comp.quantities[local].value == value  # built with the value given
 
