@@ -9,7 +9,6 @@ attributes (or passes them to :meth:`Component.add`), connects them with
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import warnings
@@ -42,14 +41,16 @@ from .units import check_unit, convert, is_quantity
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?")
 
 
-def _user_level() -> int:
-    """The ``stacklevel`` that makes a warning raised in a method of :class:`Component`
-    point at the user's line: the first caller that is neither in this package nor inside
-    a component's own methods (a library constructor calling ``parameter``)."""
-    here = os.path.dirname(__file__)
+def _user_level(comp: Component) -> int:
+    """The ``stacklevel`` that makes a warning raised in a method of ``comp`` point at the
+    user's line: the first caller that is neither in this package, nor in the package that
+    defines ``comp``'s class (a library such as ``components`` and its helper functions;
+    none for a class defined in a script), nor inside a component's own methods."""
+    package = type(comp).__module__.partition(".")[0] if "." in type(comp).__module__ else None
+    skipped = {__name__.partition(".")[0], package}
     frame, level = sys._getframe(2), 2  # 1: the method that warns, 2: its caller
     while frame.f_back is not None and (
-        frame.f_code.co_filename.startswith(here)
+        frame.f_globals.get("__name__", "").partition(".")[0] in skipped
         or isinstance(frame.f_locals.get("self"), Component)
     ):
         frame, level = frame.f_back, level + 1
@@ -266,7 +267,7 @@ class Component:
                 "(allowed, e.g. for an active device or a fit's exploration, but check the "
                 "sign)",
                 ParameterWarning,
-                stacklevel=_user_level(),
+                stacklevel=_user_level(self),
             )
         self._claim(name)
         q = Quantity(self, name, "parameter", value=value, unit=unit)
