@@ -343,7 +343,7 @@ def _finish(ir: IndexReduced, defaults: Table, timings: dict[str, float]) -> Mod
     tic = _time.perf_counter()
     dae = causalize(ir, blocks)
     names, outputs = _outputs(ir, dae)
-    if red.flat.discretes:
+    if red.flat.discretes or red.flat.events:
         dae = _with_events(ir, dae, names, outputs)
     timings["causalize"] = _time.perf_counter() - tic
     breakpoints = _breakpoints(red)

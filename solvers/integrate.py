@@ -87,11 +87,12 @@ class Simulator:
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
         self.dynamic = None
-        if model.ir.alternatives and not dae.modes:  # a loop that may need other states
+        events = dae.modes or dae.zero.numel()  # modes, or re-initializations alone
+        if model.ir.alternatives and not events:  # a loop that may need other states
             self.dynamic = DynamicRun(
                 self.functions, self.grid, self.tolerances, self.initial_values
             )
-        if dae.modes:
+        if events:
             self.events = EventLoop(
                 self.functions,
                 self.initial_values,

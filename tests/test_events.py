@@ -317,3 +317,37 @@ def test_sensitivities_through_a_switch_closed_at_a_time_event():
     u = np.clip(res.t - 1.0, 0.0, None)
     exact = -np.exp(-u / 0.5) * u / 0.5  # d/dR of 1 - exp(-u / (R C)) at R = 1, C = 0.5
     assert np.max(np.abs(res.sensitivity("C.v", "R.R") - exact)) < 1e-8
+
+
+class Ball(ac.Component):
+    """Modelica's bouncing ball: ``h' = v``, ``v' = -g``, and when ``h`` reaches 0 moving
+    down, ``reinit(v, -e v)``. Its one event re-initializes a state and drives no mode."""
+
+    def __init__(self, name: str, h0: float = 1.0, e: float = 0.8, g: float = 9.81) -> None:
+        super().__init__(name)
+        self.h = self.variable("h", start=h0, fixed=True, unit="m")
+        self.v = self.variable("v", start=0.0, fixed=True, unit="m/s")
+        e = self.parameter("e", e, "1", min=0)
+        self.equations(ac.der(self.h) == self.v, ac.der(self.v) == -g)
+        self.event([self.h], {self.v: ac.if_else(self.v < 0, -e * self.v, self.v)})
+
+
+def test_an_event_that_only_reinitializes_a_state_is_not_dropped():
+    """A model without discrete modes ran its events' re-initializations nowhere (the ball
+    fell through the floor to h = -3.9 at t = 1). Closed form: impacts at
+    t1 = sqrt(2 h0/g) and t2 = t1 (1 + 2e), the apex between them at e^2 h0."""
+    h0, e, g = 1.0, 0.8, 9.81
+    s = ac.System("bounce")
+    s.add(Ball("ball", h0, e, g))
+    res = simulate(s, t_end=2.0, dt=1e-4, rtol=1e-10, atol=1e-12)
+    t1 = np.sqrt(2 * h0 / g)
+    t2 = t1 * (1 + 2 * e)
+    h = res["ball.h"]
+    assert np.min(h) > -1e-8
+    between = (res.t > t1) & (res.t < t2)
+    assert np.max(h[between]) == pytest.approx(e**2 * h0, abs=1e-6)
+    # each impact: the speed jumps from -u to +e u between two samples (u = g t1 at the first)
+    v = res["ball.v"]
+    jumps = np.flatnonzero(np.diff(v) > 1.0)
+    assert res.t[jumps[:2]] == pytest.approx([t1, t2], abs=1e-4)
+    assert v[jumps[0] + 1] == pytest.approx(e * g * t1 - g * (res.t[jumps[0] + 1] - t1), rel=1e-6)
