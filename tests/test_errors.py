@@ -379,3 +379,29 @@ def test_a_block_singular_at_the_parameter_values_is_named_at_compile_time():
     assert "R1: v == R*i" in str(err.value) and "R3: v == R*i" in str(err.value)
     assert "zero resistance" in str(err.value)
     ac.compile(_divider(-0.25))
+
+
+class TooFewEquations(ac.Component):
+    """A two-pin component that states only that its current passes through."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
+        self.equations(self.p.i + self.n.i == 0)
+
+
+def test_too_few_equations_and_a_shorted_source_are_structural_errors():
+    """Both crashed in alias elimination with CasADi's 'Dimension mismatch' (its substitution
+    of no rows) instead of the structural error: the unbalanced model says which current
+    no equation determines, the shorted source that its equation is left redundant."""
+    few = ac.System("few")
+    V, B, G = el.ConstantVoltage("V", V=1.0), TooFewEquations("B"), el.Ground("G")
+    few.connect(V.p, B.p)
+    few.connect(B.n, V.n, G.p)
+    with pytest.raises(ac.StructureError, match=r"unbalanced: 0 equations for 1 unknown"):
+        ac.compile(few)
+    short = ac.System("short")
+    V, G = el.ConstantVoltage("V", V=1.0), el.Ground("G")
+    short.connect(V.p, V.n, G.p)
+    with pytest.raises(ac.StructureError, match=r"(?s)structurally singular.*V: v == V"):
+        ac.compile(short)
