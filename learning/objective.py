@@ -64,6 +64,8 @@ ATOL_FRACTION = 1e-2  # atol / (rtol x the outputs' smallest magnitude)
 REFINE = 3.0  # a second pass when the residuals call for an rtol this much tighter
 RTOL_BOUNDS = (1e-8, 1e-6)
 NOISE_ORDERS = 6  # difference orders tried by noise_level
+GRID_SHARE = 0.9  # the share of nonzero differences on a grid that makes data quantized
+GRID_TOLERANCE = 1e-3  # distance of a difference / step from an integer still on the grid
 
 
 def own_name(name: str, experiment: int) -> str:
@@ -79,17 +81,23 @@ def split_name(name: str) -> tuple[str, int | None]:
 
 def noise_level(y: np.ndarray) -> float:
     """A robust estimate of the white-noise standard deviation in samples ``y`` of a smooth
-    signal (uniformly sampled; non-finite samples left out).
+    signal (uniformly sampled; non-finite samples left out): the larger of the difference
+    estimate and, for quantized data, the rounding noise ``q / sqrt(12)``.
 
-    The ``k``-th differences of white noise ``sigma`` have standard deviation ``sigma
-    sqrt(C(2k, k))``, while a smooth signal's shrink like ``h^k``: for ``k = 1..6`` the
+    Differences: the ``k``-th differences of white noise ``sigma`` have standard deviation
+    ``sigma sqrt(C(2k, k))``, while a smooth signal's shrink like ``h^k``: for ``k = 1..6`` the
     median absolute deviation of ``diff(y, k)`` (times 1.4826, the normal's factor; robust
     to a few kinks such as a step's) divided by ``sqrt(C(2k, k))`` estimates ``sigma`` plus
     what is left of the signal, and the smallest estimate is taken. Within about +-40 % for
     100 samples of noise. For noise-free data it is what the differences leave of the
     signal: ``2e-8`` of its size at 50 samples per period of a sine, ``2e-5`` at 20, more
-    for a rough signal (an upper bound, see :meth:`Objective.refine`); 0 for quantized data
-    whose differences are mostly 0."""
+    for a rough signal (an upper bound, see :meth:`Objective.refine`).
+
+    Quantization (:func:`quantization_step`): encoder data sit on a grid of step ``q``, and
+    when the motion moves less than a step per sample most differences are exactly 0, so
+    the medians above read 0 (or round-off, 1e-16). Rounding to the grid is an error
+    uniform on ``[-q/2, q/2]``, of standard deviation ``q / sqrt(12)``, so that is the
+    noise's floor whenever a grid is found."""
     y = np.asarray(y, dtype=float)
     y = y[np.isfinite(y)]
     estimates = []
@@ -99,7 +107,32 @@ def noise_level(y: np.ndarray) -> float:
         d = np.diff(y, k)
         mad = float(np.median(np.abs(d - np.median(d))))
         estimates.append(1.4826 * mad / np.sqrt(comb(2 * k, k)))
-    return min(estimates, default=0.0)
+    return max(min(estimates, default=0.0), quantization_step(y) / np.sqrt(12.0))
+
+
+def quantization_step(y: np.ndarray) -> float:
+    """The grid step ``q`` that the samples ``y`` sit on, 0 when they sit on none.
+
+    ``q`` is the smallest first difference ``|y[k+1] - y[k]|`` above round-off (``1e-9``
+    of the range); ``y`` is on its grid when :data:`GRID_SHARE` of the nonzero differences
+    are integer multiples of ``q`` (within :data:`GRID_TOLERANCE` of one) and the
+    differences take two or more distinct multiples (0 included). The second condition
+    keeps an exact ramp (every difference the same) and a single step (one nonzero
+    difference) off the grid; a noisy or a smooth float signal fails the first (its
+    differences' ratios to the smallest are no integers)."""
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    if y.size < 3:
+        return 0.0
+    d = np.diff(y)
+    moved = np.abs(d[np.abs(d) > 1e-9 * float(np.ptp(y))])
+    if moved.size < 2:
+        return 0.0
+    q = float(moved.min())
+    ratios = moved / q
+    on_grid = np.abs(ratios - np.round(ratios)) <= GRID_TOLERANCE
+    multiples = set(np.round(ratios[on_grid]).astype(int)) | ({0} if moved.size < d.size else set())
+    return q if on_grid.mean() >= GRID_SHARE and len(multiples) >= 2 else 0.0
 
 
 @dataclass(frozen=True)

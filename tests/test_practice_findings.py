@@ -1,0 +1,40 @@
+"""Issue 32's practitioner findings: quantization noise, polish options, the learned
+Lagrangian's eps and the reconstruction's bias, each against an independent number."""
+
+import numpy as np
+import pytest
+
+from learning.objective import noise_level, quantization_step, tolerance_rule
+
+STEP = 2 * np.pi / 2**14  # a 14-bit encoder's step (rad)
+
+
+# -- quantization noise ---------------------------------------------------------------------
+def test_quantized_encoder_data_get_the_rounding_noise_and_a_sane_rtol():
+    """Rounding to a grid of step q is uniform on [-q/2, q/2]: sigma = q / sqrt(12). The
+    difference estimator alone reads ~0 on such data (most differences are exactly 0)."""
+    t = np.linspace(0.0, 5.0, 2001)
+    amplitude = 0.5
+    angle = np.round(amplitude * np.sin(2 * np.pi * 0.7 * t) / STEP) * STEP
+    assert quantization_step(angle) == pytest.approx(STEP, rel=1e-9)
+    sigma = noise_level(angle)
+    assert sigma == pytest.approx(STEP / np.sqrt(12), rel=0.1)  # measured +1.4 %
+    # the tolerance rule then: rtol = 1e-4 sigma / max|y|, well inside (1e-8, 1e-6)
+    rule = tolerance_rule(sigma / amplitude, amplitude, None, None, "data")
+    assert rule.rtol == pytest.approx(1e-4 * STEP / np.sqrt(12) / amplitude, rel=0.1)
+    assert 1e-8 < rule.rtol < 1e-6  # 2.2e-8
+
+
+def test_a_smooth_noisy_signal_keeps_its_estimate_and_ramps_and_steps_are_no_grid():
+    """Gaussian noise leaves no grid, so the estimate is the difference estimator's: the
+    median absolute deviation of n = 2001 normal samples has a relative standard deviation
+    about 1.17 / sqrt(n) = 2.6 %; +-15 % is over 5 of them (the minimum over difference
+    orders biases it down by a few %)."""
+    t = np.linspace(0.0, 5.0, 2001)
+    rng = np.random.default_rng(1)
+    for sigma in (1e-3, 1e-4):
+        y = 0.5 * np.sin(2 * np.pi * 0.7 * t) + sigma * rng.standard_normal(t.size)
+        assert quantization_step(y) == 0.0
+        assert noise_level(y) == pytest.approx(sigma, rel=0.15)  # measured -1 %, +3 %
+    assert quantization_step(t) == 0.0  # every difference the same multiple: a ramp
+    assert quantization_step(np.repeat([0.0, 1.0], 10)) == 0.0  # one jump: a step
