@@ -132,7 +132,7 @@ class Lagrangian(ac.Component):
         for load, (ltype, position) in (loads or {}).items():
             port = self.connector(load, ltype)
             s_l, f_l = (getattr(port, k[0]) for k in (ltype.potentials, ltype.flows))
-            where = cs.SX(position(dict(q), dict(p)))
+            where = cs.SX(self._call(position, f"the position(q, p) of load {load!r}", q, p))
             self.equations(
                 s_l == where,
                 self.variable(f"P_{load}") == f_l * cs.jtimes(where, qv, vv),
@@ -212,9 +212,9 @@ class Lagrangian(ac.Component):
         if self.network is not None:
             M, V = self.network.mass_and_potential(cs.vertcat(*q.values()), self._theta)
         if mass is not None:
-            M = _matrix(mass(dict(q), dict(p)))
+            M = _matrix(self._call(mass, "mass(q, p)", q, p))
         if potential is not None:
-            V = cs.SX(potential(dict(q), dict(p)))
+            V = cs.SX(self._call(potential, "potential(q, p)", q, p))
         if M.shape != (n, n) or V.shape != (1, 1):
             raise OptionError(
                 f"Lagrangian {self.full_name}: mass must be {n} x {n} and potential a scalar "
@@ -222,6 +222,14 @@ class Lagrangian(ac.Component):
             )
         self._check_definite(M, q)
         return M, V
+
+    def _call(self, fn: Expression, what: str, q: dict[str, cs.SX], p: dict[str, cs.SX]) -> object:
+        """``fn(q, p)`` of a user's function ``what``; a coordinate or a parameter it reads
+        and the component lacks is an error naming both, not a bare ``KeyError``."""
+        who = f"Lagrangian {self.full_name}: {what}"
+        return fn(
+            _Given(q, who, "coordinate", "coordinates"), _Given(p, who, "parameter", "parameters")
+        )
 
     def _check_definite(self, M: cs.SX, q: dict[str, cs.SX]) -> None:
         """``M`` symmetric positive definite at ``q = 0`` and two seeded points (the declared
@@ -367,6 +375,22 @@ class Lagrangian(ac.Component):
         return {
             n: float(self._quantities[n.rsplit(".", 1)[1]].value) for n in self.parameter_names()
         }
+
+
+class _Given(dict):
+    """The ``q`` or ``p`` a user's function receives: reading a name it lacks raises an
+    :class:`OptionError` naming the name, the function (``who``) and the names it has."""
+
+    def __init__(self, values: Mapping[str, cs.SX], who: str, kind: str, option: str) -> None:
+        super().__init__(values)
+        self.who, self.kind, self.option = who, kind, option
+
+    def __missing__(self, name: str) -> cs.SX:
+        have = ", ".join(map(repr, self)) or "none"
+        raise OptionError(
+            f"{self.who} reads the {self.kind} {name!r}, which the component was not given "
+            f"(its {self.option}: {have}); add it to {self.option}= or read one of those"
+        )
 
 
 def _matrix(rows: object) -> cs.SX:

@@ -29,6 +29,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
+from .checks import check_count, check_layers
 from .law import softplus
 from .mlp import ACTIVATIONS, draw_weights
 
@@ -57,13 +58,13 @@ class LagrangianNet:
                 f"LagrangianNet: activation={activation!r} must be one of {allowed} (the "
                 "Euler-Lagrange equations differentiate the network twice: relu has no curvature)"
             )
-        if int(n) < 1 or min((int(h) for h in hidden), default=1) < 1:
-            raise OptionError(f"LagrangianNet: n={n!r} and hidden={hidden!r} must be >= 1")
+        n = check_count("LagrangianNet", "n", n, hint="the number of coordinates")
+        hidden = check_layers("LagrangianNet", hidden)
         positive = {"eps": eps, "mass_scale": mass_scale, "energy_scale": energy_scale}
         for what, value in positive.items():
             if not (np.isfinite(value) and value > 0):
                 raise OptionError(f"LagrangianNet: {what}={value!r} must be a positive number")
-        self.n, self.hidden, self.activation = int(n), tuple(int(h) for h in hidden), activation
+        self.n, self.hidden, self.activation = n, hidden, activation
         self.eps, self.seed = float(eps), seed
         self.mass_scale, self.energy_scale = float(mass_scale), float(energy_scale)
         self.offsets = self._per_coordinate("offsets", offsets, 0.0)

@@ -54,6 +54,7 @@ import numpy as np
 from acausal.errors import OptionError
 from solvers.buffers import numeric_call
 
+from .checks import check_adam
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .levenberg_marquardt import levenberg_marquardt
@@ -99,6 +100,9 @@ def train_lagrangian(
     holding a component of that name.
     """
     tic = _time.perf_counter()
+    check_adam(
+        "train_lagrangian", epochs=epochs, batch=batch, lr=lr, decay=decay, patience=patience
+    )
     if not isinstance(component, Lagrangian) or component.network is None:
         raise OptionError(
             "train_lagrangian: give an ln.Lagrangian component with a network= (its "

@@ -10,6 +10,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
+from .checks import check_layers
 from .explicit import Explicit, token
 from .law import _check_option, softplus
 from .neural import ACTIVATIONS as SQUASHING
@@ -84,9 +85,7 @@ class MLP(Explicit):
         dissipative: str | None = None,
     ) -> None:
         _check_option("MLP", "activation", activation, tuple(ACTIVATIONS))
-        self.hidden = tuple(int(h) for h in hidden)
-        if min(self.hidden, default=1) < 1:
-            raise OptionError(f"MLP: hidden={hidden!r} must be layer widths >= 1")
+        self.hidden = check_layers("MLP", hidden)
         if not (np.isfinite(output_scale) and output_scale > 0):
             raise OptionError(f"MLP: output_scale={output_scale!r} must be a positive number")
         self.activation, self.seed, self.output_scale = activation, seed, float(output_scale)

@@ -28,6 +28,7 @@ import casadi as cs
 import numpy as np
 
 from acausal.errors import OptionError
+from solvers import Result
 
 GRAVITY = 9.80665
 TURN = np.array([[0.0, -1.0], [1.0, 0.0]])  # R: the rotation by 90 degrees
@@ -124,8 +125,18 @@ def natural_coordinates(
     ``World``'s). Positions, velocities and accelerations of the points come
     from each body's ``x_cm, y_cm, phi`` and their derivatives in the results."""
     runs = list(results) if isinstance(results, (list, tuple)) else [results]
-    if not runs:
-        raise OptionError("natural_coordinates: give one or more simulation results")
+    wrong = next((r for r in runs if not isinstance(r, Result)), None)
+    if not runs or wrong is not None:
+        raise OptionError(
+            "natural_coordinates: results must be one or more solvers.Result of the "
+            f"mechanism's simulations, got {type(wrong).__name__ if runs else 'none'}; e.g. "
+            "natural_coordinates(simulate(system, t_end=2.0, dt=1e-3), bodies=[bar1, bar2])"
+        )
+    if isinstance(bodies, str) or not isinstance(bodies, Sequence):
+        raise OptionError(
+            f"natural_coordinates: bodies={bodies!r:.60} must be a list of the planar Body "
+            "objects (or their names), e.g. bodies=[bar1, bar2] or ['bar1', 'bar2']"
+        )
     names = [b if isinstance(b, str) else b.full_name for b in bodies]
     if not names or len(set(names)) != len(names):
         raise OptionError(f"natural_coordinates: bodies must be distinct and given: {names}")
@@ -157,6 +168,18 @@ def natural_coordinates(
     return replace(
         shell, records=records, minimal=tuple(minimal) if minimal else None, mobility=int(count)
     )
+
+
+def expect_natural(value: object, where: str, name: str) -> NaturalCoordinates:
+    """``value`` when it is :class:`NaturalCoordinates`; anything else (a simulation's
+    ``Result``, a dict of columns) is an error showing the call that makes them."""
+    if not isinstance(value, NaturalCoordinates):
+        raise OptionError(
+            f"{where}: {name} must be ln.NaturalCoordinates, got {type(value).__name__}; make "
+            "them from the simulations: ln.natural_coordinates(results, bodies=[bar1, bar2]) "
+            f"(optionally minimal=[...], forces={{...}}), then {where}(that, ...)"
+        )
+    return value
 
 
 def _inertial(res: Any, name: str, body: Any) -> tuple[float, float, np.ndarray, float]:

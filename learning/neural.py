@@ -9,6 +9,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
+from .checks import check_layers
 from .law import Law, _check_option, _per_input
 
 ACTIVATIONS: dict[str, Callable[[cs.SX], cs.SX]] = {
@@ -68,9 +69,7 @@ class NeuralNet(Law):
     ) -> None:
         _check_option("NeuralNet", "constraint", constraint, ("feasible", "dissipative", None))
         _check_option("NeuralNet", "activation", activation, tuple(ACTIVATIONS))
-        self.hidden = tuple(int(h) for h in hidden)
-        if not self.hidden or min(self.hidden) < 1:
-            raise OptionError(f"NeuralNet: hidden={hidden!r} needs one or more layer sizes >= 1")
+        self.hidden = check_layers("NeuralNet", hidden, empty=False)
         self.activation, self.constraint, self.transform = activation, constraint, transform
         self._signs, self._init, self.seed = signs, init, seed
         self._scale, self.margin = input_scale, float(margin)

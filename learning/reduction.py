@@ -58,10 +58,11 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError
 
+from .checks import check_adam, check_layers
 from .fit import FitProgress
 from .lagrangian import Lagrangian
 from .mlp import ACTIVATIONS, draw_weights
-from .natural import NaturalCoordinates
+from .natural import NaturalCoordinates, expect_natural
 from .threads import thread_count
 from .training import SampleLoss
 
@@ -314,6 +315,11 @@ def reduce_mechanism(
     fraction at the end of each record held out (early stopping keeps the best epoch).
     ``threads``: a batch's samples split over that many threads (default every core)."""
     tic = _time.perf_counter()
+    expect_natural(data, "reduce_mechanism", "data")
+    check_adam(
+        "reduce_mechanism", epochs=epochs, batch=batch, lr=lr, decay=decay, patience=patience
+    )
+    hidden = check_layers("reduce_mechanism", hidden)
     threads = thread_count("reduce_mechanism", threads)
     losses = dict(losses if losses is not None else {"rec": 1.0, "sim": 1.0})
     if set(losses) - {"rec", "sim"} or not any(w > 0 for w in losses.values()):
@@ -343,12 +349,12 @@ def reduce_mechanism(
     else:
         dec_in = (np.zeros(m), np.ones(m))
         names = tuple(f"z{k + 1}" for k in range(m))
-    sizes = (m, *map(int, hidden), n)
+    sizes = (m, *hidden, n)
     decoder = Dense(sizes, activation, *dec_in, mean, np.where(varying, spread, 0.0), copies)
     encoder = None
     if not given:
         encoder = Dense(
-            (n, *map(int, reversed(hidden)), m),
+            (n, *reversed(hidden), m),
             activation,
             mean,
             np.where(varying, spread, 1.0),

@@ -39,6 +39,7 @@ import scipy.optimize as so
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
+from .checks import check_adam, check_count
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .fit_bar import progress_sink
 from .rollout import StepMap, Trajectory
@@ -416,6 +417,9 @@ def train(
     bar of the epochs, a callable receives each :class:`~learning.FitProgress`.
     """
     tic = _time.perf_counter()
+    check_adam("train", epochs=epochs, batch=batch, lr=lr, decay=decay, patience=patience)
+    check_count("train", "horizon", horizon, hint="the steps each window predicts (1: feedforward)")
+    check_count("train", "stride", stride, hint="samples between window starts")
     model, source = compiled(system, "train")
     inputs = dict(inputs or {})
     if polish not in POLISHES:
@@ -427,8 +431,6 @@ def train(
             f"train: uncertainty=True needs horizon=1 (got {horizon}): the residuals of a "
             "recurrent window are correlated along it and the standard errors would be too small"
         )
-    if horizon < 1 or stride < 1:
-        raise OptionError(f"train: horizon={horizon} and stride={stride} must be >= 1")
     threads = thread_count("train", threads)
     trajs = [Trajectory(model, d, inputs) for d in trajectories]
     checks = [Trajectory(model, d, inputs) for d in validation]
