@@ -59,7 +59,7 @@ from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .levenberg_marquardt import levenberg_marquardt
 from .threads import blas_threads, thread_count
-from .training import SampleLoss
+from .training import Polish, SampleLoss, polish_options
 
 LOSSES = ("inverse", "forward", "power")
 
@@ -76,7 +76,7 @@ def train_lagrangian(
     seed: int = 0,
     validation: Mapping[str, Any] | Sequence[Mapping[str, Any]] = (),
     patience: int | None = None,
-    polish: bool = False,
+    polish: bool | str | Mapping[str, Any] = False,
     max_nfev: int = 200,
     x0: Mapping[str, float] | None = None,
     threads: int | None = None,
@@ -91,8 +91,10 @@ def train_lagrangian(
     ``"forward"``, ``"power"`` (default 1 each). ``validation``: held-out records scored
     after each epoch (the best epoch is kept). ``polish``: then Levenberg-Marquardt on all
     the training residuals at once (:mod:`learning.levenberg_marquardt`, CasADi's exact
-    Jacobian, at most ``max_nfev`` evaluations), kept if it lowers the validation score
-    (the training loss without validation). ``x0``: start weights by full name (e.g. an
+    Jacobian), kept if it lowers the validation score (the training loss without
+    validation): True or ``"least_squares"`` (at most ``max_nfev`` evaluations, tolerances
+    1e-8), or a dict as :func:`learning.train`'s, ``{"max_iter": 50, "tol": 1e-10}``
+    (:func:`~learning.training.polish_options`). ``x0``: start weights by full name (e.g. an
     earlier result's ``params``; default the network's drawn ones). ``threads``: a batch's
     samples split over that many threads (default every core). The rest as
     :func:`learning.train`. The result's ``params`` are the component's full parameter
@@ -109,6 +111,9 @@ def train_lagrangian(
             f"weights are what is learned); got {component!r}"
         )
     threads = thread_count("train_lagrangian", threads)
+    polish = polish_options(
+        polish, "train_lagrangian", {"least_squares": Polish("least_squares", max_nfev, 1e-8)}
+    )
     losses = dict(losses if losses is not None else dict.fromkeys(LOSSES, 1.0))
     bad = sorted(set(losses) - set(LOSSES))
     if bad or not any(w > 0 for w in losses.values()):
@@ -161,7 +166,7 @@ def train_lagrangian(
     unmeasured = [c for c in coordinates if c not in known]
     message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"
     if polish:
-        polished, why = _least_squares(residual, columns, best, max_nfev, gauge)
+        polished, why = _least_squares(residual, columns, best, polish, gauge)
         score = loss.total(scored, polished)
         kept = score < min(checked)
         best = polished if kept else best
@@ -306,11 +311,12 @@ def _least_squares(
     residual: cs.Function,
     columns: np.ndarray,
     theta: np.ndarray,
-    max_nfev: int,
+    how: Polish,
     gauge: np.ndarray,
 ) -> tuple[np.ndarray, str]:
     """Levenberg-Marquardt from ``theta`` on every sample's residuals, ``r / sqrt(count)``
-    stacked (their squares sum to the loss), and a row per nonzero ``gauge`` entry."""
+    stacked (their squares sum to the loss), and a row per nonzero ``gauge`` entry, with
+    ``how``'s budget (evaluations) and tolerance (its ``ftol``, ``xtol``, ``gtol``)."""
     count = columns.shape[1]
     col, th = cs.SX.sym("sample", columns.shape[0]), cs.SX.sym("theta", theta.size)
     r, g = residual(col, th)
@@ -332,5 +338,7 @@ def _least_squares(
         ]
 
     with blas_threads(1):
-        out = levenberg_marquardt(lambda x: fn(columns, x), theta, max_nfev)
+        out = levenberg_marquardt(
+            lambda x: fn(columns, x), theta, how.max_iter, how.tol, how.tol, how.tol
+        )
     return out.x, f"{out.nfev} evaluations: {out.message}"

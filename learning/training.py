@@ -18,11 +18,13 @@ law parameters are not scaled. Adam (Kingma and Ba) runs over shuffled mini-batc
 ``epochs`` (learning rate ``lr``, multiplied by ``decay`` after each epoch), keeping the
 parameters with the lowest validation loss (windows of held-out trajectories; without them,
 the training loss) and stopping after ``patience`` epochs without improvement; then,
-optionally, a full-batch refinement: L-BFGS-B on ``L`` (``polish=True`` or ``"lbfgs"``) or
-Gauss-Newton-type least squares on the residuals whose squares make ``L`` (``"least_squares"``,
-scipy's trust-region reflective method with CasADi's Jacobian). The result is a
-:class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the training loss per
-epoch, ``validation_history``: the validation loss).
+optionally, a full-batch refinement: L-BFGS-B on ``L`` (``polish=True`` or ``"lbfgs"``: at most
+500 iterations, ``gtol`` 1e-12) or Gauss-Newton-type least squares on the residuals whose
+squares make ``L`` (``"least_squares"``, scipy's trust-region reflective method with CasADi's
+Jacobian: at most 200 evaluations, tolerances 1e-12), or a dict naming the budget,
+``polish={"method": "lbfgs", "max_iter": 50, "tol": 1e-8}`` (:func:`polish_options`). The
+result is a :class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the training
+loss per epoch, ``validation_history``: the validation loss).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 import sys
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import casadi as cs
@@ -384,7 +388,7 @@ def train(
     seed: int = 0,
     validation: Sequence[Mapping[str, Any]] = (),
     patience: int | None = None,
-    polish: bool | str = False,
+    polish: bool | str | Mapping[str, Any] = False,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     x0: Mapping[str, float] | None = None,
     penalties: Sequence[tuple[cs.SX, float]] = (),
@@ -422,10 +426,7 @@ def train(
     check_count("train", "stride", stride, hint="samples between window starts")
     model, source = compiled(system, "train")
     inputs = dict(inputs or {})
-    if polish not in POLISHES:
-        raise OptionError(
-            f"train: polish={polish!r} is not one of {', '.join(map(repr, POLISHES))}"
-        )
+    polish = polish_options(polish, "train", POLISHES)
     if uncertainty and horizon != 1:
         raise OptionError(
             f"train: uncertainty=True needs horizon=1 (got {horizon}): the residuals of a "
@@ -550,7 +551,62 @@ def _bounds(
     return lo / scales, hi / scales
 
 
-POLISHES = (False, True, "lbfgs", "least_squares")
+@dataclass(frozen=True)
+class Polish:
+    """A full-batch refinement's options: ``method`` (``"lbfgs"``: L-BFGS-B on the loss,
+    ``"least_squares"``: Gauss-Newton-type steps on the residuals), ``max_iter`` (at most
+    that many L-BFGS-B iterations, or residual-and-Jacobian evaluations of a least-squares
+    method) and ``tol`` (L-BFGS-B: the projected gradient's ``gtol``, with ``ftol = 1e-3
+    tol``; least squares: its ``ftol``, ``xtol`` and ``gtol``)."""
+
+    method: str
+    max_iter: int
+    tol: float
+
+
+POLISH_KEYS = ("method", "max_iter", "tol")
+
+
+def polish_options(
+    value: bool | str | Mapping[str, Any], who: str, defaults: Mapping[str, Polish]
+) -> Polish | None:
+    """``polish=`` as a :class:`Polish` (None: no polish). ``value``: False, True (the first
+    method of ``defaults``), a method's name, or a dict of ``method``/``max_iter``/``tol``
+    (each defaulting to ``defaults``'s, the method to the first one); ``defaults``: the
+    methods ``who`` offers with their defaults. The one parser of :func:`train`'s and
+    :func:`~learning.train_lagrangian`'s ``polish``."""
+    methods = list(defaults)
+    if value is False or value is None:
+        return None
+    if value is True or (isinstance(value, str) and value in defaults):
+        return defaults[methods[0] if value is True else value]
+    if not isinstance(value, Mapping):
+        raise OptionError(
+            f"{who}: polish={value!r} is not one of False, True, "
+            f"{', '.join(map(repr, methods))} or a dict of {', '.join(POLISH_KEYS)} "
+            f"(e.g. polish={{'method': {methods[0]!r}, 'max_iter': 50}})"
+        )
+    for key in value:
+        if key not in POLISH_KEYS:
+            raise OptionError(f"{who}: polish= {unknown_name('option', str(key), POLISH_KEYS)}")
+    method = value.get("method", methods[0])
+    if method not in defaults:
+        raise OptionError(
+            f"{who}: polish's method={method!r} is not one of {', '.join(map(repr, methods))}"
+        )
+    base = defaults[method]
+    max_iter, tol = value.get("max_iter", base.max_iter), value.get("tol", base.tol)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+        raise OptionError(f"{who}: polish's max_iter={max_iter!r} must be an integer >= 1")
+    if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < np.inf:
+        raise OptionError(f"{who}: polish's tol={tol!r} must be a positive number")
+    return Polish(method, int(max_iter), float(tol))
+
+
+POLISHES = {
+    "lbfgs": Polish("lbfgs", 500, 1e-12),
+    "least_squares": Polish("least_squares", 200, 1e-12),
+}
 
 
 def remember_last(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any]:
@@ -569,7 +625,7 @@ def remember_last(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any
 
 
 def _polish(
-    how: bool | str,
+    how: Polish,
     objective: RolloutLoss,
     windows: Windows,
     q: np.ndarray,
@@ -579,12 +635,12 @@ def _polish(
     hi: np.ndarray,
     message: str,
 ) -> tuple[np.ndarray, str]:
-    """Full-batch refinement from ``q``: L-BFGS-B on ``L`` (``True``/``"lbfgs"``) or a
-    trust-region least-squares (``"least_squares"``: scipy's TRF with the exact Jacobian of
-    the residuals ``r``, ``L = |r|^2``, which Gauss-Newton steps converge on where the
-    loss is a long flat valley, e.g. a physical parameter against a network)."""
+    """Full-batch refinement from ``q``: L-BFGS-B on ``L`` (``"lbfgs"``) or a trust-region
+    least-squares (``"least_squares"``: scipy's TRF with the exact Jacobian of the residuals
+    ``r``, ``L = |r|^2``, which Gauss-Newton steps converge on where the loss is a long flat
+    valley, e.g. a physical parameter against a network), with ``how``'s budget and tolerance."""
     index = np.arange(windows.count)
-    if how == "least_squares":
+    if how.method == "least_squares":
         both = remember_last(lambda x: objective.stacked(windows, x, p, batch)[:2])
         with blas_threads(1):
             out = so.least_squares(
@@ -594,10 +650,10 @@ def _polish(
                 bounds=(lo, hi),
                 method="trf",
                 x_scale="jac",
-                ftol=1e-12,
-                xtol=1e-12,
-                gtol=1e-12,
-                max_nfev=200,
+                ftol=how.tol,
+                xtol=how.tol,
+                gtol=how.tol,
+                max_nfev=how.max_iter,
             )
         return out.x, f"{message}, then least squares ({out.njev} Jacobians: {out.message})"
 
@@ -610,7 +666,7 @@ def _polish(
         jac=True,
         method="L-BFGS-B",
         bounds=list(zip(lo, hi)),
-        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500},
+        options={"ftol": 1e-3 * how.tol, "gtol": how.tol, "maxiter": how.max_iter},
     )
     return out.x, f"{message}, then L-BFGS-B ({out.nit} iterations: {out.message})"
 

@@ -1,10 +1,15 @@
 """Issue 32's practitioner findings: quantization noise, polish options, the learned
 Lagrangian's eps and the reconstruction's bias, each against an independent number."""
 
+import re
+
 import numpy as np
 import pytest
 
+import acausal as ac
 from learning.objective import noise_level, quantization_step, tolerance_rule
+from learning.training import train
+from tests.test_rollout import INPUTS, oscillator, trajectories
 
 STEP = 2 * np.pi / 2**14  # a 14-bit encoder's step (rad)
 
@@ -38,3 +43,24 @@ def test_a_smooth_noisy_signal_keeps_its_estimate_and_ramps_and_steps_are_no_gri
         assert noise_level(y) == pytest.approx(sigma, rel=0.15)  # measured -1 %, +3 %
     assert quantization_step(t) == 0.0  # every difference the same multiple: a ramp
     assert quantization_step(np.repeat([0.0, 1.0], 10)) == 0.0  # one jump: a step
+
+
+# -- polish options -------------------------------------------------------------------------
+def test_polish_options_bound_the_refinement_and_name_a_bad_key():
+    """``max_iter`` is the optimizer's own budget (scipy's L-BFGS-B ``maxiter``, TRF's
+    ``max_nfev``), so the counts the result reports can never exceed it."""
+    model = ac.compile(oscillator(c=30.0, d=0.8))
+    options = dict(physical=["k.c", "d.d"], inputs=INPUTS, epochs=1, lr=0.05, progress=False)
+    data = trajectories()[:1]
+    lbfgs = train(model, data, polish={"method": "lbfgs", "max_iter": 2}, **options)
+    (iterations,) = re.findall(r"L-BFGS-B \((\d+) iterations", lbfgs.message)
+    assert 1 <= int(iterations) <= 2
+    squares = train(model, data, polish={"method": "least_squares", "max_iter": 3}, **options)
+    (jacobians,) = re.findall(r"least squares \((\d+) Jacobians", squares.message)
+    assert 1 <= int(jacobians) <= 3
+    with pytest.raises(ac.OptionError, match="'max_iters'. Did you mean 'max_iter'"):
+        train(model, data, polish={"max_iters": 5}, **options)
+    with pytest.raises(ac.OptionError, match="polish's method='newton' is not one of 'lbfgs'"):
+        train(model, data, polish={"method": "newton"}, **options)
+    with pytest.raises(ac.OptionError, match="max_iter=0 must be an integer >= 1"):
+        train(model, data, polish={"max_iter": 0}, **options)
