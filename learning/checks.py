@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from acausal.errors import OptionError
+from solvers.progress import check_progress
 
 
 def _is_integer(value: object) -> bool:
@@ -69,13 +70,22 @@ def check_layers(
 
 
 def check_adam(
-    where: str, *, epochs: object, batch: object, lr: object, decay: object, patience: object
+    where: str,
+    *,
+    epochs: object,
+    batch: object,
+    lr: object,
+    decay: object,
+    patience: object,
+    progress: object,
 ) -> None:
     """The options of the mini-batch Adam loop (:func:`learning.training.adam_epochs`):
-    ``epochs`` an integer >= 0, ``batch`` one >= 1, the learning rate ``lr > 0`` (Adam moves each
-    parameter by about ``lr`` per step; ``lr <= 0`` climbs the loss or stands still), the
-    factor ``decay`` in ``(0, 1]`` applied to ``lr`` after each epoch, ``patience`` None or
-    an integer >= 1."""
+    ``epochs`` an integer >= 0, ``batch`` one >= 1, the learning rate ``lr > 0`` (Adam moves
+    each parameter by about ``lr`` per step; ``lr <= 0`` climbs the loss or stands still),
+    the factor ``decay`` in ``(0, 1]`` applied to ``lr`` after each epoch, ``patience`` None
+    or an integer >= 1, and its epoch reports' ``progress``
+    (:func:`solvers.progress.check_progress`)."""
+    check_progress(progress, where)
     check_count(where, "epochs", epochs, minimum=0, hint="0 keeps the start")
     check_count(where, "batch", batch, hint="the samples (windows) per Adam step")
     check_positive(where, "lr", lr, hint="Adam's step size, e.g. lr=1e-3")

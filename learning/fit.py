@@ -127,7 +127,13 @@ class FitProgress:
     ``method="collocation"`` a report follows each IPOPT iteration: ``loss`` is the
     collocated objective at that iterate, ``best`` the lowest of the start's simulated loss
     and the collocated objectives of the iterates that satisfy the collocated equations
-    (to IPOPT's ``constr_viol_tol``); the final report's ``best`` is the fit's loss."""
+    (to IPOPT's ``constr_viol_tol``); the final report's ``best`` is the fit's loss.
+    The epoch learners (:func:`~learning.train`, :func:`~learning.train_lagrangian`,
+    :func:`~learning.reduce_mechanism`) report once per epoch: ``loss`` the epoch's mean
+    training loss, ``score`` the epoch's score that picks the kept parameters (the
+    validation loss; the training loss without held-out data), ``best`` the lowest score so
+    far, the start's included (non-increasing; the kept parameters' score). ``score`` is
+    None for :func:`fit`, whose current value is ``loss``."""
 
     iteration: int
     evaluations: int
@@ -135,6 +141,7 @@ class FitProgress:
     best: float
     n_failed: int
     elapsed: float
+    score: float | None = None
 
     def __str__(self) -> str:
         return (

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from acausal.errors import OptionError
+from solvers.progress import check_progress, tqdm_class
 
 if TYPE_CHECKING:
     from .fit import FitProgress
@@ -15,14 +15,11 @@ if TYPE_CHECKING:
 
 def fit_progress_bar(total: int | None = None, desc: str = "fit") -> Callable[[FitProgress], None]:
     """A callable for ``progress=`` that moves a tqdm bar to each report's iteration (epoch
-    for :func:`~learning.train`), with the loss, the best loss and the failed simulations
-    after it; ``total``: the expected count (e.g. ``epochs``; None: no ETA). The bar writes
-    to stderr and stays quiet when it is not a terminal (tqdm is the ``progress`` extra)."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        raise ImportError('fit_progress_bar needs tqdm: pip install -e ".[progress]"') from None
-    bar = tqdm(total=total, desc=desc, unit="it", file=sys.stderr, disable=None)
+    for :func:`~learning.train`), with the loss, the best loss so far and the failed
+    simulations after it; ``total``: the expected count (e.g. ``epochs``; None: no ETA). The
+    bar writes to stderr and stays quiet when it is not a terminal (tqdm is the ``progress``
+    extra)."""
+    bar = tqdm_class(desc)(total=total, desc=desc, unit="it", file=sys.stderr, disable=None)
 
     def show(info: FitProgress) -> None:
         bar.update(max(0, info.iteration - bar.n))
@@ -34,20 +31,18 @@ def fit_progress_bar(total: int | None = None, desc: str = "fit") -> Callable[[F
 
 
 def progress_sink(
-    progress: bool | str | Callable[[FitProgress], None],
+    progress: bool | str | Callable[[FitProgress], None] | None,
     lines: Callable[[FitProgress], None],
     total: int | None = None,
     desc: str = "fit",
 ) -> Callable[[FitProgress], Any] | None:
-    """What a fit's ``progress=`` option asks for: a callable as given, ``True`` the fit's
-    own ``lines`` (printed), ``"bar"`` a :func:`fit_progress_bar` of ``total`` steps,
-    ``False`` nothing (``None``)."""
+    """What a fit's ``progress=`` option asks for (the values of
+    :func:`solvers.progress.check_progress`): a callable as given, ``True`` the fit's own
+    ``lines`` (printed), ``"bar"`` a :func:`fit_progress_bar` of ``total`` steps, ``False``
+    or ``None`` nothing (``None``)."""
+    check_progress(progress, desc)
     if callable(progress):
         return progress
-    if isinstance(progress, str):
-        if progress != "bar":
-            raise OptionError(
-                f"{desc}: progress={progress!r}: give True (lines), False, 'bar' or a callable"
-            )
+    if progress == "bar":
         return fit_progress_bar(total, desc)
     return lines if progress else None

@@ -103,7 +103,13 @@ def train_lagrangian(
     """
     tic = _time.perf_counter()
     check_adam(
-        "train_lagrangian", epochs=epochs, batch=batch, lr=lr, decay=decay, patience=patience
+        "train_lagrangian",
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        decay=decay,
+        patience=patience,
+        progress=progress,
     )
     if not isinstance(component, Lagrangian) or component.network is None:
         raise OptionError(

@@ -317,7 +317,13 @@ def reduce_mechanism(
     tic = _time.perf_counter()
     expect_natural(data, "reduce_mechanism", "data")
     check_adam(
-        "reduce_mechanism", epochs=epochs, batch=batch, lr=lr, decay=decay, patience=patience
+        "reduce_mechanism",
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        decay=decay,
+        patience=patience,
+        progress=progress,
     )
     hidden = check_layers("reduce_mechanism", hidden)
     threads = thread_count("reduce_mechanism", threads)

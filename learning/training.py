@@ -312,7 +312,8 @@ def adam_epochs(
             best, best_q, stale = value, q.copy(), 0
         else:
             stale += 1
-        report(FitProgress(epoch, epoch, history[-1], value, 0, _time.perf_counter() - tic))
+        elapsed = _time.perf_counter() - tic
+        report(FitProgress(epoch, epoch, history[-1], best, 0, elapsed, score=value))
         if patience is not None and stale >= patience:
             break
     return best_q, history, checked
@@ -421,7 +422,15 @@ def train(
     bar of the epochs, a callable receives each :class:`~learning.FitProgress`.
     """
     tic = _time.perf_counter()
-    check_adam("train", epochs=epochs, batch=batch, lr=lr, decay=decay, patience=patience)
+    check_adam(
+        "train",
+        epochs=epochs,
+        batch=batch,
+        lr=lr,
+        decay=decay,
+        patience=patience,
+        progress=progress,
+    )
     check_count("train", "horizon", horizon, hint="the steps each window predicts (1: feedforward)")
     check_count("train", "stride", stride, hint="samples between window starts")
     model, source = compiled(system, "train")
@@ -673,8 +682,8 @@ def _polish(
 
 def _line(info: FitProgress) -> None:
     print(
-        f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  validation "
-        f"{info.best:.6g}  {info.elapsed:.1f} s",
+        f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  score {info.score:.6g}  "
+        f"best {info.best:.6g}  {info.elapsed:.1f} s",
         file=sys.stdout,
         flush=True,
     )

@@ -120,6 +120,24 @@ class _Spec:
     names: tuple[str, ...]
 
 
+def _numbers(name: str, values: Sequence[object] | np.ndarray) -> np.ndarray:
+    """The members' values of parameter ``name`` as floats; a value that is no number (a
+    word, None) is an error naming the parameter and the member."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        flat = np.asarray(values, dtype=object).ravel()
+        for k, v in enumerate(flat):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise OptionError(
+                    f"simulate_many: member {k} of {name} is {v!r:.40}, not a number; give "
+                    f"{name} a number (in its SI unit) for every member"
+                ) from None
+        raise
+
+
 def _design(
     model: ac.Model, params: Sequence[Mapping[str, float]] | Mapping[str, Sequence[float]]
 ) -> dict[str, np.ndarray]:
@@ -129,7 +147,7 @@ def _design(
     if isinstance(params, Mapping):
         design = {}
         for n, v in params.items():
-            design[n] = np.atleast_1d(np.asarray(v, dtype=float))
+            design[n] = _numbers(n, np.atleast_1d(np.asarray(v, dtype=object)))
             if design[n].ndim != 1:
                 raise OptionError(f"simulate_many: params[{n!r}] must be one value per member")
         sizes = {n: v.size for n, v in design.items()}
@@ -147,7 +165,7 @@ def _design(
                 )
         names = list(dict.fromkeys(n for member in params for n in member))
         design = {
-            n: np.array([member.get(n, defaults.get(n, np.nan)) for member in params], float)
+            n: _numbers(n, [member.get(n, defaults.get(n, np.nan)) for member in params])
             for n in names
         }
     else:

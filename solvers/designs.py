@@ -144,10 +144,22 @@ def _positive_sd(spec: Normal | TruncatedNormal) -> None:
 def _tolerance_args(value: float, tol: float, sigmas: float) -> None:
     if not (np.isfinite(tol) and tol > 0):
         raise OptionError(f"the tolerance tol = {tol!r} must be > 0 (0.05 for +-5 %)")
+    _below_one(value, tol)
     if not (np.isfinite(sigmas) and sigmas > 0):
         raise OptionError(f"sigmas = {sigmas!r} must be > 0 (3: the tolerance is 3 sd)")
     if value == 0:
         raise OptionError("a relative tolerance of the value 0 is no interval; give a range")
+
+
+def _below_one(value: float, tol: float) -> None:
+    """A relative tolerance ``tol < 1``: ``value (1 -+ tol)`` keeps the value's sign."""
+    if tol >= 1:
+        raise OptionError(
+            f"the tolerance tol = {tol:g} must be < 1 (0.05 for +-5 %): value (1 -+ tol) = "
+            f"({value * (1 - tol):g}, {value * (1 + tol):g}) reaches or crosses zero, members "
+            "of the opposite sign to the part's; for a parameter that may change sign give "
+            "its range (low, high) or a distribution in the design directly"
+        )
 
 
 def grid_design(values: Mapping[str, Sequence[float]]) -> dict[str, np.ndarray]:
@@ -210,11 +222,13 @@ def _spec(name: str, r: object) -> Distribution:
         low, high = (float(v) for v in r)  # type: ignore[union-attr]
     except (TypeError, ValueError):
         raise OptionError(
-            f"the design of {name} must be (low, high), Uniform, Normal or TruncatedNormal, "
-            f"got {r!r:.60}"
+            f"sample_design: the design of {name} must be (low, high), Uniform, Normal or "
+            f"TruncatedNormal (numbers), got {r!r:.60}"
         ) from None
     if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-        raise OptionError(f"the range of {name} = ({low}, {high}) must be finite, low <= high")
+        raise OptionError(
+            f"sample_design: the range of {name} = ({low}, {high}) must be finite, low <= high"
+        )
     return Uniform(low, high)
 
 
@@ -232,7 +246,14 @@ def tolerance_ranges(
     * ``"uniform"``: the range ``(v (1 - tol), v (1 + tol))``;
     * ``"normal"``: :class:`Normal` with ``mean = v``, ``sd = |v| tol / sigmas``;
     * ``"truncnorm"``: that normal truncated to the range (:meth:`TruncatedNormal.tolerance`:
-      a 5 % resistor as 3 sigma within +-5 %)."""
+      a 5 % resistor as 3 sigma within +-5 %).
+
+    ``tol`` must be in ``[0, 1)``: with ``tol >= 1`` the range ``v (1 -+ tol)`` reaches or
+    crosses zero, so members would have the opposite sign of the part's value (a negative
+    resistance) for every distribution. Below 1 the uniform and truncated ranges keep the
+    sign; a normal member has the opposite sign with probability ``Phi(-sigmas / tol)``
+    (at most 0.13 % for ``sigmas = 3``). A parameter that may change sign (an offset, a
+    phase) takes its range ``(low, high)`` or a distribution in the design directly."""
     if distribution not in DISTRIBUTIONS:
         raise OptionError(
             f"tolerance_ranges: distribution={distribution!r} is not one of "
@@ -255,6 +276,7 @@ def tolerance_ranges(
         v = defaults[n]
         try:
             if distribution == "uniform":
+                _below_one(v, t)
                 out[n] = tuple(sorted((v * (1 - t), v * (1 + t))))
             elif distribution == "normal":
                 _tolerance_args(v, t, sigmas)

@@ -137,6 +137,12 @@ def check_executor(executor: object) -> str:
         return executor
     if isinstance(executor, cf.Executor):
         return "futures"
+    if _is_dask_client(executor) and getattr(executor, "status", None) in ("closing", "closed"):
+        raise OptionError(
+            f"executor={executor!r:.80} is a Dask client that is {executor.status}: give an "
+            "open one (dask.distributed.Client(cluster) or Client('tcp://host:port')), and "
+            "close it after the last call that uses it"
+        )
     if _is_dask_client(executor) or _is_address(executor):
         return "dask"
     raise OptionError(

@@ -1,8 +1,11 @@
 """Progress of long batches: a tqdm bar of members done, failures and the time left.
 
-``progress`` arguments take ``None`` (a bar when tqdm is installed and stderr is a terminal,
-else quiet), ``True`` (a bar; tqdm is required: ``pip install -e ".[progress]"``), ``False``
-(nothing) or a callable that receives a :class:`BatchProgress` after each finished task.
+Every ``progress=`` of the package (batches here, :func:`learning.fit`,
+:func:`learning.train`, :func:`learning.multi_start`, ...) takes the same values, checked by
+:func:`check_progress`: ``None``, ``True``, ``False``, ``"bar"`` or a callable receiving each
+report. For a batch: ``None`` a bar when tqdm is installed and stderr is a terminal, else
+quiet; ``True`` or ``"bar"`` a bar (tqdm is required: ``pip install -e ".[progress]"``);
+``False`` nothing; a callable receives a :class:`BatchProgress` after each finished task.
 """
 
 from __future__ import annotations
@@ -17,7 +20,29 @@ from acausal.errors import OptionError
 
 PROGRESS_EXTRA = 'pip install -e ".[progress]"  (or: pip install tqdm)'
 
-ProgressOption = bool | None | Callable[["BatchProgress"], None]
+ProgressOption = bool | str | None | Callable[[Any], None]
+
+
+def check_progress(progress: object, where: str) -> None:
+    """``progress`` is one of the values every ``progress=`` takes, or an error naming it."""
+    if progress is None or isinstance(progress, bool) or callable(progress) or progress == "bar":
+        return
+    raise OptionError(
+        f"{where}: progress={progress!r:.60} must be True, False, None, 'bar' (a tqdm bar) "
+        "or a callable receiving each report"
+    )
+
+
+def tqdm_class(where: str, required: bool = True) -> Any:
+    """tqdm's bar class, imported on first use; when it is not installed, an ImportError
+    naming the ``progress`` extra (``required``) or None."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if not required:
+            return None
+        raise ImportError(f"{where}: a progress bar needs tqdm: {PROGRESS_EXTRA}") from None
+    return tqdm
 
 
 @dataclass(frozen=True)
@@ -33,31 +58,17 @@ class BatchProgress:
         return f"{self.done}/{self.total} done, {self.failed} failed, {self.elapsed:.1f} s"
 
 
-def _tqdm() -> Any:
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm
-
-
 class Progress:
     """Counts finished members and failures and shows them as ``progress`` asks."""
 
     def __init__(self, total: int, progress: ProgressOption, desc: str) -> None:
-        if not (progress is None or isinstance(progress, bool) or callable(progress)):
-            raise OptionError(
-                f"progress={progress!r:.60} must be None (a bar on a terminal), True, False "
-                "or a callable receiving a BatchProgress"
-            )
+        check_progress(progress, desc)
         self.total, self.done, self.failed = total, 0, 0
         self.tic = time.perf_counter()
         self.sink = progress if callable(progress) else None
         self.bar = None
-        if progress is True or (progress is None and sys.stderr.isatty()):
-            tqdm = _tqdm()
-            if tqdm is None and progress is True:
-                raise ImportError(f"progress=True needs tqdm: {PROGRESS_EXTRA}")
+        if progress in (True, "bar") or (progress is None and sys.stderr.isatty()):
+            tqdm = tqdm_class(desc, required=progress is not None)
             if tqdm is not None:
                 self.bar = tqdm(total=total, desc=desc, unit="member", file=sys.stderr)
 

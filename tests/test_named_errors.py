@@ -11,12 +11,12 @@ import acausal as ac
 import learning as ln
 from acausal.errors import OptionError
 from components import electrical as el
-from solvers import simulate
+from solvers import sample_design, simulate, simulate_many, tolerance_ranges
 
 
-def rc() -> ac.System:
+def rc(R: float = 2.0) -> ac.System:
     s = ac.System("rc")
-    V, R = el.ConstantVoltage("V", V=1.0), el.Resistor("R", R=2.0)
+    V, R = el.ConstantVoltage("V", V=1.0), el.Resistor("R", R=R)
     C, G = el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
     s.connect(V.p, R.p)
     s.connect(R.n, C.p)
@@ -130,3 +130,93 @@ def test_natural_coordinates_refuse_what_is_not_a_result_or_a_body_list():
         ln.natural_coordinates(ac.compile(rc()), ["bar1"])
     with pytest.raises(OptionError, match=r"bodies='bar1' must be a list of the planar Body"):
         ln.natural_coordinates(res, "bar1")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [[{"R.R": 1.0}, {"R.R": "two"}], {"R.R": [1.0, "two"]}],
+    ids=["list of dicts", "dict of arrays"],
+)
+def test_a_word_in_a_design_names_the_parameter_and_the_member(params):
+    with pytest.raises(OptionError, match=r"^simulate_many: member 1 of R\.R is 'two', not a num"):
+        simulate_many(ac.compile(rc()), params, 0.2, 0.1, outputs=["C.v"], progress=False)
+    with pytest.raises(OptionError, match=r"^sample_design: the design of R\.R must be \(low, hi"):
+        sample_design({"R.R": ("one", 3.0)}, 4)
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "normal", "truncnorm"])
+def test_a_tolerance_of_one_or_more_is_refused_for_every_distribution(distribution):
+    """v (1 -+ tol) reaches zero at tol = 1: members of the opposite sign (R = -0.5 ohm)."""
+    model = ac.compile(rc())
+    with pytest.raises(
+        OptionError, match=r"^tolerance_ranges: R\.R = 2: the tolerance tol = 1\.5 must be < 1"
+    ):
+        tolerance_ranges(model, 1.5, ["R.R"], distribution=distribution)
+    with pytest.raises(OptionError, match=r"tol = 1 must be < 1 .* \(0, 4\) reaches or crosses"):
+        tolerance_ranges(model, 1.0, ["R.R"], distribution=distribution)
+    low = sample_design(tolerance_ranges(model, 0.99, ["R.R"], distribution=distribution), 64)
+    if distribution != "normal":  # below 1 the range keeps the sign
+        assert np.all(low["R.R"] > 0)
+
+
+def test_a_closed_dask_client_is_named():
+    distributed = pytest.importorskip("distributed")
+    client = distributed.Client(processes=False, n_workers=0, dashboard_address=None)
+    client.close()
+    with pytest.raises(OptionError, match=r"^executor=<Client.* is a Dask client that is closed"):
+        simulate_many(ac.compile(rc()), {"R.R": [1.0]}, 0.2, 0.1, outputs=["C.v"], executor=client)
+
+
+def test_every_progress_option_takes_the_same_values():
+    model = ac.compile(rc())
+    for call in (
+        lambda p: simulate_many(model, {"R.R": [1.0]}, 0.2, 0.1, outputs=["C.v"], progress=p),
+        lambda p: ln.multi_start(ln.fit, rc(), {}, n_starts=1, physical=["R.R"], progress=p),
+        lambda p: ln.train(model, [], physical=["R.R"], progress=p),
+    ):
+        with pytest.raises(OptionError, match=r"progress='bars' must be True, False, None, 'bar'"):
+            call("bars")
+
+
+@pytest.fixture(scope="module")
+def rc_data():
+    truth = simulate(rc(), t_end=4.0, dt=0.05, rtol=1e-10, atol=1e-12)
+    return {"t": truth.t, "C.v": truth["C.v"]}
+
+
+def test_progress_bar_runs_in_simulate_many_and_multi_start(rc_data, capsys):
+    pytest.importorskip("tqdm")
+    model = ac.compile(rc())
+    design = {"R.R": [1.0, 2.0, 3.0]}
+    bar = simulate_many(model, design, 1.0, 0.1, outputs=["C.v"], progress="bar")
+    assert "3/3" in capsys.readouterr().err  # the bar reached every member
+    quiet = simulate_many(model, design, 1.0, 0.1, outputs=["C.v"], progress=False)
+    assert np.array_equal(bar["C.v"], quiet["C.v"]) and capsys.readouterr().err == ""
+    many = ln.multi_start(ln.fit, rc(R=1.0), rc_data, n_starts=2, physical=["R.R"], progress="bar")
+    assert "2/2" in capsys.readouterr().err and not many.errors
+    assert many.best.params["R.R"] == pytest.approx(2.0, rel=1e-5)
+
+
+def test_an_epoch_report_keeps_the_best_score_so_far_and_the_current_one(rc_data):
+    """``best`` is the running minimum of the scores (the start's included: what the kept
+    parameters scored), ``score`` the epoch's own (the validation loss here)."""
+    seen = []
+    model = ac.compile(rc())
+    half = {k: v[: len(v) // 2] for k, v in rc_data.items()}
+    rest = {"t": rc_data["t"][len(half["t"]) :], "C.v": rc_data["C.v"][len(half["t"]) :]}
+    fit = ln.train(
+        model,
+        [half],
+        validation=[rest],
+        physical=["R.R"],
+        x0={"R.R": 1.0},
+        epochs=6,
+        batch=8,
+        lr=0.3,
+        progress=seen.append,
+    )
+    scores = [info.score for info in seen]
+    assert scores == fit.validation_history[1:]
+    running = np.minimum.accumulate(fit.validation_history)[1:]
+    assert [info.best for info in seen] == running.tolist()
+    assert [info.loss for info in seen] == fit.loss_history
