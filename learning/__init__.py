@@ -28,7 +28,7 @@ from .fit_bar import fit_progress_bar
 from .identifiability import identifiability
 from .known import Known
 from .lagrangian import Lagrangian
-from .lagrangian_net import LagrangianNet
+from .lagrangian_net import LagrangianNet, MassFloorWarning
 from .lagrangian_training import train_lagrangian
 from .law import Law, softplus, softplus_inv
 from .many_fits import (
@@ -71,6 +71,7 @@ __all__ = [
     "softplus",
     "softplus_inv",
     "fit",
+    "MassFloorWarning",
     "fit_equations",
     "FitResult",
     "Failure",

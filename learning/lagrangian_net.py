@@ -7,9 +7,18 @@ lower entries ``l_o`` of a lower-triangular ``L``:
     h_1 = sigma(W_1 a + b_1),  h_k = sigma(W_k h_{k-1} + b_k),
     V(q) = c_V (w_V . h + b_V),
     L_ii = sqrt(c_M) softplus(W_d h + b_d)_i,   L_ij = sqrt(c_M) (W_o h + b_o)_(ij)  (i > j),
-    M(q) = L L^T + eps I.
+    M(q) = L L^T + f I,   f = EPS_FRACTION tr(L L^T) / n   (default),   f = eps   (eps= given).
 
-``M`` is symmetric positive definite for every weight (``x^T M x = |L^T x|^2 + eps |x|^2``).
+``M`` is symmetric positive definite for every weight (``x^T M x = |L^T x|^2 + f |x|^2``, and
+``tr(L L^T) >= sum_i L_ii^2 > 0``). The floor ``f`` bounds ``M``'s smallest eigenvalue from
+below, so a mechanism whose true ``M`` has an eigenvalue below ``f`` cannot be learned (``M``
+sits at its floor there and the rest of the model bends around it). The default floor is a
+fraction :data:`EPS_FRACTION` of ``M``'s own mean eigenvalue, so it follows whatever scale
+the data give ``M`` (the units of the masses and inertias): it only bounds ``M``'s condition
+number, ``cond(M) <= (n + EPS_FRACTION) / EPS_FRACTION``. A given ``eps`` is an absolute
+floor in the data's units (the paper's 0.01, fine for masses of order 1 and more);
+:func:`~learning.train_lagrangian` warns (:class:`MassFloorWarning`) when the trained ``M``'s
+smallest eigenvalue sits at its floor at a training sample.
 The paper puts a ReLU on the diagonal; softplus keeps ``M`` smooth in ``q``, which the
 Euler-Lagrange equations differentiate once more (``dM/dq``) and Newton and IDAS once
 again. ``c_M``, ``c_V`` (``mass_scale``, ``energy_scale``) and the coordinates' offsets and
@@ -33,11 +42,20 @@ from .checks import check_count, check_layers
 from .law import softplus
 from .mlp import ACTIVATIONS, draw_weights
 
+EPS_FRACTION = 1e-3  # the default floor of M's eigenvalues, relative to their mean
+FLOOR_BINDS = 1.5  # M's smallest eigenvalue below this many floors: the floor binds
+
+
+class MassFloorWarning(UserWarning):
+    """A learned mass matrix's smallest eigenvalue sits at the floor ``f`` of
+    :class:`LagrangianNet` (within :data:`FLOOR_BINDS` ``f``): the true one may lie below it."""
+
 
 class LagrangianNet:
     """``q -> (M(q), V(q))`` for ``n`` coordinates (see the module docstring); ``hidden``:
-    the trunk's widths (the paper: one layer of 64 softplus units), ``eps`` the floor of
-    ``M``'s eigenvalues (the paper: 0.01)."""
+    the trunk's widths (the paper: one layer of 64 softplus units); ``eps``: an absolute
+    floor of ``M``'s eigenvalues (the paper: 0.01), None (default) for the floor
+    ``EPS_FRACTION`` times ``M``'s mean eigenvalue, which follows the data's scale."""
 
     def __init__(
         self,
@@ -45,7 +63,7 @@ class LagrangianNet:
         hidden: Sequence[int] = (64,),
         activation: str = "softplus",
         *,
-        eps: float = 0.01,
+        eps: float | None = None,
         seed: int = 0,
         mass_scale: float = 1.0,
         energy_scale: float = 1.0,
@@ -60,12 +78,13 @@ class LagrangianNet:
             )
         n = check_count("LagrangianNet", "n", n, hint="the number of coordinates")
         hidden = check_layers("LagrangianNet", hidden)
-        positive = {"eps": eps, "mass_scale": mass_scale, "energy_scale": energy_scale}
+        positive = {"mass_scale": mass_scale, "energy_scale": energy_scale}
+        positive.update({"eps": eps} if eps is not None else {})
         for what, value in positive.items():
             if not (np.isfinite(value) and value > 0):
                 raise OptionError(f"LagrangianNet: {what}={value!r} must be a positive number")
         self.n, self.hidden, self.activation = n, hidden, activation
-        self.eps, self.seed = float(eps), seed
+        self.eps, self.seed = (None if eps is None else float(eps)), seed
         self.mass_scale, self.energy_scale = float(mass_scale), float(energy_scale)
         self.offsets = self._per_coordinate("offsets", offsets, 0.0)
         self.scales = self._per_coordinate("scales", scales, 1.0)
@@ -126,6 +145,13 @@ class LagrangianNet:
     ) -> tuple[cs.SX | cs.MX, cs.SX | cs.MX]:
         """``M(q)`` (n x n) and ``V(q)`` for the coordinates ``q`` (a column) and the raw
         parameters ``theta`` by name (symbols or numbers)."""
+        LLt, V = self._factor_and_potential(q, theta)
+        return LLt + self.floor(LLt) * cs.DM.eye(self.n), V
+
+    def _factor_and_potential(
+        self, q: cs.SX | cs.MX, theta: Mapping[str, cs.SX | cs.MX]
+    ) -> tuple[cs.SX | cs.MX, cs.SX | cs.MX]:
+        """``L L^T`` and ``V`` (the module docstring's formulas)."""
         sigma = ACTIVATIONS[self.activation]
         h = (q - cs.DM(self.offsets)) / cs.DM(self.scales)
         sizes = [self.n, *self.hidden]
@@ -149,7 +175,30 @@ class LagrangianNet:
                     row.append(0)
             rows.append(cs.horzcat(*row))
         L = np.sqrt(self.mass_scale) * cs.vertcat(*rows)
-        return cs.mtimes(L, L.T) + self.eps * cs.DM.eye(self.n), V
+        return cs.mtimes(L, L.T), V
+
+    def floor(self, LLt: cs.SX | cs.MX) -> cs.SX | cs.MX | float:
+        """The floor ``f`` that ``M = L L^T + f I`` adds (see the module docstring)."""
+        return self.eps if self.eps is not None else EPS_FRACTION * cs.trace(LLt) / self.n
+
+    def floor_share(
+        self, q: np.ndarray, theta: Mapping[str, float], block: Sequence[int] | None = None
+    ) -> tuple[float, float]:
+        """At samples ``q`` (n x samples) and weights ``theta``: the share of samples where
+        the smallest eigenvalue of ``M`` (of its rows and columns ``block``, e.g. the
+        identified ones) is below :data:`FLOOR_BINDS` floors, and the smallest ratio of that
+        eigenvalue to the floor (>= 1, 1: exactly at it)."""
+        x = cs.SX.sym("q", self.n)
+        LLt, _ = self._factor_and_potential(x, theta)
+        floor = self.floor(LLt)
+        M = LLt + floor * cs.DM.eye(self.n)
+        out = cs.Function("mass_floor", [x], [cs.vec(M), cs.SX(floor)]).map(q.shape[1])
+        Ms, floors = (np.asarray(v) for v in out(np.asarray(q, dtype=float)))
+        index = list(range(self.n)) if block is None else list(block)
+        Ms = Ms.T.reshape(-1, self.n, self.n)[:, index][:, :, index]
+        smallest = np.linalg.eigvalsh(Ms)[:, 0]
+        ratio = smallest / np.ravel(floors)
+        return float(np.mean(ratio < FLOOR_BINDS)), float(ratio.min())
 
     @staticmethod
     def _affine(

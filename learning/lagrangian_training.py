@@ -45,6 +45,7 @@ scale is free) and the forward dynamics.
 from __future__ import annotations
 
 import time as _time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -58,6 +59,7 @@ from .checks import check_adam
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .levenberg_marquardt import levenberg_marquardt
+from .lagrangian_net import FLOOR_BINDS, MassFloorWarning
 from .threads import blas_threads, thread_count
 from .training import Polish, SampleLoss, polish_options
 
@@ -181,6 +183,7 @@ def train_lagrangian(
         message += (
             f"; without Q for {', '.join(unmeasured)} the parts of M and V that depend on "
             f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
+    _warn_at_floor(component, columns[: len(coordinates)], best, known)
             "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.identified), not "
             "raw M or V"
         )
@@ -211,6 +214,30 @@ def _samples(
     data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     coordinates: Sequence[str],
     what: str,
+def _warn_at_floor(
+    component: Lagrangian, q: np.ndarray, theta: np.ndarray, known: Sequence[str]
+) -> None:
+    """A :class:`~learning.lagrangian_net.MassFloorWarning` when the trained ``M_KK``'s
+    smallest eigenvalue is within ``FLOOR_BINDS`` floors at some training sample ``q``
+    (``K``: the ``known`` coordinates, whose block the data identify)."""
+    net = component.network
+    block = [component.coordinates.index(c) for c in known]
+    share, lowest = net.floor_share(q, dict(zip(net.raw_names, theta.tolist())), block)
+    if share > 0:
+        floor = f"eps={net.eps:g}" if net.eps is not None else "the default relative floor"
+        warnings.warn(
+            MassFloorWarning(
+                f"train_lagrangian: {component.full_name}'s learned M_KK (K: "
+                f"{', '.join(known)}) has its smallest "
+                f"eigenvalue within {FLOOR_BINDS:g} floors ({floor}) at {share:.0%} of the "
+                f"training samples (lowest {lowest:.3g} floors): the true M may have a smaller "
+                "eigenvalue than the floor allows; give the LagrangianNet a smaller eps= "
+                "(eps=None: a floor relative to M's own scale)"
+            ),
+            stacklevel=3,
+        )
+
+
     known: Sequence[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """The records' columns concatenated, checked: every ``q_/v_/a_<c>`` (and ``Q_<c>`` for

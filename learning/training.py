@@ -549,6 +549,20 @@ def _bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scaled lower and upper bounds: ``given`` ones, ``(0, inf)`` for a physical
     parameter that starts positive, else none."""
+    for n, pair in given.items():
+        if n not in names:
+            raise OptionError(
+                f"train: bounds name {n!r}, which is not trained ({', '.join(names)})"
+            )
+        try:
+            low, high = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            low = high = np.nan
+        if not low <= high:
+            raise OptionError(
+                f"train: bounds[{n!r}]={pair!r} must be a pair (low, high) of numbers with "
+                "low <= high (-np.inf or np.inf for no bound)"
+            )
     lo, hi = np.full(len(names), -np.inf), np.full(len(names), np.inf)
     for j, n in enumerate(names):
         if n in given:

@@ -3,6 +3,7 @@ message names the function, the argument and the value it was given, and says wh
 instead; no bare KeyError, TypeError or CasADi dimension error from inside."""
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -161,7 +162,7 @@ def test_a_tolerance_of_one_or_more_is_refused_for_every_distribution(distributi
 
 def test_a_closed_dask_client_is_named():
     distributed = pytest.importorskip("distributed")
-    client = distributed.Client(processes=False, n_workers=0, dashboard_address=None)
+    client = distributed.Client(processes=False, n_workers=0, dashboard_address=":0")
     client.close()
     with pytest.raises(OptionError, match=r"^executor=<Client.* is a Dask client that is closed"):
         simulate_many(ac.compile(rc()), {"R.R": [1.0]}, 0.2, 0.1, outputs=["C.v"], executor=client)
@@ -220,3 +221,29 @@ def test_an_epoch_report_keeps_the_best_score_so_far_and_the_current_one(rc_data
     running = np.minimum.accumulate(fit.validation_history)[1:]
     assert [info.best for info in seen] == running.tolist()
     assert [info.loss for info in seen] == fit.loss_history
+
+
+@pytest.mark.parametrize(
+    ("bounds", "says"),
+    [
+        ({"R.X": (0.0, 5.0)}, r"bounds name 'R\.X', which is not trained \(R\.R\)"),
+        ({"R.R": 5.0}, r"bounds\['R\.R'\]=5\.0 must be a pair \(low, high\)"),
+        ({"R.R": (5.0, 0.0)}, r"bounds\['R\.R'\]=\(5\.0, 0\.0\) must be a pair .* low <= high"),
+    ],
+)
+def test_train_names_bad_bounds(rc_data, bounds, says):
+    with pytest.raises(OptionError, match=rf"^train: {says}"):
+        ln.train(ac.compile(rc()), [rc_data], physical=["R.R"], bounds=bounds, progress=False)
+
+
+def test_a_bar_without_tqdm_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # as if tqdm were not installed
+    model = ac.compile(rc())
+    for call in (
+        lambda: simulate_many(model, {"R.R": [1.0]}, 0.2, 0.1, outputs=["C.v"], progress="bar"),
+        lambda: ln.fit_progress_bar(total=3),
+    ):
+        with pytest.raises(
+            ImportError, match=r'progress bar needs tqdm: pip install -e "\.\[progr'
+        ):
+            call()

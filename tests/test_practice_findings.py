@@ -2,11 +2,14 @@
 Lagrangian's eps and the reconstruction's bias, each against an independent number."""
 
 import re
+import warnings
 
+import casadi as cs
 import numpy as np
 import pytest
 
 import acausal as ac
+import learning as ln
 from learning.objective import noise_level, quantization_step, tolerance_rule
 from learning.training import train
 from tests.test_rollout import INPUTS, oscillator, trajectories
@@ -64,3 +67,56 @@ def test_polish_options_bound_the_refinement_and_name_a_bad_key():
         train(model, data, polish={"method": "newton"}, **options)
     with pytest.raises(ac.OptionError, match="max_iter=0 must be an integer >= 1"):
         train(model, data, polish={"max_iter": 0}, **options)
+
+
+# -- the learned Lagrangian's floor ---------------------------------------------------------
+LIGHT, HEAVY = 0.004, 1.0  # two uncoupled masses, the light one below the paper's eps = 0.01
+
+
+def two_masses_on_springs() -> dict[str, np.ndarray]:
+    """Samples of ``Q = M a + K q`` with ``M = diag(0.004, 1)``, ``K = diag(0.3, 20)`` at
+    random ``q``, ``v``, ``a`` (the equations hold at each sample; no trajectory needed)."""
+    rng = np.random.default_rng(3)
+    q, v, a = rng.uniform(-1.0, 1.0, (3, 2, 300))
+    a[0] *= 50.0  # the light mass moves fast: its force is not lost under the heavy one's
+    Q = np.array([[LIGHT], [HEAVY]]) * a + np.array([[0.3], [20.0]]) * q
+    return {f"{k}_{c}": x[j] for k, x in zip("qvaQ", (q, v, a, Q)) for j, c in enumerate("xy")}
+
+
+def learned_mass(eps):
+    data = two_masses_on_springs()
+    q = np.vstack([data["q_x"], data["q_y"]])
+    net = ln.LagrangianNet(2, (8,), eps=eps, seed=0).standardized(q)
+    comp = ln.Lagrangian("two", {"x": ac.Flange, "y": ac.Flange}, network=net)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = ln.train_lagrangian(
+            comp, data, epochs=20, lr=1e-2, polish={"max_iter": 50}, progress=False, threads=1
+        )
+    theta = {r: fit.params[f"two.nn_{r}"] for r in net.raw_names}
+    M = np.array([net.mass_and_potential(cs.DM(x), theta)[0].full() for x in q.T[::10]])
+    floor = [w for w in caught if issubclass(w.category, ln.MassFloorWarning)]
+    return M, floor
+
+
+def test_the_default_floor_follows_the_masses_and_an_absolute_one_warns_when_it_binds():
+    """``M = L L^T + f I``: with the paper's absolute ``f = eps = 0.01`` no learned ``M_xx``
+    can be below 0.01, 2.5 times the true 0.004 (an error of at least 150 % whatever the
+    optimizer does), and the trained M sits at that floor: MassFloorWarning. The default
+    floor is 1e-3 of M's mean eigenvalue (5e-4 here), below the light mass, which the
+    network then learns (within 3 %: measured 0.4 %)."""
+    M, floor = learned_mass(None)
+    assert not floor
+    assert np.max(np.abs(M[:, 0, 0] / LIGHT - 1)) < 0.03  # measured 3.7e-3
+    assert np.max(np.abs(M[:, 1, 1] / HEAVY - 1)) < 0.03  # measured 8.8e-4
+    assert np.max(np.abs(M[:, 0, 1])) < 0.03 * LIGHT  # measured 5e-5
+    M, floor = learned_mass(0.01)
+    assert np.min(M[:, 0, 0]) >= 0.01 and np.min(M[:, 0, 0] / LIGHT - 1) >= 1.5
+    assert len(floor) == 1 and "eps=0.01" in str(floor[0].message)
+    assert "smaller eps=" in str(floor[0].message)
+    with pytest.raises(ac.OptionError, match="'maxiter'. Did you mean 'max_iter'"):
+        ln.train_lagrangian(
+            ln.Lagrangian("two", {"x": ac.Flange}, network=ln.LagrangianNet(1)),
+            {"q_x": [0.0], "v_x": [0.0], "a_x": [1.0], "Q_x": [1.0]},
+            polish={"maxiter": 5},
+        )
