@@ -18,10 +18,19 @@ its Lagrangian ``1/2 q'^T M(q) q' - V(q)`` (expressions, or a :class:`Lagrangian
 :func:`reduce_mechanism` reduces a planar mechanism's :func:`natural_coordinates` to minimal
 coordinates (a dynamics-aware autoencoder); its result's ``component`` is a
 :class:`ReducedModel`.
+
+Data: an :class:`Experiment` (times, measured columns, inputs and the parameters they
+drive, per-experiment parameter values, weights, a mask; from a dict, numpy arrays or a
+pandas DataFrame, checked once) is what every learner takes, one or a sequence:
+:func:`fit`, :func:`train`, :func:`fit_equations`, :func:`predict`, :func:`train_lagrangian`,
+:func:`cross_validate`, :func:`multi_start`, :func:`identifiability`. Every learner returns
+a :class:`FitResult`; ``fit.law("Rx")`` is a learned law as a function on arrays
+(:class:`LearnedLaw`).
 """
 
 from .equation_error import fit_equations
 from .evaluation import CrossValidation, cross_validate, free_run_rmse
+from .experiment import Experiment
 from .feasibility import FeasibilityReport, check_feasibility, with_small_capacitors
 from .fit import FitResult, fit
 from .fit_bar import fit_progress_bar
@@ -31,6 +40,7 @@ from .lagrangian import Lagrangian
 from .lagrangian_net import LagrangianNet, MassFloorWarning
 from .lagrangian_training import train_lagrangian
 from .law import Law, softplus, softplus_inv
+from .learned_law import LearnedLaw
 from .many_fits import (
     ManyFits,
     cross_validate_experiments,
@@ -61,6 +71,7 @@ __all__ = [
     "Unknown",
     "Lagrangian",
     "LagrangianNet",
+    "MassFloorWarning",
     "train_lagrangian",
     "natural_coordinates",
     "NaturalCoordinates",
@@ -70,10 +81,11 @@ __all__ = [
     "ReducedModel",
     "softplus",
     "softplus_inv",
+    "Experiment",
     "fit",
-    "MassFloorWarning",
     "fit_equations",
     "FitResult",
+    "LearnedLaw",
     "Failure",
     "train",
     "predict",

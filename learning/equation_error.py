@@ -52,6 +52,7 @@ from acausal.errors import OptionError
 from solvers import DAEFunctions
 from solvers.buffers import numeric_call
 
+from .experiment import Experiment, as_records
 from .fit import FitResult, unknowns, with_values
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
 from .threads import blas_threads
@@ -61,7 +62,7 @@ from .uncertainty import from_jacobian
 
 def fit_equations(
     system: ac.System | ac.Model,
-    records: Sequence[Mapping[str, Any]],
+    records: Experiment | Sequence[Experiment] | Sequence[Mapping[str, Any]],
     *,
     params: Sequence[str] | None = None,
     physical: Sequence[str] = (),
@@ -75,17 +76,25 @@ def fit_equations(
     """Fit ``params`` (default: every :class:`~learning.Unknown`'s raw parameters) and
     ``physical`` parameters by equation error (see the module docstring).
 
-    Each record is ``{"t": times, <state>: values, "der(<state>)": values, <input column>:
-    values}``: every state of the compiled model, and the derivative of every state whose
-    derivative the fitted parameters reach (``derivatives`` renames those columns:
-    ``{state: column}``). ``inputs``: ``{input parameter: column}``, the parameter taking
-    the column's value at each sample. ``x0``, ``bounds``: as :func:`learning.train`.
+    ``records``: :class:`~learning.Experiment` values (one or a sequence; their
+    ``inputs`` and ``params`` drive parameters at each sample, so ``inputs=`` stays empty)
+    or the older list of dicts. Each measures (each dict is ``{"t": times, <state>: values,
+    "der(<state>)": values, <input column>: values}``) every state of the compiled model,
+    and the derivative of every state whose derivative the fitted parameters reach
+    (``derivatives`` renames those columns: ``{state: column}``). ``inputs``: ``{input
+    parameter: column}`` of the dicts, the parameter taking the column's value at each
+    sample. ``x0``, ``bounds``: as :func:`learning.train`.
     """
     tic = _time.perf_counter()
     model, source = compiled(system, "fit_equations")
     check_smooth(model)
+    records, inputs, weighted = as_records(records, model, inputs, "fit_equations", "records")
+    if weighted:
+        raise OptionError(
+            f"fit_equations: weighs each derivative by its spread, not by weights= (given for "
+            f"{', '.join(weighted)}); leave the experiments' weights out"
+        )
     tp = Trained(model, source, params, physical, x0, bounds, "fit_equations")
-    inputs = dict(inputs or {})
     for n in inputs:
         if n not in model.parameters:
             raise OptionError(f"fit_equations: the input {n!r} is not a parameter of the model")

@@ -12,23 +12,25 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError
 
+from .experiment import Experiment, as_list
 from .fit import FitResult
 from .rollout import predict
-from .training import train
+from .training import compiled, train
 
 
 def free_run_rmse(
-    model: ac.Model,
-    trajectories: Sequence[Mapping[str, Any]],
+    model: ac.Model | ac.System,
+    trajectories: Experiment | Sequence[Experiment] | Sequence[Mapping[str, Any]],
     state: str,
     inputs: Mapping[str, str] | None = None,
     params: Mapping[str, float] | None = None,
     scheme: str = "rk4",
 ) -> list[float]:
     """The root-mean-square error of ``state`` in a free run (:func:`predict`) of each
-    trajectory from its first sample."""
+    trajectory (experiment) from its first sample."""
+    model = model if isinstance(model, ac.Model) else compiled(model, "free_run_rmse")[0]
     out = []
-    for data in trajectories:
+    for data in as_list(trajectories, "free_run_rmse", "trajectories"):
         pred = predict(model, data, inputs, params, scheme)
         out.append(float(np.sqrt(np.mean((pred[state] - np.asarray(data[state])) ** 2))))
     return out
@@ -69,7 +71,7 @@ def fold_groups(n: int, folds: int | None, seed: int = 0) -> list[tuple[int, ...
 
 def cross_validate(
     system: ac.System | ac.Model,
-    trajectories: Sequence[Mapping[str, Any]],
+    trajectories: Sequence[Experiment] | Sequence[Mapping[str, Any]],
     state: str,
     *,
     folds: int | None = None,
@@ -80,7 +82,10 @@ def cross_validate(
 ) -> CrossValidation:
     """Leave-one-out (``folds=None``) or ``folds``-fold cross-validation over trajectories:
     :func:`train` on all but the held-out ones (``options`` are its keywords), then the
-    free-run RMSE of ``state`` on each held-out trajectory."""
+    free-run RMSE of ``state`` on each held-out trajectory. ``trajectories``:
+    :class:`~learning.Experiment` values (``inputs`` then stays empty) or dicts, as
+    :func:`train` takes them."""
+    trajectories = as_list(trajectories, "cross_validate", "trajectories")
     groups = fold_groups(len(trajectories), folds, seed)
     fits, errors = [], []
     for held in groups:

@@ -75,7 +75,6 @@ with ``init=fit.weights[...]``) continues from where a fit stopped.
 
 from __future__ import annotations
 
-import copy
 import sys
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
@@ -86,10 +85,12 @@ import numpy as np
 import scipy.optimize as so
 
 import acausal as ac
-from acausal.errors import ModelError, OptionError, unknown_name
+from acausal.errors import ModelError, OptionError, UnknownNameError, unknown_name
 from solvers import Result, simulate
 
+from .experiment import Experiment, as_pairs, with_values
 from .fit_bar import progress_sink
+from .learned_law import LearnedLaw
 from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name
 from .threads import blas_threads
 from .uncertainty import Uncertainty
@@ -207,6 +208,20 @@ class FitResult:
         ones and that experiment's own copies under their plain names."""
         return experiment_values(self.params, experiment)
 
+    def law(self, name: str) -> LearnedLaw:
+        """The learned law of the :class:`~learning.Unknown` named ``name`` (its full
+        name, e.g. ``"Rx"``) at the fitted values (experiment 0's), as a function on numpy
+        arrays: ``fit.law("Rx")({"i": currents})`` -> voltages (:class:`LearnedLaw`)."""
+        found = {u.full_name: u for u in unknowns(self.systems)}
+        if name not in found:
+            if not found:
+                raise OptionError(
+                    f"fit.law({name!r}): this result holds no system with an ln.Unknown (a "
+                    "learner given a compiled model returns none); learn from the System"
+                )
+            raise UnknownNameError(f"fit.law: {unknown_name('ln.Unknown', name, found).args[0]}")
+        return LearnedLaw(found[name], self.values())
+
     def simulate(self, experiment: int = 0, **kwargs: Any) -> Result:
         """:func:`solvers.simulate` of experiment ``experiment``'s fitted model
         (``params=`` in ``kwargs`` overrides some of the values)."""
@@ -267,16 +282,6 @@ class _Progress:
 
 def _own(values: Mapping[str, float], model: ac.Model) -> dict[str, float]:
     return {k: v for k, v in values.items() if k in model.defaults}
-
-
-def with_values(system: ac.System, values: Mapping[str, float]) -> ac.System:
-    """A copy of ``system`` whose parameters named in ``values`` take those values."""
-    new = copy.deepcopy(system)
-    for comp in new.all_components():
-        for q in comp.quantities.values():
-            if q.kind == "parameter" and q.name in values:
-                q.value = float(values[q.name])
-    return new
 
 
 def unknowns(systems: Sequence[ac.System]) -> list[Unknown]:
@@ -356,7 +361,7 @@ def _message(out: Any, table: Mapping[int, str]) -> str:
 
 def fit(
     system: ac.System | None,
-    data: Mapping[str, Any] | None,
+    data: Experiment | Sequence[Experiment] | Mapping[str, Any] | None,
     *,
     params: Sequence[str] | None = None,
     physical: Sequence[str] = (),
@@ -370,22 +375,28 @@ def fit(
     max_time: float | None = None,
     progress: bool | str | Callable[[FitProgress], None] = True,
     progress_interval: float = 1.0,
-    experiments: Sequence[tuple[ac.System, Mapping[str, Any]]] | None = None,
+    experiments: Sequence[tuple[ac.System, Any]] | None = None,
     t_start: float | Sequence[float] = 0.0,
     options: Mapping[str, Any] | None = None,
 ) -> FitResult:
     """Fit parameters so the simulated outputs match ``data`` (see the module docstring).
 
-    ``data``: ``{"t": times, "C1.v": values, ...}`` (nan marks a missing sample); the
-    simulation starts at ``t_start`` (initial values there; one time, or one per
-    experiment), outputs are compared at ``t``. ``experiments``: further ``(system,
-    data)`` pairs fitted jointly (``system``/``data`` may be None when all are given here).
+    ``data``: an :class:`~learning.Experiment` (its measured columns compared, its
+    ``params`` set in its copy of ``system``, its weights and mask applied), a sequence of
+    them (one experiment each, all of ``system``), or the older ``{"t": times, "C1.v":
+    values, ...}`` (nan marks a missing sample; a list of such dicts is one experiment
+    each); the simulation starts at ``t_start`` (initial values there; one time, or one per
+    experiment), outputs are compared at ``t``. ``experiments``: further ``(system, data)``
+    pairs fitted jointly, ``data`` in any of those forms (``system``/``data`` may be None
+    when all are given here).
     ``params``: names to fit (default: the raw parameters of every
     :class:`~learning.Unknown`); ``physical``: more parameter names (e.g. ``"C1.C"``);
     ``experiment_params``: names each experiment fits its own copy of (``"mass.v0@0"``,
-    ``"mass.v0@1"``, ...). ``weights``: ``c_j`` by output name, scalar or per sample
-    (default 1). ``x0``: start values by name (a plain name also sets every experiment's
-    copy) or in the order of ``fit.params`` (default the declared values). ``rtol``,
+    ``"mass.v0@1"``, ...), each starting from its experiment's value (an Experiment's
+    ``params``, else the declared one). ``weights``: ``c_j`` by output name, scalar or per
+    sample (default 1), for every experiment; an Experiment's own weights take precedence.
+    ``x0``: start values by name (a plain name also sets every experiment's copy) or in
+    the order of ``fit.params`` (default the declared values). ``rtol``,
     ``atol``: IDAS's tolerances (default from the data's noise). ``max_nfev``: objective
     evaluations (default scipy's); ``max_time``: seconds after which the fit stops with the
     best parameters seen; ``progress``: True prints a :class:`FitProgress` line at most
@@ -400,9 +411,13 @@ def fit(
     if max_time is not None and not (np.isfinite(max_time) and max_time > 0):
         raise OptionError(f"fit: max_time={max_time!r} must be a positive number of seconds")
     deadline = tic + (max_time if max_time is not None else np.inf)
-    exps = ([(system, data)] if system is not None else []) + list(experiments or [])
-    if not exps or any(d is None for _, d in exps):
-        raise OptionError("fit: give a system with its data, or experiments=[(system, data), ...]")
+    runs = as_pairs(system, data, experiments, "fit")
+    exps = [(r.system, r.data) for r in runs]
+    if not exps or any(s is None or d is None for s, d in exps):
+        raise OptionError(
+            "fit: give a system with its data (ln.fit(system, ln.Experiment(...))), or "
+            "experiments=[(system, data), ...]"
+        )
     systems = [s for s, _ in exps]
     models = [ac.compile(s) for s in systems]
     if params is None:
@@ -411,7 +426,8 @@ def fit(
     if not names:
         raise OptionError("fit: nothing to fit: no ln.Unknown in the system and no physical=")
     start = _start(names, declared, x0)
-    obj = Objective(exps, names, weights, rtol, atol, t_start, models)
+    each = [{**(weights or {}), **r.weights} for r in runs]
+    obj = Objective(exps, names, each, rtol, atol, t_start, models)
     report = _Progress(progress, progress_interval, obj)
     obj.on_evaluation = report
     if obj.residuals(start) is None:

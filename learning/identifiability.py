@@ -64,6 +64,8 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers import simulate
 
+from .experiment import as_pairs
+
 Subset = tuple[str, ...]
 FULL_SEARCH = 8  # all subsets up to this many parameters and blocks, else up to size 4
 
@@ -378,6 +380,8 @@ def identifiability(
     ``max_size``: the largest subsets searched (default all when there are at most 8
     parameters and blocks, else 4). The simulation starts at ``t_start``.
     """
+    runs = as_pairs(system, data, experiments, "identifiability", weighted=False)
+    system, data, experiments = None, None, [(r.system, r.data) for r in runs]
     exps = ([(system, data)] if system is not None else []) + list(experiments or [])
     if not exps or any(d is None for _, d in exps):
         raise OptionError(

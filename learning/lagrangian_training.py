@@ -56,6 +56,7 @@ from acausal.errors import OptionError
 from solvers.buffers import numeric_call
 
 from .checks import check_adam
+from .experiment import Experiment, as_samples
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .levenberg_marquardt import levenberg_marquardt
@@ -68,7 +69,7 @@ LOSSES = ("inverse", "forward", "power")
 
 def train_lagrangian(
     component: Lagrangian,
-    data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    data: Experiment | Sequence[Experiment] | Mapping[str, Any] | Sequence[Mapping[str, Any]],
     *,
     losses: Mapping[str, float] | None = None,
     epochs: int = 200,
@@ -76,7 +77,7 @@ def train_lagrangian(
     lr: float = 1e-3,
     decay: float = 1.0,
     seed: int = 0,
-    validation: Mapping[str, Any] | Sequence[Mapping[str, Any]] = (),
+    validation: Experiment | Sequence[Experiment] | Mapping | Sequence[Mapping] = (),
     patience: int | None = None,
     polish: bool | str | Mapping[str, Any] = False,
     max_nfev: int = 200,
@@ -86,7 +87,8 @@ def train_lagrangian(
 ) -> FitResult:
     """Learn ``component``'s network weights from ``data`` (see the module docstring).
 
-    ``data``: one or more records (e.g. one per trial) of columns named by the component's
+    ``data``: one or more :class:`~learning.Experiment` values or records (dicts; e.g. one
+    per trial) of columns named by the component's
     variables, ``"q_<c>"``, ``"v_<c>"``, ``"a_<c>"`` for every coordinate ``c`` and
     ``"Q_<c>"`` for those whose generalized force is measured; samples need no common time
     grid (only the values at each sample matter). ``losses``: weights of ``"inverse"``,
@@ -129,6 +131,8 @@ def train_lagrangian(
             f"train_lagrangian: losses={losses!r} must weight one or more of {LOSSES} "
             "with positive numbers"
         )
+    data = as_samples(data, "train_lagrangian", "data")
+    validation = as_samples(validation, "train_lagrangian", "validation")
     coordinates = component.coordinates
     samples = _samples(data, coordinates, "data")
     known = [c for c in coordinates if f"Q_{c}" in samples]

@@ -36,6 +36,7 @@ from solvers import (
 )
 
 from .evaluation import CrossValidation, fold_groups, free_run_rmse
+from .experiment import Experiment, as_list, as_pairs
 from .fit import FitResult, fit, unknowns
 from .training import compiled, train
 
@@ -150,12 +151,14 @@ def _experiment_fold_task(
 
 
 def output_rmse(
-    result: FitResult, system: ac.System, data: Mapping[str, Any], t_start: float
+    result: FitResult, system: ac.System, data: Experiment | Mapping[str, Any], t_start: float
 ) -> float:
     """The root-mean-square difference between ``data``'s measured columns (every name
-    but ``"t"``; nan samples skipped) and ``system`` simulated from ``t_start`` with the
-    fitted values of ``result`` it has (at the fit's tolerances): one number over all
-    columns and samples, in their units."""
+    but ``"t"``; nan samples skipped; an :class:`~learning.Experiment`'s measured columns,
+    masked samples skipped, its ``params`` set) and ``system`` simulated from ``t_start``
+    with the fitted values of ``result`` it has (at the fit's tolerances): one number over
+    all columns and samples, in their units."""
+    system, data, _ = as_pairs(system, data, None, "output_rmse")[0]
     model = ac.compile(system)
     values = {n: v for n, v in result.params.items() if n in model.parameters}
     t = np.asarray(data["t"], dtype=float)
@@ -280,7 +283,7 @@ def _perturbed(base: Mapping[str, float], spread: float, seed: int) -> dict[str,
 
 def cross_validate_many(
     system: SystemOrBuilder,
-    trajectories: Sequence[Mapping[str, Any]],
+    trajectories: Sequence[Experiment] | Sequence[Mapping[str, Any]],
     state: str,
     *,
     folds: int | None = None,
@@ -297,6 +300,7 @@ def cross_validate_many(
     ``progress=False`` unless given), scored by the mean free-run RMSE of ``state`` on the
     held-out ones; ``result.cross_validation`` is the :class:`CrossValidation`."""
     tic = time.perf_counter()
+    trajectories = as_list(trajectories, "cross_validate_many", "trajectories")
     groups = fold_groups(len(trajectories), folds, seed)
     options.setdefault("progress", False)
     payload = (system, list(trajectories), state, dict(inputs or {}), scheme, options)
@@ -305,7 +309,7 @@ def cross_validate_many(
 
 
 def cross_validate_experiments(
-    experiments: Sequence[tuple[ac.System, Mapping[str, Any]]],
+    experiments: Sequence[tuple[ac.System, Experiment | Mapping[str, Any]]],
     *,
     folds: int | None = None,
     seed: int = 0,
@@ -315,7 +319,8 @@ def cross_validate_experiments(
 ) -> ManyFits:
     """Cross-validation of the output-error fit over experiments, each fold an independent
     task on ``executor``: leave-one-out (``folds=None``) or ``folds``-fold
-    (:func:`fold_groups`), :func:`~learning.fit` of the other experiments jointly
+    (:func:`fold_groups`) over ``(system, data)`` pairs (``data`` an
+    :class:`~learning.Experiment` or a dict), :func:`~learning.fit` of the other experiments jointly
     (``options`` are its keywords, ``progress=False`` unless given; ``t_start`` one time),
     scored by :func:`output_rmse` of each held-out experiment (its system simulated with the
     fitted shared values). ``result.rmse`` per fold and held-out experiment, ``scores`` their
@@ -325,7 +330,7 @@ def cross_validate_experiments(
     if np.ndim(options.get("t_start", 0.0)) != 0:
         raise OptionError("cross_validate_experiments: t_start must be one time for all")
     options.setdefault("progress", False)
-    payload = ([(s, dict(d)) for s, d in experiments], options)
+    payload = ([(s, d if isinstance(d, Experiment) else dict(d)) for s, d in experiments], options)
     outcomes, errors, where = _run(_experiment_fold_task, payload, groups, executor, progress)
     return _folds(groups, outcomes, errors, "outputs", where, tic)
 

@@ -323,7 +323,8 @@ def starts(t_start: float | Sequence[float], n: int) -> list[float]:
 
 class Objective:
     """``r(p)``, ``J(p) = dr/dp`` and ``L(p) = ||r||^2`` over all experiments, counting
-    simulations and keeping every failure and the best point seen. ``rtol``/``atol``:
+    simulations and keeping every failure and the best point seen. ``weights``: ``c_j``
+    by output name, one mapping for every experiment or one per experiment. ``rtol``/``atol``:
     IDAS's tolerances, None to choose them from the data (see the module docstring);
     ``t_start``: one time or one per experiment."""
 
@@ -331,7 +332,7 @@ class Objective:
         self,
         experiments: Sequence[tuple[ac.System, Mapping[str, Any]]],
         names: Sequence[str],
-        weights: Mapping[str, Any] | None = None,
+        weights: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
         rtol: float | None = None,
         atol: float | None = None,
         t_start: float | Sequence[float] = 0.0,
@@ -340,9 +341,10 @@ class Objective:
         self.names = list(names)
         models = list(models) if models is not None else [None] * len(experiments)
         times = starts(t_start, len(experiments))
+        each = weights if isinstance(weights, Sequence) else [weights or {}] * len(experiments)
         self.exps = [
-            Experiment(s, d, weights or {}, self.names, k, t0, m)
-            for k, ((s, d), m, t0) in enumerate(zip(experiments, models, times))
+            Experiment(s, d, w, self.names, k, t0, m)
+            for k, ((s, d), w, m, t0) in enumerate(zip(experiments, each, models, times))
         ]
         columns = [ym for e in self.exps for ym in e.measured]
         self.magnitudes = np.array([float(np.max(np.abs(ym))) for ym in columns])

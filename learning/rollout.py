@@ -29,6 +29,8 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers import DAEFunctions, z_start_values
 
+from .experiment import Experiment, as_records
+
 SCHEMES = ("euler", "rk4")
 
 
@@ -228,8 +230,8 @@ class Trajectory:
 
 
 def predict(
-    model: ac.Model,
-    data: Mapping[str, object],
+    model: ac.Model | ac.System,
+    data: Experiment | Mapping[str, object],
     inputs: Mapping[str, str] | None = None,
     params: Mapping[str, float] | None = None,
     scheme: str = "rk4",
@@ -237,8 +239,26 @@ def predict(
     """Free-run prediction of a whole trajectory by the step map from its first measured
     state: ``{"t": t, state: values, ...}``, each state under each of its names
     (``model.names_of``: ``joint.w`` and ``der(joint.phi)``); ``params`` override the
-    model's values."""
-    inputs = dict(inputs or {})
+    model's values. ``model``: a compiled model or a system (compiled here). ``data``: one
+    :class:`~learning.Experiment` (its ``inputs`` and ``params`` drive the parameters at
+    each step) or a dict with the columns named in ``inputs`` (``{parameter: column}``)."""
+    if isinstance(model, ac.System):
+        model = ac.compile(model)
+    elif not isinstance(model, ac.Model):
+        raise OptionError(
+            f"predict: model is a {type(model).__name__}; give an ac.System or a compiled "
+            "ac.Model, e.g. ln.predict(fit.model, experiment)"
+        )
+    if isinstance(data, Mapping):
+        inputs = dict(inputs or {})
+    else:
+        if isinstance(data, Sequence) and not isinstance(data, str):
+            raise OptionError(
+                "predict: data holds several experiments; predict one at a time: "
+                "[ln.predict(model, e) for e in experiments]"
+            )
+        records, inputs, _ = as_records(data, model, inputs, "predict", "data")
+        data = records[0]
     traj = Trajectory(model, data, inputs)
     step = StepMap(model, traj.h, list(inputs), scheme)
     p = np.asarray(model.parameter_vector(params), dtype=float)

@@ -44,6 +44,7 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
 from .checks import check_adam, check_count
+from .experiment import Experiment, as_list, as_records
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .fit_bar import progress_sink
 from .rollout import StepMap, Trajectory
@@ -373,7 +374,7 @@ class Trained:
 
 def train(
     system: ac.System | ac.Model,
-    trajectories: Sequence[Mapping[str, Any]],
+    trajectories: Experiment | Sequence[Experiment] | Sequence[Mapping[str, Any]],
     *,
     params: Sequence[str] | None = None,
     physical: Sequence[str] = (),
@@ -387,7 +388,7 @@ def train(
     lr: float = 1e-3,
     decay: float = 1.0,
     seed: int = 0,
-    validation: Sequence[Mapping[str, Any]] = (),
+    validation: Experiment | Sequence[Experiment] | Sequence[Mapping[str, Any]] = (),
     patience: int | None = None,
     polish: bool | str | Mapping[str, Any] = False,
     bounds: Mapping[str, tuple[float, float]] | None = None,
@@ -401,7 +402,12 @@ def train(
     and ``physical`` parameters from measured ``trajectories`` by rollouts (see the module
     docstring).
 
-    Each trajectory is ``{"t": uniform times, <state>: values, <input column>: values}``
+    ``trajectories`` (and ``validation``): :class:`~learning.Experiment` values (one or a
+    sequence) measuring every state of the compiled model (``model.states``), their
+    ``inputs`` driving parameters at each step and their ``params`` held at each step
+    (so ``inputs=`` stays empty), their weights one number per state (as
+    ``state_weights``, which take precedence); or the older list of dicts, each
+    ``{"t": uniform times, <state>: values, <input column>: values}``
     with every state of the compiled model (``model.states``) and the columns named in
     ``inputs`` (``{input parameter: column}``, e.g. ``{"motor.tau_constant": "tau"}``:
     that parameter takes the column's sample at each step, zero-order hold).
@@ -434,7 +440,12 @@ def train(
     check_count("train", "horizon", horizon, hint="the steps each window predicts (1: feedforward)")
     check_count("train", "stride", stride, hint="samples between window starts")
     model, source = compiled(system, "train")
-    inputs = dict(inputs or {})
+    data = as_list(trajectories, "train", "trajectories")
+    both, inputs, weighted = as_records(
+        [*data, *as_list(validation, "train", "validation")], model, inputs, "train", "data"
+    )
+    trajectories, validation = both[: len(data)], both[len(data) :]
+    state_weights = {**weighted, **(state_weights or {})}
     polish = polish_options(polish, "train", POLISHES)
     if uncertainty and horizon != 1:
         raise OptionError(
