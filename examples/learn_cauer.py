@@ -64,7 +64,7 @@ def voltage_of(unknown: ln.Unknown, params: dict[str, float], currents: np.ndarr
 
 
 def learn(
-    law: ln.Law, data: dict, budget: int | None, method: str = "least_squares"
+    law: ln.Law, data: ln.Experiment | dict, budget: int | None, method: str = "least_squares"
 ) -> tuple[ln.FitResult, ln.Unknown]:
     unknown = ln.Unknown("R1", ac.Pin, law=law)
     fit = ln.fit(cauer(unknown), data, method=method, max_nfev=budget, progress=False)
@@ -72,7 +72,7 @@ def learn(
 
 
 def errors(
-    fit: ln.FitResult, unknown: ln.Unknown, currents: np.ndarray, data: dict
+    fit: ln.FitResult, unknown: ln.Unknown, currents: np.ndarray, data: ln.Experiment | dict
 ) -> tuple[float, float, np.ndarray, np.ndarray]:
     """The learned map's largest error (relative to the truth's range) over ``currents``,
     the output's RMS error (relative to its range), the map and the simulated output."""
@@ -91,7 +91,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     truth = simulate(cauer(el.Resistor("R1", R=R_TRUE)), grid=SAMPLES, rtol=1e-10, atol=1e-12)
-    data = {"t": SAMPLES, "R2.v": truth["R2.v"]}
+    data = ln.Experiment({"t": SAMPLES, "R2.v": truth["R2.v"]}, name="Cauer filter")
     currents = np.linspace(truth["R1.i"].min(), truth["R1.i"].max(), 101)
     print(
         f"data: R2.v at {len(SAMPLES)} times; R1's current visits "
