@@ -27,6 +27,15 @@ above the PSD's peak where the motion's part ``P - F`` falls to the floor, ``P(f
 (interpolated linearly in ``log P`` between bins). A cubic fits about one period of a
 harmonic in one window, so the window is that period in samples, ``w = fs / f_c``, rounded
 to the nearest odd integer >= 5.
+
+The window's bias. A cubic's derivative is exact for polynomials up to degree 4 (the
+antisymmetric filter cancels the even one), so its error grows with the window like the
+signal's fifth derivative: at frequency ``f`` the two passes attenuate the acceleration by
+about ``(pi f w T)^4 / 252``, the same relative gain error on any parameter fitted from it
+(an inertia), which no standard error of the fit includes (:mod:`learning.uncertainty`).
+A shorter window (``fraction < 1``) cuts that by ``fraction^4`` but leaves more rounding
+noise, whose power grows like ``w^-5`` and biases a parameter regressed on the
+acceleration the other way. For a fit, compare the parameters from two windows.
 """
 
 from __future__ import annotations
