@@ -422,6 +422,15 @@ class Component:
         check_name("component", f"{prefix}1")
         return instances(cls, prefix, n, args, kwargs)
 
+    def valid_ranges(self) -> tuple[tuple[cs.SX, float, float, str], ...]:
+        """Where this component's equations hold: ``(variable, low, high, what)`` for each
+        variable (of this component or one inside it) that must stay in ``[low, high]``,
+        ``what`` naming the range (``"training range"``). None by default; a component
+        that knows (a learned model, valid where its data were) returns them. Nothing
+        enforces them: a simulation that fails reports the variables outside theirs where
+        it stopped (Modelica's ``min``/``max`` attributes, checked after the fact)."""
+        return ()
+
     # -- hierarchy ----------------------------------------------------------------------
     def add(self, *components: Component) -> Component:
         """Make ``components`` subcomponents; returns the last one."""

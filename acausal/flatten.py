@@ -206,6 +206,9 @@ class FlatDAE:
     connection_entries: Entries = Entries(np.zeros(1, dtype=np.int64), ())
     # whether an expression calls a CasADi function (a sampled signal's interpolant)
     calls_functions: bool = False
+    # (variable, low, high, what): where components say their models hold
+    # (Component.valid_ranges); a failed simulation reports the variables outside theirs
+    ranges: tuple[tuple[str, float, float, str], ...] = ()
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -441,6 +444,11 @@ def flatten(system: System) -> FlatDAE:
         tuple(flat_events),
         entries,
         calls,
+        tuple(
+            (comp.name_of(v), float(low), float(high), what)
+            for comp in comps
+            for v, low, high, what in comp.valid_ranges()
+        ),
     )
 
 

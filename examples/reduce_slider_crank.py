@@ -151,7 +151,7 @@ def centres_error(full: object, red: object) -> float:
         for axis in "xy":
             truth = full[f"{b}.{axis}_cm"]
             if np.ptp(truth) > 1e-6:
-                mine = red[f"red.cm_{b.replace('.', '_')}_{axis}"]
+                mine = red[f"red.{b}.{axis}_cm"]
                 miss = np.max(np.abs(mine - truth[:n])) / np.ptp(truth)
                 worst = max(worst, float(miss))
     return worst
@@ -202,7 +202,7 @@ def main() -> None:
             ax.plot(full["lower"].t, full["lower"][f"{b}.{axis}_cm"], "k", lw=2, label="full")
             for (name, case), res in runs.items():
                 if case == "lower":
-                    mine = res[f"red.cm_{b.replace('.', '_')}_{axis}"]
+                    mine = res[f"red.{b}.{axis}_cm"]
                     ax.plot(res.t, mine, "--", label=f"reduced, {name}")
             ax.set_title(f"{b} {axis}_cm on 'lower' (never seen)")
             ax.set_xlabel("t [s]")

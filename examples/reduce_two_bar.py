@@ -88,7 +88,7 @@ def plots(full: object, results: dict) -> None:
             ax.plot(full.t, full[f"{b}.{axis}_cm"], "k", lw=2, label="full DAE")
             for name, res in results.items():
                 if not isinstance(res, Exception):
-                    ax.plot(res.t, res[f"red.cm_{b}_{axis}"], "--", label=name)
+                    ax.plot(res.t, res[f"red.{b}.{axis}_cm"], "--", label=name)
             ax.set_ylabel(f"{b} {axis}_cm [m]")
     for ax in axes[1]:
         ax.set_xlabel("t [s] (sim2: never seen in training)")

@@ -108,6 +108,6 @@ def centres_error(full: object, red: object) -> float:
     for b in BODIES:
         for axis in "xy":
             truth = full[f"{b}.{axis}_cm"]
-            err = np.max(np.abs(red[f"red.cm_{b}_{axis}"] - truth)) / np.ptp(truth)
+            err = np.max(np.abs(red[f"red.{b}.{axis}_cm"] - truth)) / np.ptp(truth)
             worst = max(worst, float(err))
     return worst

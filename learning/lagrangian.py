@@ -72,7 +72,11 @@ class Lagrangian(ac.Component):
     ``P_<load> = f ds/dt``. ``velocity_terms(q, v)``: the terms
     ``(sum_k dM/dq_k v_k) v - dT/dq`` stated directly (vectors of SX), when ``M``'s
     structure makes them cheaper than differentiating ``M`` (a decoder's
-    ``J^T M_n d^2h[v, v]``); they must be those terms, or energy is not conserved.
+    ``J^T M_n d^2h[v, v]``); they must be those terms, or energy is not conserved. Then
+    ``dV/dq`` is CasADi's Jacobian in the mode it finds cheaper (forward for a few
+    coordinates) and the left-hand side's common subexpressions are merged (``cs.cse``), so
+    ``M``, ``V`` and the velocity terms built from one graph (a decoder's ``h(q)`` and
+    ``J``) evaluate it once.
     ``mass(q, p)`` (rows of an n x n symmetric positive definite matrix, or a CasADi matrix)
     and ``potential(q, p)`` (a scalar) are user expressions of
     the coordinates ``q`` and the component's ``parameters`` ``p`` (both dicts by name, e.g.
@@ -127,7 +131,8 @@ class Lagrangian(ac.Component):
             lhs, _, kinetic = inverse_dynamics(M, V, qv, vv, av)
         else:
             kinetic = 0.5 * cs.dot(vv, cs.mtimes(M, vv))
-            lhs = cs.mtimes(M, av) + velocity_terms(qv, vv) + cs.gradient(V, qv)
+            lhs = cs.mtimes(M, av) + velocity_terms(qv, vv) + cs.jacobian(V, qv).T
+            lhs = cs.cse(lhs)
         self.loads = tuple(loads or {})
         for load, (ltype, position) in (loads or {}).items():
             port = self.connector(load, ltype)

@@ -119,8 +119,8 @@ class Dense:
 class Reduction:
     """A trained reduction: ``decoder`` (weights ``decoder_theta``), the ``encoder`` (``None``
     when the minimal coordinates were given), the natural coordinates' ``data`` (names, mass,
-    gravity, bodies, loads), the minimal coordinates' ``names`` and training range ``low``,
-    ``high``, the loss histories."""
+    gravity, bodies, loads), the minimal coordinates' local ``names`` (see
+    :attr:`coordinates`) and training range ``low``, ``high``, the loss histories."""
 
     data: NaturalCoordinates
     names: tuple[str, ...]
@@ -135,6 +135,27 @@ class Reduction:
     validation_history: list[float] = field(default_factory=list)
     wall_time: float = 0.0
     message: str = ""
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        """The minimal coordinates by the user's names: the result variables given as
+        minimal coordinates (``"crank_joint.phi"``), or the learned ``z1 .. zm``. Inside the
+        reduced component coordinate ``coordinates[k]`` is the local name ``names[k]``, the
+        name with each character that is not a letter, digit or ``_`` as ``_``
+        (``crank_joint_phi``: its ``q_``, ``v_``, ``a_`` variables and its port), and every
+        method that takes a coordinate takes either name (:meth:`local`)."""
+        return self.data.minimal if self.encoder is None else self.names
+
+    def local(self, name: str) -> str:
+        """The local name of the minimal coordinate ``name`` (a user's name, or already a
+        local one)."""
+        if name in self.names:
+            return name
+        if name in self.coordinates:
+            return self.names[self.coordinates.index(name)]
+        raise OptionError(
+            f"{name!r} is no minimal coordinate of this reduction ({', '.join(self.coordinates)})"
+        )
 
     def decode(self, xm: np.ndarray) -> np.ndarray:
         """Natural coordinates (samples x n) of minimal ones (samples x m)."""
@@ -156,16 +177,16 @@ class Reduction:
         self, xn: np.ndarray, vn: np.ndarray, record: int | None = None
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Start values ``(q0, v0)`` of the reduced model for natural positions ``xn`` and
-        velocities ``vn`` (one sample): ``q0`` encoded (or the given minimal coordinates of
-        ``record``'s first sample), ``v0`` the kinetic-energy-weighted least-squares rates,
-        ``M_m v0 = J^T M_n vn``."""
+        velocities ``vn`` (one sample), by :attr:`coordinates`: ``q0`` encoded (or the given
+        minimal coordinates of ``record``'s first sample), ``v0`` the kinetic-energy-weighted
+        least-squares rates, ``M_m v0 = J^T M_n vn``."""
         xn, vn = np.asarray(xn, dtype=float).ravel(), np.asarray(vn, dtype=float).ravel()
         q0 = self.encode(xn[None, :], record)[0]
         q = cs.SX.sym("q", len(self.names))
         J = cs.Function("J", [q], [cs.jacobian(self.decoder(q, self.decoder_theta), q)])
         Jq = np.asarray(J(q0))
         v0 = np.linalg.solve(Jq.T @ self.data.mass @ Jq, Jq.T @ self.data.mass @ vn)
-        return dict(zip(self.names, q0.tolist())), dict(zip(self.names, v0.tolist()))
+        return dict(zip(self.coordinates, q0.tolist())), dict(zip(self.coordinates, v0.tolist()))
 
     def mass(self, xm: np.ndarray) -> np.ndarray:
         """``M_m = J^T M_n J`` at the rows of ``xm`` (samples x m x m)."""
@@ -185,18 +206,16 @@ class Reduction:
         v0: Mapping[str, float] | None = None,
         ports: Mapping[str, ac.ConnectorType] | None = None,
     ) -> ReducedModel:
-        """The reduced model as a component (:class:`ReducedModel`)."""
+        """The reduced model as a component (:class:`ReducedModel`); ``q0``, ``v0`` and
+        ``ports`` by minimal coordinate (either name, :meth:`local`)."""
         return ReducedModel(name, self, q0=q0, v0=v0, ports=ports)
 
 
-def velocity_terms(
-    decoder: Dense, mass: np.ndarray, q: cs.SX, v: cs.SX, theta: cs.SX | np.ndarray
-) -> cs.SX:
-    """``G_m[v, v] = J^T M_n (d^2h_d/dq^2)[v, v]`` (two directional derivatives of the
-    decoder): Lagrange's velocity terms of ``M_m = J^T M_n J``."""
-    h = decoder(q, theta)
-    J = cs.jacobian(h, q)
-    return cs.mtimes([J.T, cs.DM(mass), cs.jtimes(cs.jtimes(h, q, v), q, v)])
+def velocity_terms(h: cs.SX, J: cs.SX, mass: np.ndarray, q: cs.SX, v: cs.SX) -> cs.SX:
+    """``G_m[v, v] = J^T M_n (d^2h_d/dq^2)[v, v]``, Lagrange's velocity terms of
+    ``M_m = J^T M_n J``, from the decoded points ``h = h_d(q)`` and ``J = dh_d/dq`` already
+    built: ``(d^2h_d/dq^2)[v, v] = d(J v)/dq v`` is one directional derivative of ``J v``."""
+    return cs.mtimes([J.T, cs.DM(mass), cs.jtimes(cs.mtimes(J, v), q, v)])
 
 
 def _rows(net: Dense, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -207,17 +226,29 @@ def _rows(net: Dense, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _label(name: str) -> str:
+    """A minimal coordinate's local name: ``crank_joint.phi`` -> ``crank_joint_phi``."""
     return re.sub(r"\W", "_", name)
+
+
+class _Level(ac.Component):
+    """One level of a user's dotted name inside a :class:`ReducedModel` (``bar1`` of
+    ``red.bar1.x_cm``): variables only, each equal to an expression of the model's."""
 
 
 class ReducedModel(Lagrangian):
     """The reduced mechanism: an :class:`~learning.Lagrangian` in the minimal coordinates with
     ``M = J^T M_n J`` and ``V = -f_g . h_d(q)`` (see the module docstring), internal
     coordinates unless ``ports`` gives them connectors, and one load connector per
-    :class:`~learning.PointLoad` of the data (its position ``e . C h_d(q)``). Variables: the
-    decoded natural coordinates ``xn_<body>_p<j>_<x|y>``, each body's centre of mass
-    ``cm_<body>_<x|y>`` and ``outside``, how far the coordinates are beyond the training
-    range (0 inside; in units of the range): :meth:`outside_range` reads it from a result."""
+    :class:`~learning.PointLoad` of the data (its position ``e . C h_d(q)``).
+
+    Names: minimal coordinate ``k`` has the local name ``reduction.names[k]`` (its
+    ``q_``, ``v_``, ``a_`` variables and its port, :meth:`port`) and is also a variable
+    under the user's name ``reduction.coordinates[k]``, as are the decoded natural
+    coordinates and each body's centre of mass, so a result reads like the full model's
+    with the component's name in front: ``red.crank_joint.phi`` (= ``red.q_crank_joint_phi``),
+    ``red.bar1.p0_x``, ``red.bar1.x_cm``, ``red.bar1.y_cm``. ``outside``: how far the
+    coordinates are beyond the training range (0 inside; in units of the range):
+    :meth:`outside_range` reads it from a result."""
 
     def __init__(
         self,
@@ -230,50 +261,98 @@ class ReducedModel(Lagrangian):
     ) -> None:
         data, theta = reduction.data, reduction.decoder_theta
         decode = reduction.decoder
-        coords = {c: (ports or {}).get(c) for c in reduction.names}
-        unknown = sorted(set(ports or {}) - set(reduction.names))
-        if unknown:
-            raise OptionError(
-                f"ReducedModel {name}: ports {unknown} name no minimal coordinate "
-                f"({', '.join(reduction.names)})"
+        for what, given in (("ports", ports), ("q0", q0), ("v0", v0)):
+            unknown = sorted(
+                k for k in given or {} if k not in reduction.names + reduction.coordinates
             )
+            if unknown:
+                raise OptionError(
+                    f"ReducedModel {name}: {what} {unknown} name no minimal coordinate "
+                    f"({', '.join(reduction.coordinates)})"
+                )
+        local = {
+            w: {reduction.local(k): v for k, v in (g or {}).items()}
+            for w, g in (("ports", ports), ("q0", q0), ("v0", v0))
+        }
+        coords = {c: local["ports"].get(c) for c in reduction.names}
 
-        def decoded(q: dict) -> cs.SX:
-            return decode(cs.vertcat(*q.values()), theta)
+        graph: dict[str, cs.SX] = {}
+
+        def decoded(q: Mapping[str, cs.SX] | cs.SX) -> tuple[cs.SX, cs.SX]:
+            """``h_d(q)`` and ``J``, built on the first call (every call gets the
+            component's coordinates): one copy of the network in the equations."""
+            if not graph:
+                qv = cs.vertcat(*q.values()) if isinstance(q, Mapping) else q
+                graph["h"] = decode(qv, theta)
+                graph["J"] = cs.jacobian(graph["h"], qv)
+            return graph["h"], graph["J"]
 
         def mass(q: dict, p: dict) -> cs.SX:
-            qv = cs.vertcat(*q.values())
-            J = cs.jacobian(decode(qv, theta), qv)
+            J = decoded(q)[1]
             return cs.mtimes([J.T, cs.DM(data.mass), J])
 
         def load_at(load: object) -> Callable[[dict, dict], cs.SX]:
             e = np.asarray(load.direction, dtype=float)
             row = (e / np.linalg.norm(e)) @ data.point(load.body, load.point)
-            return lambda q, p: cs.dot(cs.DM(row), decoded(q))
+            return lambda q, p: cs.dot(cs.DM(row), decoded(q)[0])
 
         super().__init__(
             name,
             coords,
             mass=mass,
-            potential=lambda q, p: -cs.dot(cs.DM(data.gravity), decoded(q)),
-            q0=q0,
-            v0=v0,
+            potential=lambda q, p: -cs.dot(cs.DM(data.gravity), decoded(q)[0]),
+            q0=local["q0"],
+            v0=local["v0"],
             loads={k: (ac.Flange, load_at(load)) for k, load in data.loads.items()},
-            velocity_terms=lambda q, v: velocity_terms(decode, data.mass, q, v, theta),
+            velocity_terms=lambda q, v: velocity_terms(*decoded(q), data.mass, q, v),
         )
         self.reduction = reduction
-        x = decode(self._q, theta)
+        x = decoded(self._q)[0]
+        self._by_user_name = [
+            self._named(c, self._q[k]) for k, c in enumerate(reduction.coordinates)
+        ]
         for j, n in enumerate(data.names):
-            self.equations(self.variable(f"xn_{_label(n)}") == x[j])
+            self._named(n, x[j])
         for b, info in data.bodies.items():
             centre = cs.mtimes(cs.DM(data.point(b, info["r_cm"])), x)
             for j, axis in enumerate("xy"):
-                self.equations(self.variable(f"cm_{_label(b)}_{axis}") == centre[j])
+                self._named(f"{b}.{axis}_cm", centre[j])
         span = np.maximum(reduction.high - reduction.low, 1e-12)
         beyond = cs.fmax(
             cs.fmax(self._q - cs.DM(reduction.high), cs.DM(reduction.low) - self._q), 0
         ) / cs.DM(span)
         self.equations(self.variable("outside") == cs.mmax(beyond))
+
+    def _named(self, dotted: str, value: cs.SX) -> cs.SX:
+        """The variable ``<this component>.<dotted>`` equal to ``value``: a subcomponent
+        (:class:`_Level`) per dot, made once."""
+        *path, leaf = dotted.split(".")
+        owner: ac.Component = self
+        for part in path:
+            inside = {c.name: c for c in owner.subcomponents()}
+            owner = inside[part] if part in inside else owner.add(_Level(part))
+        variable = owner.variable(leaf)
+        owner.equations(variable == value)
+        return variable
+
+    def valid_ranges(self) -> tuple[tuple[cs.SX, float, float, str], ...]:
+        """Each minimal coordinate (by the user's name) in its training range
+        ``[low, high]``: a simulation that fails there says which left it (the networks
+        extrapolate outside; :meth:`outside_range` checks a finished result)."""
+        return tuple(
+            (q, float(lo), float(hi), "training range")
+            for q, lo, hi in zip(self._by_user_name, self.reduction.low, self.reduction.high)
+        )
+
+    def port(self, coordinate: str) -> ac.Connector:
+        """The connector of a minimal coordinate given a port (its user's or local name)."""
+        local = self.reduction.local(coordinate)
+        if local not in self.connectors:
+            raise OptionError(
+                f"ReducedModel {self.full_name}: the coordinate {coordinate!r} has no port; "
+                f"give it one: component(..., ports={{{coordinate!r}: ac.RotFlange}})"
+            )
+        return self.connectors[local]
 
     def outside_range(self, result: object, margin: float = 0.05) -> str | None:
         """``None`` when the result's minimal coordinates stayed in the training range
@@ -350,7 +429,12 @@ def reduce_mechanism(
     if given:
         XM = np.vstack([r["xm"] for r in recs])
         dec_in = (XM.mean(axis=0), np.where(XM.std(axis=0) > 0, XM.std(axis=0), 1.0))
-        names = tuple(_label(k.replace(".", "_")) for k in data.minimal)
+        names = tuple(_label(k) for k in data.minimal)
+        if len(set(names)) < len(names):
+            raise OptionError(
+                f"reduce_mechanism: the minimal coordinates {list(data.minimal)} have the same "
+                f"local name in {list(names)} (dots and other signs become '_'); rename one"
+            )
         copies = _selected(X, XM)
     else:
         dec_in = (np.zeros(m), np.ones(m))
@@ -505,9 +589,7 @@ class _Dynamics:
         J = cs.jacobian(h, q)
         Mm = cs.mtimes([J.T, cs.DM(data.mass), J])
         rhs = (
-            cs.mtimes(J.T, cs.DM(data.gravity) + load)
-            + gen
-            - velocity_terms(decoder, data.mass, q, w, th_d)
+            cs.mtimes(J.T, cs.DM(data.gravity) + load) + gen - velocity_terms(h, J, data.mass, q, w)
         )
         self.accel = cs.Function("accel", [q, w, load, gen, theta], [cs.solve(Mm, rhs)])
         Jw = cs.jtimes(h, q, w)

@@ -84,6 +84,8 @@ class Simulator:
         self._sensitivity_runs: dict[tuple[int, ...], Segments] = {}
         #: the model's functions, shared with other simulators of it when given
         self.functions = functions if functions is not None else DAEFunctions(model)
+        #: the ranges the components declare valid (checked where a failed run stopped)
+        self.ranges = model.flat.ranges
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
         self.dynamic = None
@@ -381,9 +383,46 @@ class Simulator:
             advice = (
                 "  Try a tighter rtol/atol, a shorter interval, or check the model near that time."
             )
+        partial, outside = self._outside(p, t_fail)
         return SimulationError(
             f"simulation of {self.model.name} failed {when}: IDAS reported: {said}{detail}\n"
-            + advice,
+            + advice
+            + outside,
             time=t_fail,
             equations=equations,
+            result=partial,
+        )
+
+    def _outside(self, p: np.ndarray, t_fail: float | None) -> tuple[Result | None, str]:
+        """For a model whose components declare valid ranges (``model.flat.ranges``): the
+        run again up to the last output time before ``t_fail`` (the partial result the
+        error keeps) and the variables outside their ranges there, since when."""
+        before = self.grid[self.grid < t_fail] if t_fail is not None else self.grid[:0]
+        if not self.ranges or before.size < 2:
+            return None, ""
+        breakpoints = tuple(b for b in self.breakpoints if b < before[-1])
+        sim = Simulator(
+            self.model, before, *self.tolerances, breakpoints=breakpoints, functions=self.functions
+        )
+        sim.ranges = ()  # a failure of this run is not explained again
+        try:
+            partial = Result(self.model, before, *sim.run(p), p, functions=self.functions)
+        except SimulationError:
+            return None, ""
+        lines = []
+        for name, low, high, what in self.ranges:
+            values = np.asarray(partial[name])
+            inside = np.flatnonzero((values >= low) & (values <= high))
+            if not low <= values[-1] <= high:
+                since = before[inside[-1] + 1] if inside.size else before[0]
+                lines.append(
+                    f"{name} = {values[-1]:.6g}, outside its {what} [{low:.6g}, {high:.6g}] "
+                    f"since t = {since:.6g} s"
+                )
+        if not lines:
+            return partial, ""
+        return partial, (
+            f"\n  Where the run stopped (t = {before[-1]:.6g} s, the last output time before "
+            "the failure), outside the ranges their components hold in:\n    "
+            + "\n    ".join(lines)
         )
