@@ -1,11 +1,26 @@
-"""The two-bar actuator (issue 14): the reduced ODE in the sliders' heights against the full
-planar DAE, seconds to compile and to simulate 10 s at 1 ms output (rtol 1e-8, atol 1e-10).
+"""Reduced models against their full planar DAEs (issue 14, issue 32): seconds to compile and
+to simulate, IDAS's work, the right-hand side's size.
 
-The reduction is the example's (``examples/reduce_two_bar.py``: decoder 2 x 32 x 32 x 8,
-tanh, reconstruction + simulation losses, ``--epochs`` epochs on sim1); each figure is the
-median of ``--repeat`` runs in this process, full and reduced alternating.
+``two_bar``: the two-bar actuator's reduced ODE in the sliders' heights against the full
+DAE, 10 s at 1 ms output (rtol 1e-8, atol 1e-10); the reduction is the example's
+(``examples/reduce_two_bar.py``: decoder 2 x 32 x 32 x 8, tanh, reconstruction + simulation
+losses, ``--epochs`` epochs on sim1).
+
+``four_bar``: the crank-rocker of ``tests/mechanisms.py`` driven from rest by its constant
+torque against the damper (inertia, motor and damper on the crank axis), reduced to the
+crank angle ``B1.phi`` (given minimal coordinate, its generalized force ``B1.tau``; decoder
+1 x 32 x 32 x 12, ``--epochs`` epochs on the run itself), 1.5 s at 1 ms output (rtol 1e-8,
+atol 1e-10: the crank turns from 0 to 8.2 rad); the reduced system carries the same
+inertia, motor and damper on its crank port. Per model: IDAS steps, right-hand side and
+Jacobian evaluations (``nfevals``, ``nlinsetups``) and the CasADi instructions of the
+DAE's right-hand side. ``--reduction PATH``: a reduction pickled by an earlier run
+(``--save PATH``) instead of training.
+
+Each time is the median of ``--repeat`` runs in this process after a first run (timed
+apart: it builds the simulator), full and reduced alternating.
 
     python bench/reduction.py --json /tmp/bench_out/reduction.json
+    python bench/reduction.py four_bar --save /tmp/four_bar_reduction.pkl
 """
 
 from __future__ import annotations
@@ -13,18 +28,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import sys
 import time
 import warnings
 
+import casadi as cs
 import numpy as np
 from machine import machine
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import acausal as ac  # noqa: E402
 import learning as ln  # noqa: E402
+from components import rotational as rot  # noqa: E402
 from examples import two_bar_actuator as tb  # noqa: E402
 from solvers import simulate  # noqa: E402
+from solvers.simulate import simulator  # noqa: E402
+from tests import mechanisms as mech  # noqa: E402
+
+TOL = {"rtol": 1e-8, "atol": 1e-10}
+FOUR_BAR = mech.Variant("four_bar", "crank", "torque", 0.0)
+FOUR_BAR_END = 1.5
 
 
 def timed(system: ac.System) -> tuple[float, float, object]:
@@ -33,17 +57,11 @@ def timed(system: ac.System) -> tuple[float, float, object]:
     model = ac.compile(system)
     built = time.perf_counter() - tic
     tic = time.perf_counter()
-    res = simulate(model, t_end=tb.DURATION, dt=tb.DT, rtol=1e-8, atol=1e-10)
+    res = simulate(model, t_end=tb.DURATION, dt=tb.DT, **TOL)
     return built, time.perf_counter() - tic, res
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=150)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args()
-    warnings.simplefilter("ignore", UserWarning)
+def two_bar(args: argparse.Namespace) -> list[dict]:
     tic = time.perf_counter()
     red = ln.reduce_mechanism(
         tb.natural(tb.simulate_case("sim1")),
@@ -81,6 +99,116 @@ def main() -> None:
             f"centres within {error:.2%} of their range",
             flush=True,
         )
+    return rows
+
+
+def four_bar_reduction(args: argparse.Namespace) -> ln.Reduction:
+    """The crank-angle reduction: loaded from ``--reduction`` or trained (and saved)."""
+    if args.reduction:
+        with open(args.reduction, "rb") as fh:
+            return pickle.load(fh)
+    system = FOUR_BAR.build()
+    res = simulate(system, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
+    parts = {c.full_name: c for c in system.all_components()}
+    data = ln.natural_coordinates(
+        res,
+        [parts[b] for b in mech.BODIES["four_bar"]],
+        minimal=["B1.phi"],
+        forces={"B1.phi": "B1.tau"},
+    )
+    tic = time.perf_counter()
+    red = ln.reduce_mechanism(
+        data, hidden=(32, 32), epochs=args.epochs, lr=3e-3, decay=0.98, progress=False
+    )
+    print(f"trained in {time.perf_counter() - tic:.0f} s ({red.message})", flush=True)
+    if args.save:
+        with open(args.save, "wb") as fh:
+            pickle.dump(red, fh)
+    return red
+
+
+def four_bar_reduced(red: ln.Reduction) -> ac.System:
+    """The reduced four-bar with the full model's inertia, motor and damper on its crank
+    (the coordinate by its local name, ``red.names[0]``, as before issue 32, so the script
+    runs on a checkout of then too)."""
+    s = ac.System("four_bar_reduced")
+    crank = red.names[0]
+    comp = red.component("red", q0={crank: 0.0}, v0={crank: 0.0}, ports={crank: ac.RotFlange})
+    tau, d = mech.DRIVE["four_bar"]
+    inertia = rot.Inertia("inertia", J=mech.J_FOUR_BAR)
+    motor = rot.ConstantTorque("motor", tau_constant=tau)
+    damper, housing = rot.Damper("damper", d=d), rot.Fixed("housing")
+    s.connect(motor.flange, inertia.flange_a)
+    s.connect(housing.flange, damper.flange_a)
+    s.connect(damper.flange_b, inertia.flange_b, getattr(comp, crank))
+    return s
+
+
+def idas_work(model: ac.Model) -> dict:
+    """IDAS's statistics of one run on the bench's grid, the seconds of that call alone
+    (the integrator, without initialization and result), the right-hand side's size."""
+    grid = np.arange(0.0, FOUR_BAR_END + 5e-4, 1e-3)
+    p = np.asarray(model.parameter_vector(), dtype=float)
+    sim = simulator(model, grid, TOL["rtol"], TOL["atol"], p)
+    x0, z0 = sim.initial_values(p)
+    tic = time.perf_counter()
+    sim.integrators[0](x0=x0, z0=z0, p=p)
+    idas = time.perf_counter() - tic
+    stats = sim.integrators[0].stats()
+    spec = sim.functions.spec()
+    rhs = cs.Function("rhs", [spec[k] for k in "xzpt"], [spec["ode"], spec["alg"]])
+    out = {k: int(stats[k]) for k in ("nsteps", "nfevals", "nlinsetups")}
+    out.update(idas_s=idas, states=sim.nx, newton_unknowns=sim.nz, rhs=rhs.n_instructions())
+    return out
+
+
+def four_bar(args: argparse.Namespace) -> list[dict]:
+    red = four_bar_reduction(args)
+    models = {"full": ac.compile(FOUR_BAR.build()), "reduced": ac.compile(four_bar_reduced(red))}
+    times = {k: [] for k in models}
+    first, results = {}, {}
+    for k, m in models.items():  # the first run builds the simulator (IDAS, its Jacobian)
+        tic = time.perf_counter()
+        results[k] = simulate(m, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
+        first[k] = time.perf_counter() - tic
+    for _ in range(args.repeat):
+        for k, m in models.items():
+            tic = time.perf_counter()
+            simulate(m, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
+            times[k].append(time.perf_counter() - tic)
+    row = {"case": "four_bar"}
+    for k, m in models.items():
+        median = float(np.median(times[k]))
+        row[k] = {"first_simulate_s": first[k], "simulate_s": median, **idas_work(m)}
+        print(f"{k}: {row[k]}", flush=True)
+    row["reduced_over_full"] = row["reduced"]["simulate_s"] / row["full"]["simulate_s"]
+    crank = results["full"]["B1.phi"]
+    reduced = results["reduced"][f"red.q_{red.names[0]}"]
+    row["crank_error"] = float(np.max(np.abs(reduced - crank)))
+    print(
+        f"reduced / full simulate time {row['reduced_over_full']:.2f}; crank angle within "
+        f"{row['crank_error']:.3g} rad of the full model's (range {np.ptp(crank):.3g} rad)",
+        flush=True,
+    )
+    if args.trajectory:
+        np.save(args.trajectory, reduced)
+    return [row]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mechanism", nargs="?", default="two_bar", choices=("two_bar", "four_bar"))
+    parser.add_argument("--epochs", type=int, default=None, help="150 (two_bar), 200 (four_bar)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--reduction", help="four_bar: a pickled reduction to use")
+    parser.add_argument("--save", help="four_bar: pickle the trained reduction here")
+    parser.add_argument("--trajectory", help="four_bar: save the reduced crank angle (.npy)")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    if args.epochs is None:
+        args.epochs = 150 if args.mechanism == "two_bar" else 200
+    warnings.simplefilter("ignore", UserWarning)
+    rows = (two_bar if args.mechanism == "two_bar" else four_bar)(args)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"machine": machine(), "rows": rows}, fh, indent=1)
