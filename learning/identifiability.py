@@ -8,11 +8,13 @@ the normalized sensitivity matrix has one row per sample of every output:
 
     S[(e, i, k), j] = d y_i(t_k) / d p_j * sigma_j / s_i,
 
-from IDAS forward sensitivities (never finite differences), ``sigma_j`` a parameter scale
-(default ``|p0_j|``, 1 where ``p0_j = 0``: relative changes) and ``s_i`` an output scale (default
-the standard deviation of the simulated output over all samples of all experiments, its largest
-magnitude if it is constant). A unit column of ``S`` is what a 100 % change of a parameter does
-to the outputs in units of their spread. From ``S`` (``n`` rows, columns ``s_j``):
+from IDAS forward sensitivities (never finite differences; in many directions, a network's
+weights, by the state transition matrix and quadratures, :mod:`solvers.transition`),
+``sigma_j`` a parameter scale (default ``|p0_j|``, 1 where ``p0_j = 0``: relative changes)
+and ``s_i`` an output scale (default the standard deviation of the simulated output over all
+samples of all experiments, its largest magnitude if it is constant). A unit column of ``S``
+is what a 100 % change of a parameter does to the outputs in units of their spread. From
+``S`` (``n`` rows, columns ``s_j``):
 
 - importance ``delta_j = ||s_j|| / sqrt(n)`` (Brun's ``delta^msqr``; the paper's Fig. 21 plots
   ``||s_j||``);
@@ -62,7 +64,7 @@ import numpy as np
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
-from solvers import simulate
+from solvers.transition import simulate_sensitivities
 
 from .experiment import as_pairs
 
@@ -244,14 +246,8 @@ def _sensitivities(
     offset = int(t[0] > t_start)  # simulate from t_start, use the samples from t[0]
     grid = np.concatenate([[t_start], t]) if offset else t
     own = [n for n in names if n in model.parameters]
-    res = simulate(
-        model,
-        grid=grid,
-        rtol=rtol,
-        atol=atol,
-        params={k: v for k, v in values.items() if k in model.parameters},
-        sensitivities=own,
-    )
+    params = {k: v for k, v in values.items() if k in model.parameters}
+    res = simulate_sensitivities(model, grid, rtol, atol, params, own)
     out = {}
     for o in outputs:
         mask = np.isfinite(measured[o]) if o in measured else np.ones(t.size, bool)

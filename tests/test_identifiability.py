@@ -17,7 +17,8 @@ from components import planar as pl
 from components import rotational as rot
 from components import translational as tr
 from components.translational_masses import Mass
-from solvers import simulate
+from solvers import simulate, simulator
+from solvers.transition import transition_sensitivities
 
 from .slider_crank_reference import FRICTION, L1, L2, M_CRANK, M_ROD, M_SLIDER, J
 
@@ -356,3 +357,29 @@ def test_slider_crank_paper_sized_data_set():
     assert g[(m3, J1, Bm)] < 5  # measured 2.37
     assert {k for k, _ in rep.unidentifiable()} == {(l1, m3), (l1, J1, m2), (m3, J1, m2)}
     assert rep.best(3)[0] == (l1, J1, Bm)  # gamma 2.85
+
+
+def test_transition_sensitivities_match_the_augmented_dae():
+    """The report's sensitivities come from the transition matrix (``Phi`` and quadratures,
+    :mod:`solvers.transition`); the same columns by the augmented DAE of every direction
+    (``simulate(sensitivities=)``), and the report from those, agree to the tolerances."""
+    model = slider_crank_experiments(DESIGNS[1:2], T_SC)[0][0]
+    p = np.array(list(model.parameters.values()))
+    which = [list(model.parameters).index(n) for n in P_SC]
+    sim = simulator(model, T_SC, TIGHT["rtol"], TIGHT["atol"], p)
+    assert transition_sensitivities(sim, p, which) is not None  # the fast path applies
+    rep = ln.identifiability(model, {"t": T_SC}, params=P_SC, outputs=[ANGLE, SPEED], **TIGHT)
+    res = simulate(model, grid=T_SC, sensitivities=P_SC, **TIGHT)
+    S = np.vstack(
+        [
+            np.column_stack([res.sensitivity(o, q) * model.parameters[q] for q in P_SC])
+            / rep.output_scales[o]
+            for o in (ANGLE, SPEED)
+        ]
+    )
+    err = np.max(np.abs(rep.S - S), axis=0) / np.max(np.abs(S), axis=0)
+    assert np.all(err <= 1e-6), err  # measured at most 2.5e-9 (J1)
+    sv = np.linalg.svd(S / np.linalg.norm(S, axis=0), compute_uv=False)
+    assert rep.singular_values == pytest.approx(sv, rel=1e-6)
+    for k, g in rep.collinearity.items():
+        assert g == pytest.approx(gamma(S[:, [P_SC.index(q) for q in k]]), rel=1e-6)
