@@ -52,7 +52,8 @@ from acausal.errors import OptionError
 from solvers import DAEFunctions
 from solvers.buffers import numeric_call
 
-from .experiment import Experiment, as_records
+from .experiment import Experiment
+from .experiment_forms import as_records
 from .fit import FitResult, unknowns, with_values
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
 from .threads import blas_threads

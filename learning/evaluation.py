@@ -12,7 +12,8 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError
 
-from .experiment import Experiment, as_list
+from .experiment import Experiment
+from .experiment_forms import as_list
 from .fit import FitResult
 from .rollout import predict
 from .training import compiled, train

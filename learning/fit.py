@@ -88,7 +88,8 @@ import acausal as ac
 from acausal.errors import ModelError, OptionError, UnknownNameError, unknown_name
 from solvers import Result, simulate
 
-from .experiment import Experiment, as_pairs, with_values
+from .experiment import Experiment
+from .experiment_forms import as_pairs, with_values
 from .fit_bar import progress_sink
 from .learned_law import LearnedLaw
 from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name

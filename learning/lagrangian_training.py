@@ -56,11 +56,12 @@ from acausal.errors import OptionError
 from solvers.buffers import numeric_call
 
 from .checks import check_adam
-from .experiment import Experiment, as_samples
+from .experiment import Experiment
+from .experiment_forms import as_samples
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
-from .levenberg_marquardt import levenberg_marquardt
 from .lagrangian_net import FLOOR_BINDS, MassFloorWarning
+from .levenberg_marquardt import levenberg_marquardt
 from .threads import blas_threads, thread_count
 from .training import Polish, SampleLoss, polish_options
 
@@ -183,11 +184,11 @@ def train_lagrangian(
         kept = score < min(checked)
         best = polished if kept else best
         message += f", then least squares ({why}; {'kept' if kept else 'not kept: no better'})"
+    _warn_at_floor(component, columns[: len(coordinates)], best, known)
     if unmeasured:
         message += (
             f"; without Q for {', '.join(unmeasured)} the parts of M and V that depend on "
             f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
-    _warn_at_floor(component, columns[: len(coordinates)], best, known)
             "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.identified), not "
             "raw M or V"
         )
@@ -214,10 +215,6 @@ def train_lagrangian(
     )
 
 
-def _samples(
-    data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-    coordinates: Sequence[str],
-    what: str,
 def _warn_at_floor(
     component: Lagrangian, q: np.ndarray, theta: np.ndarray, known: Sequence[str]
 ) -> None:
@@ -242,6 +239,10 @@ def _warn_at_floor(
         )
 
 
+def _samples(
+    data: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    coordinates: Sequence[str],
+    what: str,
     known: Sequence[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """The records' columns concatenated, checked: every ``q_/v_/a_<c>`` (and ``Q_<c>`` for

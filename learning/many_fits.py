@@ -36,7 +36,8 @@ from solvers import (
 )
 
 from .evaluation import CrossValidation, fold_groups, free_run_rmse
-from .experiment import Experiment, as_list, as_pairs
+from .experiment import Experiment
+from .experiment_forms import as_list, as_pairs
 from .fit import FitResult, fit, unknowns
 from .training import compiled, train
 

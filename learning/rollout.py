@@ -29,7 +29,8 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers import DAEFunctions, z_start_values
 
-from .experiment import Experiment, as_records
+from .experiment import Experiment
+from .experiment_forms import as_records
 
 SCHEMES = ("euler", "rk4")
 

@@ -44,7 +44,8 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
 from .checks import check_adam, check_count
-from .experiment import Experiment, as_list, as_records
+from .experiment import Experiment
+from .experiment_forms import as_list, as_records
 from .fit import FitProgress, FitResult, unknowns, with_values
 from .fit_bar import progress_sink
 from .rollout import StepMap, Trajectory
