@@ -14,7 +14,7 @@ drive-identification practice (Van der Linden; the hybrid-structured-networks se
   fit's derivative of that ``q'`` with window ``w2`` (not the fit's second derivative of
   ``q``). The study reports about 30 % smaller acceleration errors than one fit.
 
-The window comes from the data. Rounding to the step ``s`` adds noise of variance ``s^2/12``;
+The spectrum. Rounding to the step ``s`` adds noise of variance ``sigma^2 = s^2/12``;
 taken white over ``[0, fs/2]`` (fair when the motion crosses many steps), its one-sided
 power spectral density is the floor ``F = s^2 / 12 / (fs / 2)``. The position's PSD ``P(f)``
 is estimated by Welch's method (``scipy.signal.welch``: Hann segments of
@@ -24,18 +24,54 @@ Encoder data often span 80-100 dB between the motion's peak and the floor, more 
 Hann window's leakage allows; the difference whitens the spectrum first (and removes a ramp's
 trend). ``P`` is the motion's PSD plus ``F``. The cutoff ``f_c`` is the first frequency
 above the PSD's peak where the motion's part ``P - F`` falls to the floor, ``P(f_c) = 2 F``
-(interpolated linearly in ``log P`` between bins). A cubic fits about one period of a
-harmonic in one window, so the window is that period in samples, ``w = fs / f_c``, rounded
-to the nearest odd integer >= 5.
+(interpolated linearly in ``log P`` between bins): the band edge. The motion's PSD in the
+band is estimated as ``S(f) = max(P(f) - F, 0)`` on the bins ``f < f_c`` (above, it is
+below the floor and unknown).
 
-The window's bias. A cubic's derivative is exact for polynomials up to degree 4 (the
-antisymmetric filter cancels the even one), so its error grows with the window like the
-signal's fifth derivative: at frequency ``f`` the two passes attenuate the acceleration by
-about ``(pi f w T)^4 / 252``, the same relative gain error on any parameter fitted from it
-(an inertia), which no standard error of the fit includes (:mod:`learning.uncertainty`).
-A shorter window (``fraction < 1``) cuts that by ``fraction^4`` but leaves more rounding
-noise, whose power grows like ``w^-5`` and biases a parameter regressed on the
-acceleration the other way. For a fit, compare the parameters from two windows.
+The acceleration's two errors, for windows ``w1``, ``w2``. Each pass is a linear filter
+with odd coefficients ``c_l`` (per second), so its response to ``exp(i omega t)`` is ``i
+omega G_w(f)`` with the real gain ``G_w(f) = sum_l c_l sin(omega l T) / omega`` (``omega =
+2 pi f``; ``G_w = 1 - (pi f w T)^4 / 504 + ...`` for a cubic, which differentiates degree-4
+polynomials exactly).
+
+* bias ``beta``: the acceleration ``a`` (variance ``sigma_a^2 = sum_f omega^4 S(f) df``)
+  comes out as ``G_w1 G_w2 a``; its share along ``a`` falls short of 1 by ``beta = sum_f
+  omega^4 S(f) (1 - G_w1(f) G_w2(f)) / sum_f omega^4 S(f)`` (about ``(pi f w T)^4 / 252``
+  for one frequency ``f``);
+* noise ``nu``: the rounding noise left in ``q''`` relative to the acceleration's power,
+  ``nu = sigma^2 sum_k (c1 * c2)_k^2 / sigma_a^2`` (``c1 * c2`` the two passes' combined
+  coefficients; by Parseval the floor times ``|omega^2 G_w1 G_w2|^2`` integrated over
+  ``[0, fs/2]``).
+
+What they do to a fitted parameter depends on where the acceleration enters. Where it is a
+regressor (an inverse-dynamics loss ``tau = J q'' + ...``, as in a Lagrangian's inverse
+loss), ``J_hat / J = (1 - beta) / ((1 - beta)^2 + nu)``, about ``1 + beta - nu``: the
+attenuation makes the inertia larger, the noise (an error in the regressor) dilutes it.
+Where it is the target, as in :func:`learning.fit_equations` (``r = F(x, u, p) - q''``),
+``J_hat / J = 1 / (1 - beta)``: the noise adds variance only, the attenuation still biases
+(measured on examples/identify_two_mass_servo.py's data, all parameters at once, states
+exact: the motor's inertia off by about ``1.5 beta + 0.4 %`` for windows 7-21). No
+standard error of a fit includes ``beta`` (:mod:`learning.uncertainty`). ``beta`` grows
+with the window like ``w^4``, ``nu`` falls like ``w^-5``.
+
+The default window: the odd ``w >= 5`` (both passes) that minimizes ``beta(w) + nu(w)``,
+how far a regressor's fit can be off when the two do not cancel. For a target
+(``fit_equations``) it keeps ``beta`` about as small as ``nu``, a noise that is a small
+share of the acceleration's power; a shorter window (``fraction=``, ``window=``) lowers
+the bias further for more variance. The scan stops once ``beta`` alone exceeds the best
+sum. Asymptotically ``beta = (pi w T)^4 m8 / (252 m4)`` and ``nu = 1468.7 sigma^2 / ((2
+pi)^4 w^5 T^4 m4)``, with the band's moments ``m_k = sum_f f^k S(f) df`` and ``1468.7 =
+2^5 * 367545 / 8008``, where ``367545 / 8008 = int (k * k)^2`` for the continuous cubic
+derivative kernel ``k(x) = (75 x - 105 x^3) / 8`` on the half-window ``[-1, 1]``.
+The minimum is then where ``4 beta = 5 nu``:
+
+    ``w^9 = 28915 sigma^2 / (pi^8 T^8 m8)``  (``28915 = 5 * 252 * 1468.7 / 64``),
+
+the rounding noise against the band's eighth moment (``m4`` cancels). The exact sums are
+used because at ``w = 7`` the asymptotic forms are 30-50 % off; the closed form lands
+within one odd step of the scan. ``fraction=`` instead gives the study's rule, the period
+of the band edge in samples times ``fraction``: ``w = odd(fraction * fs / f_c)``. Every
+:class:`Reconstruction` reports its windows' ``bias`` and ``noise``.
 """
 
 from __future__ import annotations
@@ -45,7 +81,7 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from scipy.signal import savgol_filter, welch
+from scipy.signal import savgol_coeffs, savgol_filter, welch
 
 from acausal.errors import OptionError
 
@@ -63,7 +99,9 @@ class Reconstruction:
     (given or estimated); ``floor``: the quantization noise's PSD ``step^2 / 12 / (fs / 2)``;
     ``frequencies`` (Hz, DC excluded), ``psd``: the position's PSD (Welch, see the module);
     ``cutoff``: the frequency (Hz) where the motion's PSD falls to the floor, None when it
-    does not (possible with an explicit window).
+    does not (possible with an explicit window). ``bias``, ``noise``: the acceleration's
+    estimated relative attenuation ``beta`` and rounding-noise power ``nu`` for these windows
+    (see the module for what they do to a fitted parameter), None without a cutoff.
     """
 
     t: np.ndarray
@@ -77,6 +115,8 @@ class Reconstruction:
     cutoff: float | None
     frequencies: np.ndarray
     psd: np.ndarray
+    bias: float | None
+    noise: float | None
 
     def plot(self, ax: Any = None) -> Any:
         """Draw the position's PSD, the quantization floor and the cutoff (needs matplotlib)."""
@@ -94,7 +134,10 @@ class Reconstruction:
             ax.axvline(self.cutoff, color="r", ls=":", label=f"cutoff {self.cutoff:.3g} Hz")
         ax.set_xlabel("frequency [Hz]")
         ax.set_ylabel("PSD [unit^2/Hz]")
-        ax.set_title(f"windows {self.window} / {self.window2} samples")
+        title = f"windows {self.window} / {self.window2} samples"
+        if self.bias is not None:
+            title += f": acceleration bias {self.bias:.2%}, noise {self.noise:.2%}"
+        ax.set_title(title)
         ax.legend()
         ax.grid(True, alpha=0.3)
         return ax
@@ -105,7 +148,7 @@ def reconstruct(
     position: Any,
     step: float | None = None,
     window: int | None = None,
-    fraction: float = 1.0,
+    fraction: float | None = None,
     window2: int | None = None,
 ) -> Reconstruction:
     """Position, velocity and acceleration from uniformly sampled, quantized positions.
@@ -114,12 +157,13 @@ def reconstruct(
     (gaps below ``1e-9`` of the positions' range count as round-off), which is the step as
     soon as the record holds two adjacent encoder counts; motion so fast that it skips counts
     and never comes back to them gives a multiple of the step: pass ``step=`` then.
-    ``window``: the first pass's window (odd, >= 5); when None, the spectrum's (see the
-    module) times ``fraction``: ``w1 = odd(fraction * fs / f_c)``. ``fraction=0.6`` is the
-    study's recommendation for data that train a model (the smaller window keeps more of
-    the signal, noisier); 1.0 gives the reconstruction closest to the true derivatives.
-    ``window2``: the second pass's window, ``w1`` when None. Raises
-    :class:`~acausal.errors.OptionError` naming the argument on bad input.
+    ``window``: the first pass's window (odd, >= 5); when None, the one that minimizes the
+    acceleration's bias plus noise as estimated from the spectrum (see the module), for
+    fitting parameters. ``fraction``: instead, the study's window, the band edge's period
+    times ``fraction``: ``w1 = odd(fraction * fs / f_c)`` (``fraction=0.6`` is its
+    recommendation for data that train a model, noisier; 1.0 gives the reconstruction
+    closest to the true derivatives). ``window2``: the second pass's window, ``w1`` when
+    None. Raises :class:`~acausal.errors.OptionError` naming the argument on bad input.
     """
     t, x = _column("t", t), _column("position", position)
     if t.size != x.size:
@@ -129,13 +173,16 @@ def reconstruct(
     floor = step**2 / 12.0 / (0.5 / dt)
     freqs, psd = _spectrum(x, dt)
     cutoff = _cutoff(freqs, psd, floor)
+    band = None if cutoff is None else _Band.estimate(freqs, psd, floor, cutoff, step, dt)
     if window is None:
-        w1 = _window_from_data(x.size, cutoff, dt, fraction)
-    elif fraction != 1.0:
-        raise OptionError("reconstruct: fraction= scales the data-chosen window; omit window=")
+        _check_spectrum(x.size, cutoff)
+        w1 = band.best_window(x.size) if fraction is None else _scaled_window(cutoff, dt, fraction)
+    elif fraction is not None:
+        raise OptionError("reconstruct: fraction= scales the spectrum's window; omit window=")
     else:
         w1 = _checked_window("window", window, x.size)
     w2 = _checked_window("window2", w1 if window2 is None else window2, x.size)
+    bias, noise = (None, None) if band is None else band.errors(w1, w2)
     qd = savgol_filter(x, w1, ORDER, deriv=1, delta=dt)
     return Reconstruction(
         t=t,
@@ -149,6 +196,8 @@ def reconstruct(
         cutoff=cutoff,
         frequencies=freqs,
         psd=psd,
+        bias=bias,
+        noise=noise,
     )
 
 
@@ -240,12 +289,58 @@ def _cutoff(freqs: np.ndarray, psd: np.ndarray, floor: float) -> float | None:
     return float(freqs[k - 1] + share * (freqs[k] - freqs[k - 1]))
 
 
-def _window_from_data(n: int, cutoff: float | None, dt: float, fraction: float) -> int:
-    """``fraction`` of the cutoff's period in samples, rounded to the nearest odd >= 5. The
-    cutoff lies above the spectrum's first bin ``1 / (nperseg dt)``, so the window is never
-    longer than the record."""
-    if not (isinstance(fraction, Real) and 0.0 < fraction <= 1.0):
-        raise OptionError(f"reconstruct: fraction={fraction!r} must be in (0, 1]")
+@dataclass(frozen=True)
+class _Band:
+    """The motion's band as the spectrum shows it: angular frequencies ``omega`` of the bins
+    below the cutoff, the acceleration's power per bin ``power = omega^4 S(f) df`` (``S =
+    max(P - F, 0)``), the rounding noise's variance ``sigma2 = step^2 / 12`` and the sample
+    time ``dt``."""
+
+    omega: np.ndarray
+    power: np.ndarray
+    sigma2: float
+    dt: float
+
+    @classmethod
+    def estimate(
+        cls, freqs: np.ndarray, psd: np.ndarray, floor: float, cutoff: float, step: float, dt: float
+    ) -> _Band:
+        """The band of a spectrum (Welch's bins are uniform, the first at ``df``)."""
+        inside = freqs < cutoff
+        omega = 2.0 * np.pi * freqs[inside]
+        power = omega**4 * np.maximum(psd[inside] - floor, 0.0) * freqs[0]
+        return cls(omega, power, step**2 / 12.0, dt)
+
+    def errors(self, w1: int, w2: int) -> tuple[float, float]:
+        """``(beta, nu)`` of two passes with windows ``w1``, ``w2`` (see the module)."""
+        (g1, c1), (g2, c2) = self._pass(w1), self._pass(w2)
+        total = float(np.sum(self.power))
+        beta = float(self.power @ (1.0 - g1 * g2)) / total
+        nu = self.sigma2 * float(np.sum(np.convolve(c1, c2) ** 2)) / total
+        return beta, nu
+
+    def best_window(self, n: int) -> int:
+        """The odd window from 5 to ``n`` minimizing ``beta + nu``; the scan stops once
+        ``beta`` alone is no smaller than the best sum (``beta`` grows with the window)."""
+        best, best_sum = MIN_WINDOW, np.inf
+        for w in range(MIN_WINDOW, n + 1, 2):
+            beta, nu = self.errors(w, w)
+            if beta >= best_sum:
+                break
+            if beta + nu < best_sum:
+                best, best_sum = w, beta + nu
+        return best
+
+    def _pass(self, w: int) -> tuple[np.ndarray, np.ndarray]:
+        """One pass's gain ``G_w`` on the band and its coefficients ``c_l`` (per second)."""
+        c = savgol_coeffs(w, ORDER, deriv=1, delta=self.dt, use="dot")
+        lags = np.arange(w) - (w - 1) // 2
+        return np.sin(np.outer(self.omega * self.dt, lags)) @ c / self.omega, c
+
+
+def _check_spectrum(n: int, cutoff: float | None) -> None:
+    """Raise unless the record is long enough and its spectrum has a cutoff to choose a
+    window from."""
     if n < MIN_SPECTRUM_SAMPLES:
         raise OptionError(
             f"reconstruct: position has {n} samples; choosing the window from the spectrum "
@@ -257,6 +352,14 @@ def _window_from_data(n: int, cutoff: float | None, dt: float, fraction: float) 
             "to it: are the positions quantized (pass the encoder's step=), do they move "
             "many steps? or pass window="
         )
+
+
+def _scaled_window(cutoff: float, dt: float, fraction: float) -> int:
+    """``fraction`` of the cutoff's period in samples, rounded to the nearest odd >= 5. The
+    cutoff lies above the spectrum's first bin ``1 / (nperseg dt)``, so the window is never
+    longer than the record."""
+    if isinstance(fraction, bool) or not (isinstance(fraction, Real) and 0.0 < fraction <= 1.0):
+        raise OptionError(f"reconstruct: fraction={fraction!r} must be in (0, 1]")
     return max(MIN_WINDOW, 2 * int(np.floor(fraction / (cutoff * dt) / 2.0)) + 1)
 
 

@@ -54,10 +54,12 @@ acceleration that an inertia fitted by equation error takes on at the same relat
 (measured on examples/identify_two_mass_servo.py's data with the spectrum's windows: the
 acceleration's gain -1.3 % motor, -0.5 % load), nor the opposite bias from the noise left
 in a reconstructed regressor (an inertia regressed on a noisy acceleration shrinks by
-``var(noise) / var(a)``, which grows as the window shrinks), nor a wrong model structure or
-the integrator's error. Judge those by comparing windows (the fits on ``window`` and on a
-window about 1.3x shorter should agree within the error bars) or against an output-error
-fit (:func:`learning.fit`).
+``var(noise) / var(a)``, which grows as the window shrinks; in :func:`learning.fit_equations`
+the acceleration is the residual's target, not a regressor, so only the attenuation biases),
+nor a wrong model structure or the integrator's error. A :class:`learning.Reconstruction`
+estimates both from the spectrum, as its ``bias`` and ``noise``. Judge those by comparing
+windows (the fits on ``window`` and on a window about 1.3x shorter should agree within the
+error bars) or against an output-error fit (:func:`learning.fit`).
 """
 
 from __future__ import annotations
