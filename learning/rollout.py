@@ -20,6 +20,7 @@ evaluates a mini-batch, and CasADi's reverse mode gives the gradient of a loss o
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 
 import casadi as cs
@@ -204,6 +205,16 @@ class Trajectory:
                 "the measured variables become the states)"
             )
         self.x = np.vstack([np.asarray(data[k], dtype=float).ravel() for k in keys])
+        absent = [(p, col) for p, col in inputs.items() if col not in data]
+        if absent:
+            p, col = absent[0]
+            have = [c for c in data if c != "t"]
+            close = difflib.get_close_matches(col, have, n=3, cutoff=0.5)
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise OptionError(
+                f"rollout: inputs={{{p!r}: {col!r}}} reads the column {col!r}, which the data "
+                f"do not have{hint}; they have {', '.join(map(repr, have))}"
+            )
         self.u = (
             np.vstack([np.asarray(data[col], dtype=float).ravel() for col in inputs.values()])
             if inputs

@@ -247,3 +247,10 @@ def test_a_bar_without_tqdm_names_the_extra(monkeypatch):
             ImportError, match=r'progress bar needs tqdm: pip install -e "\.\[progr'
         ):
             call()
+
+
+def test_an_input_column_the_data_lack_is_named(rc_data):
+    """``inputs={parameter: column}`` with a column the trajectory does not have was a bare
+    ``KeyError: 'u'`` from inside the rollout."""
+    with pytest.raises(OptionError, match=r"inputs=\{'V\.V': 'vv'\} reads the column 'vv'"):
+        ln.train(ac.compile(rc()), [rc_data], physical=["R.R"], inputs={"V.V": "vv"})
