@@ -93,11 +93,11 @@ def reduced(reduction: ln.Reduction, case: str, scale: float = 1.0) -> tuple[ac.
     coordinates (the sliders' heights, as connectors), at rest at ``s = 0`` like the full
     model."""
     s = ac.System("two_bar_reduced")
-    zero = dict.fromkeys(reduction.names, 0.0)
-    ports = dict.fromkeys(reduction.names, ac.Flange)
+    zero = dict.fromkeys(reduction.coordinates, 0.0)
+    ports = dict.fromkeys(reduction.coordinates, ac.Flange)
     comp = reduction.component("red", q0=zero, v0=zero, ports=ports)
-    for i, (name, force) in enumerate(zip(reduction.names, forces(case, scale)), 1):
-        mount(s, i, getattr(comp, name), force)
+    for i, (name, force) in enumerate(zip(reduction.coordinates, forces(case, scale)), 1):
+        mount(s, i, comp.port(name), force)
     return s, comp
 
 

@@ -74,9 +74,9 @@ class Lagrangian(ac.Component):
     structure makes them cheaper than differentiating ``M`` (a decoder's
     ``J^T M_n d^2h[v, v]``); they must be those terms, or energy is not conserved. Then
     ``dV/dq`` is CasADi's Jacobian in the mode it finds cheaper (forward for a few
-    coordinates) and the left-hand side's common subexpressions are merged (``cs.cse``), so
-    ``M``, ``V`` and the velocity terms built from one graph (a decoder's ``h(q)`` and
-    ``J``) evaluate it once.
+    coordinates, as for the loads' ``ds/dq``) and the equations' common subexpressions are
+    merged (``cs.cse``), so ``M``, ``V``, the loads and the velocity terms built from one
+    graph (a decoder's ``h(q)`` and ``J``) evaluate it once.
     ``mass(q, p)`` (rows of an n x n symmetric positive definite matrix, or a CasADi matrix)
     and ``potential(q, p)`` (a scalar) are user expressions of
     the coordinates ``q`` and the component's ``parameters`` ``p`` (both dicts by name, e.g.
@@ -132,7 +132,6 @@ class Lagrangian(ac.Component):
         else:
             kinetic = 0.5 * cs.dot(vv, cs.mtimes(M, vv))
             lhs = cs.mtimes(M, av) + velocity_terms(qv, vv) + cs.jacobian(V, qv).T
-            lhs = cs.cse(lhs)
         self.loads = tuple(loads or {})
         for load, (ltype, position) in (loads or {}).items():
             port = self.connector(load, ltype)
@@ -142,7 +141,10 @@ class Lagrangian(ac.Component):
                 s_l == where,
                 self.variable(f"P_{load}") == f_l * cs.jtimes(where, qv, vv),
             )
-            Qv = Qv + cs.gradient(where, qv) * f_l
+            Qv = Qv + cs.jacobian(where, qv).T * f_l
+        if velocity_terms is not None:
+            n = len(self.coordinates)
+            lhs, Qv = cs.vertsplit(cs.cse(cs.vertcat(lhs, Qv)), [0, n, 2 * n])
         self.equations(*[lhs[i] == Qv[i] for i in range(len(self.coordinates))])
         self._q, self._v, self._a, self._lhs = qv, vv, av, lhs
         self.T, self.V, self.E = (self.variable(n) for n in ENERGIES)
