@@ -13,14 +13,22 @@ crank angle ``B1.phi`` (given minimal coordinate, its generalized force ``B1.tau
 atol 1e-10: the crank turns from 0 to 8.2 rad); the reduced system carries the same
 inertia, motor and damper on its crank port. Per model: IDAS steps, right-hand side and
 Jacobian evaluations (``nfevals``, ``nlinsetups``) and the CasADi instructions of the
-DAE's right-hand side. ``--reduction PATH``: a reduction pickled by an earlier run
-(``--save PATH``) instead of training.
+DAE's right-hand side.
+
+``slider_crank``: the slider-crank of ``examples/reduce_slider_crank.py`` (a load
+connector at the slider) on 3 s of its ``train`` force at 1 ms output, reduced to one
+learned coordinate (encoder and decoder 32 x 32, ``--epochs`` epochs on that run in
+batches of 64), the reduced model started from the full model's start.
+
+``--reduction PATH``: a reduction pickled by an earlier run (``--save PATH``) instead of
+training.
 
 Each time is the median of ``--repeat`` runs in this process after a first run (timed
 apart: it builds the simulator), full and reduced alternating.
 
     python bench/reduction.py --json /tmp/bench_out/reduction.json
     python bench/reduction.py four_bar --save /tmp/four_bar_reduction.pkl
+    python bench/reduction.py slider_crank --save /tmp/slider_crank_reduction.pkl
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import acausal as ac  # noqa: E402
 import learning as ln  # noqa: E402
 from components import rotational as rot  # noqa: E402
+from examples import reduce_slider_crank as sc  # noqa: E402
 from examples import two_bar_actuator as tb  # noqa: E402
 from solvers import simulate  # noqa: E402
 from solvers.simulate import simulator  # noqa: E402
@@ -49,6 +58,8 @@ from tests import mechanisms as mech  # noqa: E402
 TOL = {"rtol": 1e-8, "atol": 1e-10}
 FOUR_BAR = mech.Variant("four_bar", "crank", "torque", 0.0)
 FOUR_BAR_END = 1.5
+SLIDER_CRANK_END = 3.0
+EPOCHS = {"two_bar": 150, "four_bar": 200, "slider_crank": 8}
 
 
 def timed(system: ac.System) -> tuple[float, float, object]:
@@ -102,23 +113,14 @@ def two_bar(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
-def four_bar_reduction(args: argparse.Namespace) -> ln.Reduction:
-    """The crank-angle reduction: loaded from ``--reduction`` or trained (and saved)."""
+def reduction(args: argparse.Namespace, data: object, **options: object) -> ln.Reduction:
+    """The reduction of ``data``: loaded from ``--reduction`` or trained (and saved)."""
     if args.reduction:
         with open(args.reduction, "rb") as fh:
             return pickle.load(fh)
-    system = FOUR_BAR.build()
-    res = simulate(system, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
-    parts = {c.full_name: c for c in system.all_components()}
-    data = ln.natural_coordinates(
-        res,
-        [parts[b] for b in mech.BODIES["four_bar"]],
-        minimal=["B1.phi"],
-        forces={"B1.phi": "B1.tau"},
-    )
     tic = time.perf_counter()
     red = ln.reduce_mechanism(
-        data, hidden=(32, 32), epochs=args.epochs, lr=3e-3, decay=0.98, progress=False
+        data(), hidden=(32, 32), epochs=args.epochs, lr=3e-3, progress=False, **options
     )
     print(f"trained in {time.perf_counter() - tic:.0f} s ({red.message})", flush=True)
     if args.save:
@@ -127,10 +129,20 @@ def four_bar_reduction(args: argparse.Namespace) -> ln.Reduction:
     return red
 
 
-def four_bar_reduced(red: ln.Reduction) -> ac.System:
-    """The reduced four-bar with the full model's inertia, motor and damper on its crank
-    (the coordinate by its local name, ``red.names[0]``, as before issue 32, so the script
-    runs on a checkout of then too)."""
+def four_bar_case(args: argparse.Namespace) -> tuple:
+    """The four-bar, its crank-angle reduction, the reduced system with the full model's
+    inertia, motor and damper on its crank (the coordinate by its local name,
+    ``red.names[0]``, as before issue 32, so the script runs on a checkout of then too), and
+    the crank angle's error (rad)."""
+
+    def data() -> ln.NaturalCoordinates:
+        system = FOUR_BAR.build()
+        res = simulate(system, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
+        parts = {c.full_name: c for c in system.all_components()}
+        bodies = [parts[b] for b in mech.BODIES["four_bar"]]
+        return ln.natural_coordinates(res, bodies, minimal=["B1.phi"], forces={"B1.phi": "B1.tau"})
+
+    red = reduction(args, data, decay=0.98)
     s = ac.System("four_bar_reduced")
     crank = red.names[0]
     comp = red.component("red", q0={crank: 0.0}, v0={crank: 0.0}, ports={crank: ac.RotFlange})
@@ -141,13 +153,40 @@ def four_bar_reduced(red: ln.Reduction) -> ac.System:
     s.connect(motor.flange, inertia.flange_a)
     s.connect(housing.flange, damper.flange_a)
     s.connect(damper.flange_b, inertia.flange_b, getattr(comp, crank))
-    return s
+
+    def error(full: object, reduced: object) -> str:
+        miss = np.max(np.abs(reduced[f"red.q_{crank}"] - full["B1.phi"]))
+        return f"crank angle within {miss:.3g} rad (range {np.ptp(full['B1.phi']):.3g} rad)"
+
+    return FOUR_BAR.build(), s, FOUR_BAR_END, red, error
 
 
-def idas_work(model: ac.Model) -> dict:
+def slider_crank_case(args: argparse.Namespace) -> tuple:
+    """The slider-crank of ``examples/reduce_slider_crank.py`` on 3 s of its ``train``
+    force, its learned one-coordinate reduction (batches of 64), the reduced system from
+    the full model's start, and the centres' error (of their range)."""
+    full = sc.full_run("train", SLIDER_CRANK_END)
+
+    def data() -> ln.NaturalCoordinates:
+        return ln.natural_coordinates(full, sc.bodies(), loads=sc.LOADS)
+
+    red = reduction(args, data, batch=64)
+    start = ln.natural_coordinates(full, sc.bodies()).records[0]
+    q0, v0 = red.initial(start["x"][0], start["v"][0])
+    s = ac.System("slider_crank_reduced")
+    comp = red.component("red", q0=q0, v0=v0)
+    sc.mount(s, comp.slider, sc.force("train"))
+
+    def error(full: object, reduced: object) -> str:
+        return f"centres of mass within {sc.centres_error(full, reduced):.3%} of their range"
+
+    return sc.mechanism("train"), s, SLIDER_CRANK_END, red, error
+
+
+def idas_work(model: ac.Model, t_end: float) -> dict:
     """IDAS's statistics of one run on the bench's grid, the seconds of that call alone
     (the integrator, without initialization and result), the right-hand side's size."""
-    grid = np.arange(0.0, FOUR_BAR_END + 5e-4, 1e-3)
+    grid = np.arange(0.0, t_end + 5e-4, 1e-3)
     p = np.asarray(model.parameter_vector(), dtype=float)
     sim = simulator(model, grid, TOL["rtol"], TOL["atol"], p)
     x0, z0 = sim.initial_values(p)
@@ -162,53 +201,49 @@ def idas_work(model: ac.Model) -> dict:
     return out
 
 
-def four_bar(args: argparse.Namespace) -> list[dict]:
-    red = four_bar_reduction(args)
-    models = {"full": ac.compile(FOUR_BAR.build()), "reduced": ac.compile(four_bar_reduced(red))}
+def compare(args: argparse.Namespace) -> list[dict]:
+    """A full mechanism against its reduction (``four_bar``, ``slider_crank``)."""
+    case = four_bar_case if args.mechanism == "four_bar" else slider_crank_case
+    full, reduced, t_end, red, error = case(args)
+    models = {"full": ac.compile(full), "reduced": ac.compile(reduced)}
     times = {k: [] for k in models}
     first, results = {}, {}
     for k, m in models.items():  # the first run builds the simulator (IDAS, its Jacobian)
         tic = time.perf_counter()
-        results[k] = simulate(m, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
+        results[k] = simulate(m, t_end=t_end, dt=1e-3, **TOL)
         first[k] = time.perf_counter() - tic
     for _ in range(args.repeat):
         for k, m in models.items():
             tic = time.perf_counter()
-            simulate(m, t_end=FOUR_BAR_END, dt=1e-3, **TOL)
+            simulate(m, t_end=t_end, dt=1e-3, **TOL)
             times[k].append(time.perf_counter() - tic)
-    row = {"case": "four_bar"}
+    row = {"case": args.mechanism}
     for k, m in models.items():
         median = float(np.median(times[k]))
-        row[k] = {"first_simulate_s": first[k], "simulate_s": median, **idas_work(m)}
+        row[k] = {"first_simulate_s": first[k], "simulate_s": median, **idas_work(m, t_end)}
         print(f"{k}: {row[k]}", flush=True)
     row["reduced_over_full"] = row["reduced"]["simulate_s"] / row["full"]["simulate_s"]
-    crank = results["full"]["B1.phi"]
-    reduced = results["reduced"][f"red.q_{red.names[0]}"]
-    row["crank_error"] = float(np.max(np.abs(reduced - crank)))
-    print(
-        f"reduced / full simulate time {row['reduced_over_full']:.2f}; crank angle within "
-        f"{row['crank_error']:.3g} rad of the full model's (range {np.ptp(crank):.3g} rad)",
-        flush=True,
-    )
+    row["error"] = error(results["full"], results["reduced"])
+    print(f"reduced / full simulate time {row['reduced_over_full']:.2f}; {row['error']}")
     if args.trajectory:
-        np.save(args.trajectory, reduced)
+        np.save(args.trajectory, results["reduced"][f"red.q_{red.names[0]}"])
     return [row]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mechanism", nargs="?", default="two_bar", choices=("two_bar", "four_bar"))
-    parser.add_argument("--epochs", type=int, default=None, help="150 (two_bar), 200 (four_bar)")
+    parser.add_argument("mechanism", nargs="?", default="two_bar", choices=tuple(EPOCHS))
+    parser.add_argument("--epochs", type=int, default=None, help=f"default {EPOCHS}")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--reduction", help="four_bar: a pickled reduction to use")
-    parser.add_argument("--save", help="four_bar: pickle the trained reduction here")
-    parser.add_argument("--trajectory", help="four_bar: save the reduced crank angle (.npy)")
+    parser.add_argument("--reduction", help="a pickled reduction to use (not two_bar)")
+    parser.add_argument("--save", help="pickle the trained reduction here (not two_bar)")
+    parser.add_argument("--trajectory", help="save the reduced coordinate (.npy, not two_bar)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     if args.epochs is None:
-        args.epochs = 150 if args.mechanism == "two_bar" else 200
+        args.epochs = EPOCHS[args.mechanism]
     warnings.simplefilter("ignore", UserWarning)
-    rows = (two_bar if args.mechanism == "two_bar" else four_bar)(args)
+    rows = (two_bar if args.mechanism == "two_bar" else compare)(args)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"machine": machine(), "rows": rows}, fh, indent=1)
