@@ -318,7 +318,7 @@ def fit_hybrid(
     gives): ``I1 .. I4, u_g`` from :func:`start_values` together with the networks'
     weights; with the networks by side."""
     system, nets = hybrid(speeds(rec), hidden, seed, values=start_values())
-    fit = ln.fit_equations(system, [rec], physical=list(TRUTH), inputs=INPUTS)
+    fit = ln.fit_equations(system, ln.Experiment(rec, inputs=INPUTS), physical=list(TRUTH))
     return fit, nets
 
 
@@ -336,7 +336,7 @@ def fit_baseline(rec: Mapping[str, np.ndarray], w_smooth: float = W_SMOOTH) -> l
     from :func:`start_values` and the four Coulomb and viscous coefficients from half the
     truth's."""
     system = baseline_system(w_smooth, 0.5, values=start_values())
-    return ln.fit_equations(system, [rec], physical=[*TRUTH, *BASELINE], inputs=INPUTS)
+    return ln.fit_equations(system, ln.Experiment(rec, inputs=INPUTS), physical=[*TRUTH, *BASELINE])
 
 
 def network_curve(fit: ln.FitResult, net: ln.Unknown) -> Callable[[np.ndarray], np.ndarray]:

@@ -86,13 +86,16 @@ PAPER = (
 def train(data: list[dict], check: list[dict], with_qe: bool, cfg: dict) -> ln.FitResult:
     """The component's network trained on ``data`` (validated on ``check``), with or
     without the servo's force ``Q_x``."""
-    keep = (lambda k: True) if with_qe else (lambda k: k != "Q_x")
-    strip = [{k: v for k, v in r.items() if keep(k)} for r in (*data, *check)]
+
+    def experiment(record: dict) -> ln.Experiment:
+        measured = [k for k in record if k != "t" and (with_qe or k != "Q_x")]
+        return ln.Experiment(record, measured=measured)
+
     _, component = cp.learned(cp.network(data))
     return ln.train_lagrangian(
         component,
-        strip[: len(data)],
-        validation=strip[len(data) :],
+        [experiment(r) for r in data],
+        validation=[experiment(r) for r in check],
         epochs=cfg["epochs"],
         batch=256,
         lr=1e-2,

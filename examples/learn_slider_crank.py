@@ -108,6 +108,15 @@ def start_values() -> dict[str, float]:
     return {k: truth[k] * START[k] for k in START}
 
 
+def experiments(data: list[dict]) -> list[ln.Experiment]:
+    """The trajectories as the rollout learners take them: the crank's angle and speed
+    measured, the logged torque driving the motor (``nn.INPUTS``)."""
+    return [
+        ln.Experiment(x, measured=[nn.THETA, nn.OMEGA], inputs=nn.INPUTS, name=f"trajectory {k}")
+        for k, x in enumerate(data)
+    ]
+
+
 def learner(data: list[dict], torque: object = None, theta0: float = 0.0) -> ac.System:
     """The mechanism to learn: the network as its load, the start values off the truth
     (``torque``/``theta0`` as :func:`nnap_slider_crank.mechanism` takes them)."""
@@ -116,30 +125,33 @@ def learner(data: list[dict], torque: object = None, theta0: float = 0.0) -> ac.
 
 
 def identifiability(data: list[dict]) -> IdentifiabilityReport:
-    """Which of ``l1, m3, J1, Bm`` the crank's angle and speed can tell apart."""
-    experiments = [
+    """Which of ``l1, m3, J1, Bm`` the crank's angle and speed can tell apart. The report
+    simulates, and a simulation holds parameters constant: the torque plays through a
+    source in each experiment's system, not as an input column."""
+    pairs = [
         (
             nn.mechanism(nn.true_load(), (x["t"], x["tau"]), theta0=float(x[nn.THETA][0])),
-            {"t": x["t"], nn.OMEGA: x[nn.OMEGA]},
+            ln.Experiment(x, measured=[nn.OMEGA]),
         )
         for x in data[:4]
     ]
-    system, first = experiments[0]
+    system, first = pairs[0]
     return ln.identifiability(
-        system,
-        first,
-        params=["sc.l1", "sc.slider.m", "sc.J", "Bm.d"],
-        experiments=experiments[1:],
+        system, first, params=["sc.l1", "sc.slider.m", "sc.J", "Bm.d"], experiments=pairs[1:]
     )
 
 
 def train_both(
-    system: ac.System, train: list[dict], check: list[dict], quick: bool, main: bool = False
+    system: ac.System,
+    train: list[ln.Experiment],
+    check: list[ln.Experiment],
+    quick: bool,
+    main: bool = False,
 ) -> tuple:
     """The feedforward fit, then the recurrent one started from it; the ``main`` fit's
     feedforward stage also gets an L-BFGS polish (not in quick runs) and standard errors,
     and its recurrent stage 150 epochs (the cross-validation folds' 40)."""
-    common = dict(physical=list(PHYSICAL), inputs=nn.INPUTS, validation=check)
+    common = dict(physical=list(PHYSICAL), validation=check)
     extra = {"polish": main and not quick, "uncertainty": main}
     ff = ln.train(system, train, epochs=15 if quick else 150, **FEEDFORWARD, **extra, **common)
     epochs = 5 if quick else (150 if main else 40)
@@ -147,24 +159,24 @@ def train_both(
     return ff, rnn
 
 
-def cross_validated(system: ac.System, data: list[dict], folds: int, quick: bool) -> dict:
+def cross_validated(system: ac.System, runs: list[ln.Experiment], folds: int, quick: bool) -> dict:
     """Free-run RMSE of the speed per fold for both models (``folds``-fold over trajectories)."""
-    order = np.random.default_rng(0).permutation(len(data))
+    order = np.random.default_rng(0).permutation(len(runs))
     out = {"feedforward": [], "recurrent": []}
     for held in np.array_split(order, folds):
-        rest = [data[i] for i in order if i not in held]
-        check = [data[i] for i in held]
+        rest = [runs[i] for i in order if i not in held]
+        check = [runs[i] for i in held]
         ff, rnn = train_both(system, rest, check, quick)
         for name, fit in (("feedforward", ff), ("recurrent", rnn)):
-            out[name] += ln.free_run_rmse(fit.model, check, nn.OMEGA, nn.INPUTS, scheme=FREE_RUN)
+            out[name] += ln.free_run_rmse(fit.model, check, nn.OMEGA, scheme=FREE_RUN)
     return out
 
 
 def split_fit(
     ff: ln.FitResult,
     data: list[dict],
-    train: list[dict],
-    check: list[dict],
+    train: list[ln.Experiment],
+    check: list[ln.Experiment],
     dissipative: bool,
     quick: bool,
 ) -> tuple[ln.Unknown, ln.FitResult]:
@@ -182,7 +194,6 @@ def split_fit(
         penalties=penalties,
         **FEEDFORWARD,
         epochs=15 if quick else 150,
-        inputs=nn.INPUTS,
         validation=check,
     )
     return load, fit
@@ -239,7 +250,7 @@ def split_plot(splits: dict[str, dict[str, np.ndarray]], plt: object) -> None:
 def plots(
     fits: dict[str, ln.FitResult],
     data: list[dict],
-    check: list[dict],
+    check: list[ln.Experiment],
     splits: dict[str, dict[str, np.ndarray]],
 ) -> None:
     """``out/nnap_force.png``: the learned load against the truth over the visited (d, v)
@@ -268,7 +279,7 @@ def plots(
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.plot(x["t"], x[nn.OMEGA], "k", lw=0.8, label="measured")
     for name, fit in fits.items():
-        free = ln.predict(fit.model, x, nn.INPUTS, scheme=FREE_RUN)
+        free = ln.predict(fit.model, x, scheme=FREE_RUN)
         ax.plot(x["t"], free[nn.OMEGA], label=f"{name} (free run)")
     ax.set_xlabel("t [s]")
     ax.set_ylabel("omega [rad/s]")
@@ -288,12 +299,12 @@ def main() -> None:
     elapsed = time.perf_counter() - tic
     print(f"data: {len(data)} trajectories of {nn.SAMPLES} samples ({elapsed:.0f} s)")
     print(identifiability(data))
-    system = learner(data)
-    train, check = data[: len(data) * 4 // 5], data[len(data) * 4 // 5 :]
+    system, runs = learner(data), experiments(data)
+    train, check = runs[: len(runs) * 4 // 5], runs[len(runs) * 4 // 5 :]
     ff, rnn = train_both(system, train, check, args.quick, main=True)
     rows = []
     for name, fit in (("feedforward", ff), ("recurrent", rnn)):
-        rmse = ln.free_run_rmse(fit.model, check, nn.OMEGA, nn.INPUTS, scheme=FREE_RUN)
+        rmse = ln.free_run_rmse(fit.model, check, nn.OMEGA, scheme=FREE_RUN)
         print(
             f"\n{name}: {fit.message}; free-run RMSE of omega on held-out "
             f"{np.mean(rmse):.4g} rad/s; load error {force_error(fit, data):.3%} of its range"
@@ -318,7 +329,7 @@ def main() -> None:
         csv.writer(fh).writerows([["model", "parameter", "start", "learned", "truth"], *rows])
     plots({"feedforward": ff, "recurrent": rnn}, data, check, splits)
     if not args.quick:
-        cv = cross_validated(system, data, 4, args.quick)
+        cv = cross_validated(system, runs, 4, args.quick)
         ff_cv, rnn_cv = np.mean(cv["feedforward"]), np.mean(cv["recurrent"])
         print(
             f"\n4-fold cross-validated free-run RMSE of omega: feedforward {ff_cv:.4g}, "

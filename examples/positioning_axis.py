@@ -312,9 +312,11 @@ def fit_equation_error(
     else:
         if data is None:
             raise ValueError("fit_equation_error: the controller's record needs data= too")
-        system, inputs = axis(smooth_friction(x0), ref, x0), None
+        system, inputs = axis(smooth_friction(x0), ref, x0), {}
         full = {**rec, "controller.x_i": integrator_state(data)}
-    return ln.fit_equations(system, moving(full, v_min), physical=list(TRUTH), inputs=inputs)
+        del full["force"]  # the controller computes the force: the logged one is not used
+    pieces = [ln.Experiment(piece, inputs=inputs) for piece in moving(full, v_min)]
+    return ln.fit_equations(system, pieces, physical=list(TRUTH))
 
 
 def moves(
@@ -336,7 +338,7 @@ def open_loop_experiments(
     rec: Mapping[str, np.ndarray],
     ref: Reference,
     values: dict[str, float],
-) -> tuple[list[tuple[ac.System, dict[str, np.ndarray]]], list[float]]:
+) -> tuple[list[tuple[ac.System, ln.Experiment]], list[float]]:
     """Option a for output error: one experiment per move (:func:`moves`), the model with
     :func:`stick_slip_friction` (``values``) driven by the logged force (its samples over the
     move and ``MARGIN`` samples either side: a long table costs every evaluation its
@@ -348,22 +350,23 @@ def open_loop_experiments(
         k0, k1 = int(np.searchsorted(t, t0)), int(np.searchsorted(t, t1, side="right"))
         a, b = max(k0 - MARGIN, 0), min(k1 + MARGIN, t.size)
         system = axis(stick_slip_friction(values), (t[a:b], force[a:b]), values, s0=s0, v0=v0)
-        exps.append((system, {"t": t[k0:k1], "carriage.s": data["carriage.s"][k0:k1]}))
+        position = {"t": t[k0:k1], "carriage.s": data["carriage.s"][k0:k1]}
+        exps.append((system, ln.Experiment(position)))
         starts.append(float(t[k0]))
     return exps, starts
 
 
 def closed_loop_experiment(
     data: Mapping[str, np.ndarray], ref: Reference, values: dict[str, float]
-) -> tuple[ac.System, dict[str, np.ndarray]]:
+) -> tuple[ac.System, ln.Experiment]:
     """Option b for output error: the model with :func:`stick_slip_friction` (``values``)
     and the controller, driven by the reference, against the whole encoder record."""
     system = axis(stick_slip_friction(values), ref, values)
-    return system, {"t": data["t"], "carriage.s": data["carriage.s"]}
+    return system, ln.Experiment(data, measured=["carriage.s"])
 
 
 def fit_output_error(
-    experiments: Sequence[tuple[ac.System, Mapping[str, np.ndarray]]],
+    experiments: Sequence[tuple[ac.System, ln.Experiment]],
     starts: Sequence[float] | float = 0.0,
     x0: Mapping[str, float] | None = None,
 ) -> tuple[ln.FitResult, Uncertainty]:
@@ -385,7 +388,7 @@ def fit_output_error(
 
 def standard_errors(
     fit: ln.FitResult,
-    experiments: Sequence[tuple[ac.System, Mapping[str, np.ndarray]]],
+    experiments: Sequence[tuple[ac.System, ln.Experiment]],
     starts: Sequence[float] | float = 0.0,
 ) -> Uncertainty:
     """Standard errors of an output-error ``fit`` (``ln.fit`` does not give them): the

@@ -210,7 +210,7 @@ def fit_hybrid(
     system, nets = hybrid(
         {side: rec[f"{side}.w"] for side in SIDES}, hidden, seed, values=start_values()
     )
-    fit = ln.fit_equations(system, [rec], physical=list(TRUTH), inputs=INPUTS)
+    fit = ln.fit_equations(system, ln.Experiment(rec, inputs=INPUTS), physical=list(TRUTH))
     return fit, nets
 
 
@@ -223,7 +223,7 @@ def fit_baseline(rec: Mapping[str, np.ndarray], w_smooth: float = W_SMOOTH) -> l
         smooth_friction("load", w_smooth, 0.5),
         values=start_values(),
     )
-    return ln.fit_equations(system, [rec], physical=[*TRUTH, *BASELINE], inputs=INPUTS)
+    return ln.fit_equations(system, ln.Experiment(rec, inputs=INPUTS), physical=[*TRUTH, *BASELINE])
 
 
 def start_values() -> dict[str, float]:
