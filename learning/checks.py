@@ -6,8 +6,9 @@ that names the function, the argument and its value and says what to give instea
 - :func:`check_positive`: a finite number ``x > 0``, optionally ``x <= at_most`` (a
   learning rate in ``(0, inf)``, a decay factor in ``(0, 1]``).
 - :func:`check_layers`: the widths of a network's hidden layers, a tuple of integers >= 1.
-- :func:`check_adam`: the options of the mini-batch Adam loop (:func:`learning.train`,
-  :func:`learning.train_lagrangian`, :func:`learning.reduce_mechanism`).
+
+The mini-batch Adam loop's options are checked by
+:meth:`learning.optimizers.AdamOptions.checked` with these.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from acausal.errors import OptionError
-from solvers.progress import check_progress
 
 
 def _is_integer(value: object) -> bool:
@@ -67,30 +67,3 @@ def check_layers(
             f"{where}: {name}={tuple(hidden)!r}: {what} a layer width (an integer >= 1); {example}"
         )
     return tuple(int(h) for h in hidden)
-
-
-def check_adam(
-    where: str,
-    *,
-    epochs: object,
-    batch: object,
-    lr: object,
-    decay: object,
-    patience: object,
-    progress: object,
-) -> None:
-    """The options of the mini-batch Adam loop (:func:`learning.training.adam_epochs`):
-    ``epochs`` an integer >= 0, ``batch`` one >= 1, the learning rate ``lr > 0`` (Adam moves
-    each parameter by about ``lr`` per step; ``lr <= 0`` climbs the loss or stands still),
-    the factor ``decay`` in ``(0, 1]`` applied to ``lr`` after each epoch, ``patience`` None
-    or an integer >= 1, and its epoch reports' ``progress``
-    (:func:`solvers.progress.check_progress`)."""
-    check_progress(progress, where)
-    check_count(where, "epochs", epochs, minimum=0, hint="0 keeps the start")
-    check_count(where, "batch", batch, hint="the samples (windows) per Adam step")
-    check_positive(where, "lr", lr, hint="Adam's step size, e.g. lr=1e-3")
-    check_positive(
-        where, "decay", decay, at_most=1.0, hint="the factor on lr after each epoch (1: constant)"
-    )
-    if patience is not None:
-        check_count(where, "patience", patience, hint="or None: no early stopping")

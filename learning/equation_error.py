@@ -55,9 +55,10 @@ from solvers.buffers import numeric_call
 from .experiment import Experiment
 from .experiment_forms import as_records
 from .fit import FitResult, unknowns, with_values
+from .optimizers import Polish, least_squares, remember_last
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
 from .threads import blas_threads
-from .training import Trained, compiled, remember_last, with_trained
+from .training import Trained, compiled, with_trained
 from .uncertainty import from_jacobian
 
 
@@ -126,18 +127,9 @@ def fit_equations(
         message = f"{len(linear)} of {len(tp.names)} parameters linear: solved in closed form"
     if len(linear) < len(tp.names):
         bounded = np.any(np.isfinite(tp.lo)) or np.any(np.isfinite(tp.hi))
-        with blas_threads(1):
-            out = so.least_squares(
-                lambda x: rJ(x)[0],
-                q0,
-                jac=lambda x: rJ(x)[1],
-                bounds=(tp.lo, tp.hi),
-                method="trf" if bounded else "lm",
-                x_scale="jac",
-                max_nfev=max_nfev,
-            )
-        q0 = out.x
-        message = (message + "; " if message else "") + f"least squares: {out.message}"
+        how = Polish("least_squares", max_nfev, 1e-8)  # scipy's default tolerances
+        q0, why = least_squares(rJ, q0, how, (tp.lo, tp.hi), "trf" if bounded else "lm")
+        message = (message + "; " if message else "") + f"least squares ({why})"
     rv, Jv = rJ(q0)
     fitted = tp.values(q0)
     nuisance = [j for j, n in enumerate(tp.names) if tp.physical and n not in tp.physical]

@@ -55,15 +55,14 @@ import numpy as np
 from acausal.errors import OptionError
 from solvers.buffers import numeric_call
 
-from .checks import check_adam
 from .experiment import Experiment
 from .experiment_forms import as_samples
 from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .lagrangian_net import FLOOR_BINDS, MassFloorWarning
-from .levenberg_marquardt import levenberg_marquardt
-from .threads import blas_threads, thread_count
-from .training import Polish, SampleLoss, polish_options
+from .optimizers import AdamOptions, Polish, polish_options, tall_least_squares
+from .threads import thread_count
+from .training import SampleLoss
 
 LOSSES = ("inverse", "forward", "power")
 
@@ -99,7 +98,7 @@ def train_lagrangian(
     Jacobian), kept if it lowers the validation score (the training loss without
     validation): True or ``"least_squares"`` (at most ``max_nfev`` evaluations, tolerances
     1e-8), or a dict as :func:`learning.train`'s, ``{"max_iter": 50, "tol": 1e-10}``
-    (:func:`~learning.training.polish_options`). ``x0``: start weights by full name (e.g. an
+    (:func:`~learning.optimizers.polish_options`). ``x0``: start weights by full name (e.g. an
     earlier result's ``params``; default the network's drawn ones). ``threads``: a batch's
     samples split over that many threads (default every core). The rest as
     :func:`learning.train`. The result's ``params`` are the component's full parameter
@@ -107,14 +106,8 @@ def train_lagrangian(
     holding a component of that name.
     """
     tic = _time.perf_counter()
-    check_adam(
-        "train_lagrangian",
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        decay=decay,
-        patience=patience,
-        progress=progress,
+    adam = AdamOptions.checked(
+        "train_lagrangian", progress, epochs, batch, lr, decay, seed, patience
     )
     if not isinstance(component, Lagrangian) or component.network is None:
         raise OptionError(
@@ -163,25 +156,14 @@ def train_lagrangian(
     loss = SampleLoss(residual, theta0.size, gauge, threads)
     scored = held if held is not None else columns  # the data that pick the best weights
 
-    best, history, checked = loss.adam(
-        columns,
-        theta0,
-        held,
-        progress,
-        tic,
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        decay=decay,
-        seed=seed,
-        patience=patience,
-    )
+    run = loss.adam(columns, theta0, held, adam, progress, tic)
+    best = run.x
     unmeasured = [c for c in coordinates if c not in known]
-    message = f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}"
+    message = run.message(losses)
     if polish:
         polished, why = _least_squares(residual, columns, best, polish, gauge)
         score = loss.total(scored, polished)
-        kept = score < min(checked)
+        kept = score < min(run.checked)
         best = polished if kept else best
         message += f", then least squares ({why}; {'kept' if kept else 'not kept: no better'})"
     _warn_at_floor(component, columns[: len(coordinates)], best, known)
@@ -198,20 +180,14 @@ def train_lagrangian(
             f"either (any multiple fits; fixed at the start's mean tr M_KK = {gauge[0]:.4g}): "
             "compare them divided by it (Lagrangian.identified(..., scale_free=True))"
         )
-    return FitResult(
-        params=dict(zip(names, best.tolist())),
-        weights={},
-        loss=loss.total(columns, best),
-        loss_history=history,
-        n_simulations=0,
-        n_failed=0,
-        wall_time=_time.perf_counter() - tic,
-        success=True,
-        message=message,
-        method="lagrangian",
-        start=dict(zip(names, theta0.tolist())),
-        n_iterations=len(history),
-        validation_history=checked,
+    return run.result(
+        dict(zip(names, best.tolist())),
+        {},
+        loss.total(columns, best),
+        message,
+        "lagrangian",
+        dict(zip(names, theta0.tolist())),
+        tic,
     )
 
 
@@ -375,8 +351,4 @@ def _least_squares(
             np.vstack([J, dmean / mean[:, None]]),
         ]
 
-    with blas_threads(1):
-        out = levenberg_marquardt(
-            lambda x: fn(columns, x), theta, how.max_iter, how.tol, how.tol, how.tol
-        )
-    return out.x, f"{out.nfev} evaluations: {out.message}"
+    return tall_least_squares(lambda x: fn(columns, x), theta, how)

@@ -58,11 +58,12 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError
 
-from .checks import check_adam, check_layers
+from .checks import check_layers
 from .fit import FitProgress
 from .lagrangian import Lagrangian
 from .mlp import ACTIVATIONS, draw_weights
 from .natural import NaturalCoordinates, expect_natural
+from .optimizers import AdamOptions
 from .threads import thread_count
 from .training import SampleLoss
 
@@ -395,14 +396,8 @@ def reduce_mechanism(
     ``threads``: a batch's samples split over that many threads (default every core)."""
     tic = _time.perf_counter()
     expect_natural(data, "reduce_mechanism", "data")
-    check_adam(
-        "reduce_mechanism",
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        decay=decay,
-        patience=patience,
-        progress=progress,
+    adam = AdamOptions.checked(
+        "reduce_mechanism", progress, epochs, batch, lr, decay, seed, patience
     )
     hidden = check_layers("reduce_mechanism", hidden)
     threads = thread_count("reduce_mechanism", threads)
@@ -460,19 +455,8 @@ def reduce_mechanism(
     residual = _residual(data, decoder, encoder, varying, scales, losses)
     columns, held = _samples(data, validation)
     loss = SampleLoss(residual, theta0.size, threads=threads)
-    best, history, checked = loss.adam(
-        columns,
-        theta0,
-        held,
-        progress,
-        tic,
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        decay=decay,
-        seed=seed,
-        patience=patience,
-    )
+    run = loss.adam(columns, theta0, held, adam, progress, tic)
+    best = run.x
     dec_theta = best[: decoder.count]
     enc_theta = best[decoder.count :] if encoder is not None else None
     XM = np.vstack([r["xm"] for r in recs]) if given else _rows(encoder, enc_theta, X)
@@ -486,10 +470,10 @@ def reduce_mechanism(
         low=XM.min(axis=0),
         high=XM.max(axis=0),
         loss=loss.total(columns, best),
-        loss_history=history,
-        validation_history=checked,
+        loss_history=run.history,
+        validation_history=run.checked,
         wall_time=_time.perf_counter() - tic,
-        message=f"{len(history)} epochs of Adam on {', '.join(k for k in losses if losses[k])}",
+        message=run.message(losses),
     )
 
 

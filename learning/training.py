@@ -14,42 +14,47 @@ paper's L2 term on a network's non-conservative part). ``N = 1`` is the feedforw
 CasADi call evaluates a mini-batch of windows (``map`` over windows of the step's
 ``mapaccum``) with the gradient by reverse mode. Physical parameters are scaled to O(1)
 (the optimizer sees ``q = p / |p_0|``) and kept inside ``bounds``; network weights and raw
-law parameters are not scaled. Adam (Kingma and Ba) runs over shuffled mini-batches for
-``epochs`` (learning rate ``lr``, multiplied by ``decay`` after each epoch), keeping the
-parameters with the lowest validation loss (windows of held-out trajectories; without them,
-the training loss) and stopping after ``patience`` epochs without improvement; then,
-optionally, a full-batch refinement: L-BFGS-B on ``L`` (``polish=True`` or ``"lbfgs"``: at most
-500 iterations, ``gtol`` 1e-12) or Gauss-Newton-type least squares on the residuals whose
-squares make ``L`` (``"least_squares"``, scipy's trust-region reflective method with CasADi's
-Jacobian: at most 200 evaluations, tolerances 1e-12), or a dict naming the budget,
-``polish={"method": "lbfgs", "max_iter": 50, "tol": 1e-8}`` (:func:`polish_options`). The
-result is a :class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the training
-loss per epoch, ``validation_history``: the validation loss).
+law parameters are not scaled. Adam (Kingma and Ba; this and the refinements are
+:mod:`learning.optimizers`') runs over shuffled mini-batches for ``epochs`` (learning rate
+``lr``, multiplied by ``decay`` after each epoch), keeping the parameters with the lowest
+validation loss (windows of held-out trajectories; without them, the training loss) and
+stopping after ``patience`` epochs without improvement; then, optionally, a full-batch
+refinement: L-BFGS-B on ``L`` (``polish=True`` or ``"lbfgs"``: at most 500 iterations,
+``gtol`` 1e-12) or Gauss-Newton-type least squares on the residuals whose squares make ``L``
+(``"least_squares"``, scipy's trust-region reflective method with CasADi's Jacobian: at most
+200 evaluations, tolerances 1e-12), or a dict naming the budget, ``polish={"method":
+"lbfgs", "max_iter": 50, "tol": 1e-8}`` (:func:`~learning.optimizers.polish_options`). The
+result is a :class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the
+training loss per epoch, ``validation_history``: the validation loss).
 """
 
 from __future__ import annotations
 
-import sys
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from numbers import Real
 from typing import Any
 
 import casadi as cs
 import numpy as np
-import scipy.optimize as so
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
-from .checks import check_adam, check_count
+from .checks import check_count
 from .experiment import Experiment
 from .experiment_forms import as_list, as_records
 from .fit import FitProgress, FitResult, unknowns, with_values
-from .fit_bar import progress_sink
+from .optimizers import (
+    AdamOptions,
+    AdamRun,
+    Polish,
+    adam_epochs,
+    lbfgs,
+    least_squares,
+    polish_options,
+)
 from .rollout import StepMap, Trajectory
-from .threads import blas_threads, thread_count
+from .threads import thread_count
 from .uncertainty import Uncertainty, from_jacobian
 
 
@@ -232,93 +237,24 @@ class SampleLoss:
         columns: np.ndarray,
         theta: np.ndarray,
         held: np.ndarray | None,
+        options: AdamOptions,
         progress: bool | str | Callable[[FitProgress], None],
         tic: float,
-        **options: Any,
-    ) -> tuple[np.ndarray, list[float], list[float]]:
-        """:func:`adam_epochs` over the samples ``columns`` from ``theta`` (unbounded),
-        scored on the held-out samples ``held`` (without them, the training loss);
-        ``options``: its ``epochs``, ``batch``, ``lr``, ``decay``, ``seed``, ``patience``."""
+    ) -> AdamRun:
+        """:func:`~learning.optimizers.adam_epochs` over the samples ``columns`` from
+        ``theta`` (unbounded), scored on the held-out samples ``held`` (without them, the
+        training loss)."""
         scored = held if held is not None else columns
         return adam_epochs(
             lambda index, th: self(columns, index, th),
             columns.shape[1],
             theta,
-            (np.full(theta.size, -np.inf), np.full(theta.size, np.inf)),
-            self.total(scored, theta),
-            (lambda th: self.total(held, th)) if held is not None else None,
-            report=_reporter(progress, options["epochs"]),
-            tic=tic,
-            **options,
+            lambda th: self.total(scored, th),
+            held is not None,
+            options,
+            progress,
+            tic,
         )
-
-
-class Adam:
-    """Adam's update ``q -= lr m^ / (sqrt(v^) + eps)`` with bias-corrected moments."""
-
-    def __init__(self, size: int, lr: float, beta1: float = 0.9, beta2: float = 0.999) -> None:
-        self.m, self.v = np.zeros(size), np.zeros(size)
-        self.lr, self.beta1, self.beta2, self.k = lr, beta1, beta2, 0
-
-    def step(self, q: np.ndarray, grad: np.ndarray) -> np.ndarray:
-        self.k += 1
-        b1, b2 = self.beta1, self.beta2
-        self.m = b1 * self.m + (1 - b1) * grad
-        self.v = b2 * self.v + (1 - b2) * grad**2
-        m_hat, v_hat = self.m / (1 - b1**self.k), self.v / (1 - b2**self.k)
-        return q - self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
-
-
-def adam_epochs(
-    loss_and_grad: Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]],
-    count: int,
-    q: np.ndarray,
-    bounds: tuple[np.ndarray, np.ndarray],
-    start: float,
-    validate: Callable[[np.ndarray], float] | None,
-    *,
-    epochs: int,
-    batch: int,
-    lr: float,
-    decay: float,
-    seed: int,
-    patience: int | None,
-    report: Callable[[FitProgress], None],
-    tic: float,
-) -> tuple[np.ndarray, list[float], list[float]]:
-    """Mini-batch Adam over ``count`` samples (windows, points): each epoch visits them in
-    a seeded random order, ``batch`` at a time (``loss_and_grad(index, q)``: the batch's
-    mean loss and its gradient), clips ``q`` to ``bounds`` after each step and multiplies
-    the learning rate by ``decay``. The epoch's score is ``validate(q)`` (held-out data)
-    or, without it, the epoch's mean training loss; the best-scoring ``q`` is returned
-    (the start's score ``start`` counts: a run that never improves returns the start),
-    with the training losses per epoch and the scores (start first). ``patience``: stop after that
-    many epochs without a better score."""
-    rng = np.random.default_rng(seed)
-    opt = Adam(q.size, lr)
-    lo, hi = bounds
-    best, best_q, history, checked, stale = start, q.copy(), [], [start], 0
-    for epoch in range(1, epochs + 1):
-        order = rng.permutation(count)
-        total = 0.0
-        for i in range(0, count, batch):
-            index = order[i : i + batch]
-            loss, grad = loss_and_grad(index, q)
-            total += loss * len(index)
-            q = np.clip(opt.step(q, grad), lo, hi)
-        opt.lr *= decay
-        history.append(total / count)
-        value = validate(q) if validate else history[-1]
-        checked.append(value)
-        if value < best:
-            best, best_q, stale = value, q.copy(), 0
-        else:
-            stale += 1
-        elapsed = _time.perf_counter() - tic
-        report(FitProgress(epoch, epoch, history[-1], best, 0, elapsed, score=value))
-        if patience is not None and stale >= patience:
-            break
-    return best_q, history, checked
 
 
 def compiled(system: ac.System | ac.Model, who: str) -> tuple[ac.Model, ac.System | None]:
@@ -429,15 +365,7 @@ def train(
     bar of the epochs, a callable receives each :class:`~learning.FitProgress`.
     """
     tic = _time.perf_counter()
-    check_adam(
-        "train",
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        decay=decay,
-        patience=patience,
-        progress=progress,
-    )
+    adam = AdamOptions.checked("train", progress, epochs, batch, lr, decay, seed, patience)
     check_count("train", "horizon", horizon, hint="the steps each window predicts (1: feedforward)")
     check_count("train", "stride", stride, hint="samples between window starts")
     model, source = compiled(system, "train")
@@ -478,25 +406,27 @@ def train(
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
     q = p[trained] / scales
     start = dict(zip(names, p[trained].tolist()))
-    best_q, history, checked = adam_epochs(
+    run = adam_epochs(
         lambda index, q: objective(train_w, index, q, p),
         train_w.count,
         q,
+        lambda q: objective.total(check_w, q, p, batch),
+        bool(checks),
+        adam,
+        progress,
+        tic,
         (lo, hi),
-        objective.total(check_w, q, p, batch),
-        (lambda q: objective.total(check_w, q, p, batch)) if checks else None,
-        epochs=epochs,
-        batch=batch,
-        lr=lr,
-        decay=decay,
-        seed=seed,
-        patience=patience,
-        report=_reporter(progress, epochs),
-        tic=tic,
     )
-    q, message = best_q, f"{len(history)} epochs of Adam"
-    if polish:
-        q, message = _polish(polish, objective, train_w, q, p, batch, lo, hi, message)
+    q, message = run.x, run.message()
+    if polish and polish.method == "least_squares":
+        q, why = least_squares(
+            lambda x: objective.stacked(train_w, x, p, batch)[:2], q, polish, (lo, hi)
+        )
+        message += f", then least squares ({why})"
+    elif polish:
+        every_window = np.arange(train_w.count)
+        q, why = lbfgs(lambda x: objective(train_w, every_window, x, p), q, polish, (lo, hi))
+        message += f", then L-BFGS-B ({why})"
     fitted = dict(zip(names, (q * scales).tolist()))
     spread = (
         _uncertainty(objective, train_w, q, p, batch, names, physical, scales, uncertainty)
@@ -504,22 +434,16 @@ def train(
         else None
     )
     systems = (with_values(source, fitted),) if source is not None else ()
-    return FitResult(
-        params=fitted,
-        weights={u.full_name: u.weights(fitted) for u in unknowns([source])} if source else {},
-        loss=float(objective.total(train_w, q, p, batch)),
-        loss_history=history,
-        n_simulations=0,
-        n_failed=0,
-        wall_time=_time.perf_counter() - tic,
-        success=True,
-        message=message,
-        method="rollout",
-        start=start,
-        n_iterations=len(history),
+    return run.result(
+        fitted,
+        {u.full_name: u.weights(fitted) for u in unknowns([source])} if source else {},
+        float(objective.total(train_w, q, p, batch)),
+        message,
+        "rollout",
+        start,
+        tic,
         models=(model.with_parameters({**dict(zip(every, p.tolist())), **fitted}),),
         systems=systems,
-        validation_history=checked,
         uncertainty=spread,
     )
 
@@ -586,138 +510,7 @@ def _bounds(
     return lo / scales, hi / scales
 
 
-@dataclass(frozen=True)
-class Polish:
-    """A full-batch refinement's options: ``method`` (``"lbfgs"``: L-BFGS-B on the loss,
-    ``"least_squares"``: Gauss-Newton-type steps on the residuals), ``max_iter`` (at most
-    that many L-BFGS-B iterations, or residual-and-Jacobian evaluations of a least-squares
-    method) and ``tol`` (L-BFGS-B: the projected gradient's ``gtol``, with ``ftol = 1e-3
-    tol``; least squares: its ``ftol``, ``xtol`` and ``gtol``)."""
-
-    method: str
-    max_iter: int
-    tol: float
-
-
-POLISH_KEYS = ("method", "max_iter", "tol")
-
-
-def polish_options(
-    value: bool | str | Mapping[str, Any], who: str, defaults: Mapping[str, Polish]
-) -> Polish | None:
-    """``polish=`` as a :class:`Polish` (None: no polish). ``value``: False, True (the first
-    method of ``defaults``), a method's name, or a dict of ``method``/``max_iter``/``tol``
-    (each defaulting to ``defaults``'s, the method to the first one); ``defaults``: the
-    methods ``who`` offers with their defaults. The one parser of :func:`train`'s and
-    :func:`~learning.train_lagrangian`'s ``polish``."""
-    methods = list(defaults)
-    if value is False or value is None:
-        return None
-    if value is True or (isinstance(value, str) and value in defaults):
-        return defaults[methods[0] if value is True else value]
-    if not isinstance(value, Mapping):
-        raise OptionError(
-            f"{who}: polish={value!r} is not one of False, True, "
-            f"{', '.join(map(repr, methods))} or a dict of {', '.join(POLISH_KEYS)} "
-            f"(e.g. polish={{'method': {methods[0]!r}, 'max_iter': 50}})"
-        )
-    for key in value:
-        if key not in POLISH_KEYS:
-            raise OptionError(f"{who}: polish= {unknown_name('option', str(key), POLISH_KEYS)}")
-    method = value.get("method", methods[0])
-    if method not in defaults:
-        raise OptionError(
-            f"{who}: polish's method={method!r} is not one of {', '.join(map(repr, methods))}"
-        )
-    base = defaults[method]
-    max_iter, tol = value.get("max_iter", base.max_iter), value.get("tol", base.tol)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
-        raise OptionError(f"{who}: polish's max_iter={max_iter!r} must be an integer >= 1")
-    if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < np.inf:
-        raise OptionError(f"{who}: polish's tol={tol!r} must be a positive number")
-    return Polish(method, int(max_iter), float(tol))
-
-
 POLISHES = {
     "lbfgs": Polish("lbfgs", 500, 1e-12),
     "least_squares": Polish("least_squares", 200, 1e-12),
 }
-
-
-def remember_last(fn: Callable[[np.ndarray], Any]) -> Callable[[np.ndarray], Any]:
-    """``fn`` that returns its last value again when called with the same point (scipy
-    asks for residuals and Jacobian separately; one evaluation computes both)."""
-    last: dict[bytes, Any] = {}
-
-    def call(x: np.ndarray) -> Any:
-        key = np.asarray(x, dtype=float).tobytes()
-        if key not in last:
-            last.clear()
-            last[key] = fn(x)
-        return last[key]
-
-    return call
-
-
-def _polish(
-    how: Polish,
-    objective: RolloutLoss,
-    windows: Windows,
-    q: np.ndarray,
-    p: np.ndarray,
-    batch: int,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    message: str,
-) -> tuple[np.ndarray, str]:
-    """Full-batch refinement from ``q``: L-BFGS-B on ``L`` (``"lbfgs"``) or a trust-region
-    least-squares (``"least_squares"``: scipy's TRF with the exact Jacobian of the residuals
-    ``r``, ``L = |r|^2``, which Gauss-Newton steps converge on where the loss is a long flat
-    valley, e.g. a physical parameter against a network), with ``how``'s budget and tolerance."""
-    index = np.arange(windows.count)
-    if how.method == "least_squares":
-        both = remember_last(lambda x: objective.stacked(windows, x, p, batch)[:2])
-        with blas_threads(1):
-            out = so.least_squares(
-                lambda x: both(x)[0],
-                q,
-                jac=lambda x: both(x)[1],
-                bounds=(lo, hi),
-                method="trf",
-                x_scale="jac",
-                ftol=how.tol,
-                xtol=how.tol,
-                gtol=how.tol,
-                max_nfev=how.max_iter,
-            )
-        return out.x, f"{message}, then least squares ({out.njev} Jacobians: {out.message})"
-
-    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-        return objective(windows, index, x, p)
-
-    out = so.minimize(
-        fun,
-        q,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=list(zip(lo, hi)),
-        options={"ftol": 1e-3 * how.tol, "gtol": how.tol, "maxiter": how.max_iter},
-    )
-    return out.x, f"{message}, then L-BFGS-B ({out.nit} iterations: {out.message})"
-
-
-def _line(info: FitProgress) -> None:
-    print(
-        f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  score {info.score:.6g}  "
-        f"best {info.best:.6g}  {info.elapsed:.1f} s",
-        file=sys.stdout,
-        flush=True,
-    )
-
-
-def _reporter(
-    progress: bool | str | Callable[[FitProgress], None], epochs: int
-) -> Callable[[FitProgress], None]:
-    """The epoch report ``progress=`` asks for (:func:`.fit_bar.progress_sink`)."""
-    sink = progress_sink(progress, _line, epochs, "train")
-    return sink if sink is not None else (lambda info: None)
