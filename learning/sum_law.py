@@ -66,6 +66,11 @@ class Sum(Explicit):
         ``law.predict(samples, theta, part=name)`` (e.g. friction against speed, a spring
         against deflection) and turned into a white-box law by its slopes. Parts are named
         by their input with non-identifier characters as ``_`` (``"der(x)"`` -> ``der_x``)."""
+        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+            raise OptionError(
+                f"Sum.additive: hidden={hidden!r} must be an integer >= 1, the units of each "
+                "input's network (one layer each), e.g. hidden=5"
+            )
         names = [re.sub(r"\W+", "_", t).strip("_") for t in inputs]
         if len(set(names)) != len(names) or not names:
             raise OptionError(f"Sum.additive: give distinct inputs, got {list(inputs)!r}")

@@ -254,3 +254,11 @@ def test_an_input_column_the_data_lack_is_named(rc_data):
     ``KeyError: 'u'`` from inside the rollout."""
     with pytest.raises(OptionError, match=r"inputs=\{'V\.V': 'vv'\} reads the column 'vv'"):
         ln.train(ac.compile(rc()), [rc_data], physical=["R.R"], inputs={"V.V": "vv"})
+
+
+@pytest.mark.parametrize("hidden", [0, -2, 2.5, (5,)])
+def test_an_additive_networks_width_is_named_by_sum_additive(hidden):
+    """``Sum.additive``'s ``hidden`` is one width (each input's network has one layer): a
+    bad one was reported by the MLP inside, which the user did not call."""
+    with pytest.raises(OptionError, match=rf"^Sum\.additive: hidden={re.escape(repr(hidden))}"):
+        ln.Sum.additive(("x", "der(x)"), hidden=hidden)
