@@ -57,6 +57,7 @@ class AdamOptions:
     decay: float
     seed: int
     patience: int | None
+    where: str = "train"  # the learner, for its epoch reports
 
     @classmethod
     def checked(
@@ -88,7 +89,7 @@ class AdamOptions:
         )
         if patience is not None:
             check_count(where, "patience", patience, hint="or None: no early stopping")
-        return cls(epochs, batch, lr, decay, seed, patience)
+        return cls(epochs, batch, lr, decay, seed, patience, where)
 
 
 class Adam:
@@ -174,7 +175,7 @@ def adam_epochs(
     training losses per epoch and the scores (start first). ``patience``: stop after that
     many epochs without a better score. ``progress``: each epoch's report
     (:func:`reporter`), ``tic`` the time it counts from."""
-    report = reporter(progress, options.epochs)
+    report = reporter(progress, options.epochs, options.where)
     start = score(q)
     rng = np.random.default_rng(options.seed)
     opt = Adam(q.size, options.lr)
@@ -203,20 +204,21 @@ def adam_epochs(
     return AdamRun(best_q, history, checked)
 
 
-def _line(info: FitProgress) -> None:
-    print(
-        f"train: epoch {info.iteration:4d}  loss {info.loss:.6g}  score {info.score:.6g}  "
-        f"best {info.best:.6g}  {info.elapsed:.1f} s",
-        file=sys.stdout,
-        flush=True,
-    )
-
-
 def reporter(
-    progress: bool | str | Callable[[FitProgress], None], epochs: int
+    progress: bool | str | Callable[[FitProgress], None], epochs: int, where: str = "train"
 ) -> Callable[[FitProgress], None]:
-    """The epoch report ``progress=`` asks for (:func:`.fit_bar.progress_sink`)."""
-    sink = progress_sink(progress, _line, epochs, "train")
+    """The epoch report ``progress=`` asks for (:func:`.fit_bar.progress_sink`); printed
+    lines and the bar name the learner ``where``."""
+
+    def line(info: FitProgress) -> None:
+        print(
+            f"{where}: epoch {info.iteration:4d}  loss {info.loss:.6g}  "
+            f"score {info.score:.6g}  best {info.best:.6g}  {info.elapsed:.1f} s",
+            file=sys.stdout,
+            flush=True,
+        )
+
+    sink = progress_sink(progress, line, epochs, where)
     return sink if sink is not None else (lambda info: None)
 
 

@@ -227,3 +227,13 @@ def test_a_lagrangian_trains_through_rollouts_and_pickles(data):
     b = simulate(copy, t_end=1.0, dt=0.1, params=fit.params)
     assert np.array_equal(a["lnn.q_theta"], b["lnn.q_theta"])
     assert np.ptp(a["lnn.q_theta"]) > 0.0
+
+
+def test_the_epoch_lines_name_the_learner(data, capsys):
+    """Printed progress named every Adam learner 'train'; each now says which it is, a
+    line per epoch."""
+    ln.train_lagrangian(component(data), data, epochs=2, batch=64, lr=1e-2, progress=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:3] for line in lines] == [
+        ["train_lagrangian:", "epoch", str(k)] for k in (1, 2)
+    ]
