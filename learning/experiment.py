@@ -98,42 +98,47 @@ def _table(
     return table, name
 
 
-def _numeric(name: str, values: Any, size: int | None, what: str = "column") -> np.ndarray:
-    """``values`` as a read-only 1-D float array of ``size`` samples, or an error naming it."""
+def numeric(
+    name: str, values: Any, size: int | None, what: str = "column", who: str = "Experiment"
+) -> np.ndarray:
+    """``values`` as a read-only 1-D float array of ``size`` samples, or an error of
+    ``who`` (the function the user called) naming it."""
     raw = np.asarray(values)
     if raw.dtype.kind not in "biuf":
         raise OptionError(
-            f"Experiment: {what} {name!r} is not numeric (dtype {raw.dtype}, e.g. "
+            f"{who}: {what} {name!r} is not numeric (dtype {raw.dtype}, e.g. "
             f"{raw.ravel()[:1].tolist()}); give numbers, one per sample"
         )
     if raw.ndim != 1 and not (raw.ndim == 2 and 1 in raw.shape):
         raise OptionError(
-            f"Experiment: {what} {name!r} has shape {raw.shape}; give one value per sample"
+            f"{who}: {what} {name!r} has shape {raw.shape}; give one value per sample"
         )
     out = raw.astype(float).ravel()
     if size is not None and out.size != size:
         raise OptionError(
-            f"Experiment: {what} {name!r} has {out.size} samples, the time has {size}; give "
+            f"{who}: {what} {name!r} has {out.size} samples, the time has {size}; give "
             "every column one value per sample time"
         )
     out.flags.writeable = False
     return out
 
 
-def _check_time(t: np.ndarray, name: str) -> None:
+def check_time(t: np.ndarray, name: str, who: str = "Experiment") -> None:
+    """Two or more finite, strictly increasing sample times, or an error of ``who`` naming
+    the first sample that is not."""
     if t.size < 2:
-        raise OptionError(f"Experiment: the time {name!r} has {t.size} samples; give 2 or more")
+        raise OptionError(f"{who}: the time {name!r} has {t.size} samples; give 2 or more")
     bad = np.flatnonzero(~np.isfinite(t))
     if bad.size:
         raise OptionError(
-            f"Experiment: the time {name!r} is {t[bad[0]]} at sample {bad[0]}; sample times "
+            f"{who}: the time {name!r} is {t[bad[0]]} at sample {bad[0]}; sample times "
             "must be finite (drop that sample)"
         )
     back = np.flatnonzero(np.diff(t) <= 0)
     if back.size:
         k = int(back[0]) + 1
         raise OptionError(
-            f"Experiment: the time {name!r} does not increase at sample {k} ({name}[{k - 1}] = "
+            f"{who}: the time {name!r} does not increase at sample {k} ({name}[{k - 1}] = "
             f"{t[k - 1]:.9g}, {name}[{k}] = {t[k]:.9g}); sort the samples and drop repeated times"
         )
 
@@ -175,8 +180,8 @@ class Experiment:
     ) -> None:
         measured = [measured] if isinstance(measured, str) else measured
         table, time_name = _table(data, time, measured, columns)
-        t = _numeric(time_name, table[time_name], None, "time")
-        _check_time(t, time_name)
+        t = numeric(time_name, table[time_name], None, "time")
+        check_time(t, time_name)
         inputs = dict(inputs or {})
         for p, col in inputs.items():
             if col not in table or col == time_name:
@@ -194,7 +199,7 @@ class Experiment:
                 )
         if not measured:
             raise OptionError("Experiment: nothing is measured (no column but the time and inputs)")
-        cols = {c: _numeric(c, table[c], t.size) for c in [*measured, *inputs.values()]}
+        cols = {c: numeric(c, table[c], t.size) for c in [*measured, *inputs.values()]}
         masks = self._masks(mask, measured, t.size)
         for c in [*measured, *inputs.values()]:
             bad = np.flatnonzero(~np.isfinite(cols[c]) & masks.get(c, True))
@@ -266,7 +271,7 @@ class Experiment:
         for c, w in (weights or {}).items():
             if c not in measured:
                 raise _unknown("Experiment: weights", "measured column", c, measured)
-            arr = _numeric(c, np.atleast_1d(w), None, "the weight of column")
+            arr = numeric(c, np.atleast_1d(w), None, "the weight of column")
             if np.ndim(w) == 0:
                 arr = float(arr[0])
             elif arr.size != size:

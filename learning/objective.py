@@ -56,6 +56,8 @@ from acausal.errors import (
 from solvers import simulate
 from solvers.capture import native_stderr
 
+from .experiment import check_time
+
 FAILURES = (SimulationError, InitializationError, ParameterError, RuntimeError)
 PENALTY = 1e3
 TAG = "@"  # "mass.v0@1": experiment 1's own copy of mass.v0
@@ -220,8 +222,7 @@ class Experiment:
         if t_key is None:
             raise OptionError(f"fit: the data for {system.name} need the sample times as 't'")
         t = _numbers(data[t_key], f"data[{t_key!r}] of {system.name}")
-        if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-            raise OptionError(f"fit: data['t'] of {system.name} must be 2+ increasing times")
+        check_time(t, t_key, f"fit ({system.name})")
         if t[0] < t_start:
             raise OptionError(
                 f"fit: data of {system.name} start at {t[0]:g} < its t_start {t_start:g}"

@@ -30,7 +30,7 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers import DAEFunctions, z_start_values
 
-from .experiment import Experiment
+from .experiment import Experiment, check_time, numeric
 from .experiment_forms import as_records
 
 SCHEMES = ("euler", "rk4")
@@ -174,6 +174,20 @@ class StepMap:
         return np.concatenate([columns[0][:, 0], z[:, 0]])
 
 
+def _finite(data: Mapping[str, object], column: str, t: np.ndarray) -> np.ndarray:
+    """Column ``column`` of ``data``: one finite number per sample time ``t``, or an error
+    naming the column and its first bad sample (a rollout steps from every sample)."""
+    values = numeric(column, data[column], t.size, who="rollout")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        k = int(bad[0])
+        raise OptionError(
+            f"rollout: column {column!r} is {values[k]} at sample {k} (t = {t[k]:.9g}); a "
+            "rollout steps from every sample: drop or interpolate it"
+        )
+    return values
+
+
 class Trajectory:
     """A measured trajectory: sample times ``t`` (uniform), the model's states (every one,
     by name, one row each) and the measured inputs (one row per input parameter)."""
@@ -187,9 +201,8 @@ class Trajectory:
         check_smooth(model)
         if "t" not in data:
             raise OptionError("rollout: a trajectory's data need the sample times as 't'")
-        t = np.asarray(data["t"], dtype=float).ravel()
-        if t.size < 2 or np.any(np.diff(t) <= 0):
-            raise OptionError("rollout: data['t'] must be 2+ increasing times")
+        t = numeric("t", data["t"], None, "time", "rollout")
+        check_time(t, "t", "rollout")
         h = np.diff(t)
         if np.max(np.abs(h - h[0])) > 1e-9 * max(1.0, abs(t[-1])):
             raise OptionError("rollout: the samples must be uniform in time (one sample time)")
@@ -204,7 +217,7 @@ class Trajectory:
                 "as the states (give those, or set state_priority / fixed starts so that "
                 "the measured variables become the states)"
             )
-        self.x = np.vstack([np.asarray(data[k], dtype=float).ravel() for k in keys])
+        self.x = np.vstack([_finite(data, k, t) for k in keys])
         absent = [(p, col) for p, col in inputs.items() if col not in data]
         if absent:
             p, col = absent[0]
@@ -216,15 +229,10 @@ class Trajectory:
                 f"do not have{hint}; they have {', '.join(map(repr, have))}"
             )
         self.u = (
-            np.vstack([np.asarray(data[col], dtype=float).ravel() for col in inputs.values()])
+            np.vstack([_finite(data, col, t) for col in inputs.values()])
             if inputs
             else np.zeros((0, t.size))
         )
-        for name, rows in (("states", self.x), ("inputs", self.u)):
-            if rows.shape[1] != t.size or not np.all(np.isfinite(rows)):
-                raise OptionError(
-                    f"rollout: the {name} of a trajectory need {t.size} finite samples each"
-                )
 
     def pairs(self, k: int, steps: int) -> np.ndarray:
         """The inputs of steps ``k .. k+steps-1`` as the step map takes them: column ``i``

@@ -262,3 +262,35 @@ def test_an_additive_networks_width_is_named_by_sum_additive(hidden):
     bad one was reported by the MLP inside, which the user did not call."""
     with pytest.raises(OptionError, match=rf"^Sum\.additive: hidden={re.escape(repr(hidden))}"):
         ln.Sum.additive(("x", "der(x)"), hidden=hidden)
+
+
+def _with_nan(values, k):
+    out = np.array(values, dtype=float)
+    out[k] = np.nan
+    return out
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("fit, NaN in t", r"^fit \(rc\): the time 't' is nan at sample 5"),
+        ("train, NaN in t", r"^rollout: the time 't' is nan at sample 5"),
+        ("train, NaN in a state", r"^rollout: column 'C\.v' is nan at sample 7 \(t = 0\.35\)"),
+        ("train, a short column", r"^rollout: column 'C\.v' has 79 samples, the time has 81"),
+    ],
+)
+def test_data_given_as_dicts_name_the_column_and_the_sample(rc_data, case, says):
+    """The older dict forms get the Experiment's checks: NaN in t passed train silently, and
+    a NaN or a short column in a state named neither the column nor the sample."""
+    t, v = rc_data["t"], rc_data["C.v"]
+    data = {
+        "fit, NaN in t": {"t": _with_nan(t, 5), "C.v": v},
+        "train, NaN in t": {"t": _with_nan(t, 5), "C.v": v},
+        "train, NaN in a state": {"t": t, "C.v": _with_nan(v, 7)},
+        "train, a short column": {"t": t, "C.v": v[:-2]},
+    }[case]
+    with pytest.raises(OptionError, match=says):
+        if case.startswith("fit"):
+            ln.fit(rc(), data, physical=["R.R"], max_nfev=1, progress=False)
+        else:
+            ln.train(ac.compile(rc()), [data], physical=["R.R"], epochs=1, progress=False)
