@@ -54,7 +54,8 @@ from .natural import NaturalCoordinates, PointLoad, natural_coordinates
 from .neural import NeuralNet
 from .objective import Failure
 from .polynomial import Polynomial
-from .reduction import ReducedModel, Reduction, reduce_mechanism
+from .reduced_model import ReducedModel, Reduction
+from .reduction import reduce_mechanism
 from .rollout import predict
 from .signals import Reconstruction, reconstruct, relative_mae
 from .sum_law import Sum

@@ -57,8 +57,9 @@ from .experiment_forms import as_records
 from .fit import FitResult, unknowns, with_values
 from .optimizers import Polish, least_squares, remember_last
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
+from .rollout_loss import with_trained
 from .threads import blas_threads
-from .training import Trained, compiled, with_trained
+from .training import Trained, compiled
 from .uncertainty import from_jacobian
 
 

@@ -3,7 +3,8 @@ learned through rollouts of the compiled model, with Adam on mini-batches of win
 
 For trajectories ``j`` with measured states ``x_j(t_k)`` and inputs, every window start ``k``
 (every ``stride``-th sample) predicts ``N = horizon`` steps ahead from the measured state by
-the step map of :mod:`learning.rollout`, and the loss is the paper's Eq. 9,
+the step map of :mod:`learning.rollout`, and the loss (:mod:`learning.rollout_loss`) is
+the paper's Eq. 9,
 
     L(p) = 1/(W N) sum_windows sum_{i=1..N} sum_s C_s (x^_s(t_{k+i}) - x_s(t_{k+i}))^2,
 
@@ -54,143 +55,9 @@ from .optimizers import (
     polish_options,
 )
 from .rollout import StepMap, Trajectory
+from .rollout_loss import RolloutLoss, Windows
 from .threads import thread_count
 from .uncertainty import Uncertainty, from_jacobian
-
-
-class Windows:
-    """The windows of some trajectories, as the arrays one batch call takes."""
-
-    def __init__(
-        self, step: StepMap, trajs: Sequence[Trajectory], horizon: int, stride: int, p: np.ndarray
-    ) -> None:
-        starts, inputs, times, targets, linked = [], [], [], [], []
-        for tr in trajs:
-            ks = tr.windows(horizon, stride)
-            linked += [stride <= horizon] * (len(ks) - 1) + [False]
-            for k in ks:
-                starts.append(step.start(tr.x[:, k], tr.u[:, k], float(tr.t[k]), p))
-                inputs.append(tr.pairs(k, horizon))
-                times.append(tr.t[k : k + horizon])
-                targets.append(tr.x[:, k + 1 : k + 1 + horizon])
-        if not starts:
-            raise OptionError("train: no window fits in the trajectories")
-        self.xz0 = np.array(starts).T  # (nx + nz) x W
-        self.u = np.stack(inputs)  # W x nu x N
-        self.t = np.array(times)  # W x N
-        self.x = np.stack(targets)  # W x nx x N
-        self.count = len(starts)
-        self.linked = np.array(linked)  # window w and w + 1 share a sample
-
-    def batch(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
-        """``(XZ0, U, T, XM)`` of the windows ``index``, columns window after window."""
-        u = np.concatenate([self.u[i] for i in index], axis=1)
-        xm = np.concatenate([self.x[i] for i in index], axis=1)
-        return self.xz0[:, index], u, self.t[index].reshape(1, -1), xm
-
-
-def with_trained(base: cs.MX, q: cs.MX, trained: Sequence[int], scales: np.ndarray) -> cs.MX:
-    """The parameter vector ``base`` with its ``trained`` entries ``q_j * scale_j``."""
-    p = cs.MX(base)
-    for j, k in enumerate(trained):
-        p[k] = q[j] * scales[j]
-    return p
-
-
-class RolloutLoss:
-    """``L`` and ``dL/dq`` of a batch of ``B`` windows as one CasADi function of the scaled
-    trained parameters ``q`` (built once per batch size), the windows evaluated on
-    ``threads`` threads (CasADi's threaded ``map``; its reverse mode is threaded too)."""
-
-    def __init__(
-        self,
-        step: StepMap,
-        horizon: int,
-        trained: Sequence[int],
-        scales: np.ndarray,
-        weights: np.ndarray,
-        penalties: Sequence[tuple[cs.SX, float]] = (),
-        threads: int = 1,
-    ) -> None:
-        self.step, self.horizon, self.threads = step, horizon, threads
-        self.trained, self.scales, self.weights = list(trained), scales, weights
-        m = step.model
-        exprs = cs.vertcat(*[e for e, _ in penalties]) if penalties else cs.SX(0, 1)
-        self.penalty = cs.Function("penalty", [m.dae.x, m.dae.z, m.p, m.t], [exprs])
-        self.factors = cs.DM([c for _, c in penalties])
-        self._built: dict[int, cs.Function] = {}
-        self._jacobians: dict[int, cs.Function] = {}
-
-    def _residual(self, size: int) -> tuple[list[cs.MX], cs.MX, cs.MX]:
-        """Symbols ``(xz0, u, t, xm, q, base)``, the scaled trained parameters ``q`` and the
-        residual vector ``r`` of a batch of ``size`` windows with ``L = |r|^2``:
-        ``sqrt(C_s / (N B)) (x^ - x)`` stacked with ``sqrt(c / B) eta`` of each penalty."""
-        step, n = self.step, self.horizon
-        nxz, nx = step.nx + step.nz, step.nx
-        xz0 = cs.MX.sym("xz0", nxz, size)
-        u = cs.MX.sym("u", 2 * len(step.inputs), n * size)
-        t = cs.MX.sym("t", 1, n * size)
-        xm = cs.MX.sym("xm", nx, n * size)
-        q = cs.MX.sym("q", len(self.trained))
-        base = cs.MX.sym("p", step.model.p.numel())
-        p = with_trained(base, q, self.trained, self.scales)
-        windows = step.rollout(n).map(size, "thread", min(self.threads, size))
-        xhat = windows(xz0, u, t, p)[:nx, :]
-        r = cs.vec(cs.DM(np.sqrt(self.weights / (n * size))) * (xhat - xm))
-        if self.factors.numel():  # c mean(eta^2) at the windows' measured starts
-            eta = self.penalty.map(size)(xz0[:nx, :], xz0[nx:, :], p, t[:, ::n])
-            r = cs.vertcat(r, cs.vec(cs.sqrt(self.factors / size) * eta))
-        return [xz0, u, t, xm, q, base], q, r
-
-    def function(self, size: int) -> cs.Function:
-        """``(xz0, u, t, xm, q, p) -> (L, dL/dq)`` of a batch of ``size`` windows."""
-        if size not in self._built:
-            args, q, r = self._residual(size)
-            loss = cs.sumsqr(r)
-            self._built[size] = cs.Function("rollout_loss", args, [loss, cs.gradient(loss, q)])
-        return self._built[size]
-
-    def jacobian(self, size: int) -> cs.Function:
-        """``(xz0, u, t, xm, q, p) -> (r, dr/dq)`` of a batch of ``size`` windows."""
-        if size not in self._jacobians:
-            args, q, r = self._residual(size)
-            self._jacobians[size] = cs.Function("rollout_jac", args, [r, cs.jacobian(r, q)])
-        return self._jacobians[size]
-
-    def stacked(
-        self, windows: Windows, q: np.ndarray, p: np.ndarray, batch: int
-    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """``r``, ``dr/dq`` and each row's ``(window, kind)`` over all of ``windows`` (in
-        batches of ``batch``), each batch's rows weighted so that ``|r|^2`` is the loss over
-        all; a row's kind is the state it predicts (``nx + j`` for penalty ``j``)."""
-        index = np.arange(windows.count)
-        parts = [index[i : i + batch] for i in range(0, windows.count, batch)]
-        rs, Js, ws, kinds = [], [], [], []
-        nx, npen = self.step.nx, self.factors.numel()
-        per_window = nx * self.horizon
-        for b in parts:
-            r, J = self.jacobian(len(b))(*windows.batch(b), q, p)
-            c = np.sqrt(len(b) / windows.count)
-            rs.append(c * r.full().ravel())
-            Js.append(c * J.full())
-            ws += [np.repeat(b, per_window), np.repeat(b, npen)]
-            kinds += [
-                np.tile(np.arange(nx), self.horizon * len(b)),
-                np.tile(nx + np.arange(npen), len(b)),
-            ]
-        return np.concatenate(rs), np.vstack(Js), (np.concatenate(ws), np.concatenate(kinds))
-
-    def __call__(
-        self, windows: Windows, index: np.ndarray, q: np.ndarray, p: np.ndarray
-    ) -> tuple[float, np.ndarray]:
-        loss, grad = self.function(len(index))(*windows.batch(index), q, p)
-        return float(loss), grad.full().ravel()
-
-    def total(self, windows: Windows, q: np.ndarray, p: np.ndarray, batch: int) -> float:
-        """The loss over all of ``windows`` (in batches of ``batch``)."""
-        index = np.arange(windows.count)
-        parts = [index[i : i + batch] for i in range(0, windows.count, batch)]
-        return sum(self(windows, b, q, p)[0] * len(b) for b in parts) / windows.count
 
 
 class SampleLoss:
