@@ -30,11 +30,23 @@ def free_run_rmse(
     """The root-mean-square error of ``state`` in a free run (:func:`predict`) of each
     trajectory (experiment) from its first sample."""
     model = model if isinstance(model, ac.Model) else compiled(model, "free_run_rmse")[0]
+    check_state(model, state, "free_run_rmse")
     out = []
     for data in as_list(trajectories, "free_run_rmse", "trajectories"):
         pred = predict(model, data, inputs, params, scheme)
         out.append(float(np.sqrt(np.mean((pred[state] - np.asarray(data[state])) ** 2))))
     return out
+
+
+def check_state(model: ac.Model, state: str, who: str) -> None:
+    """An error naming ``state`` unless it is a state of ``model`` (under any of its names,
+    :meth:`acausal.Model.names_of`): a free run predicts the states only."""
+    names = [n for s in model.states for n in model.names_of(s)]
+    if state not in names:
+        raise OptionError(
+            f"{who}: state={state!r} is not a state of {model.name}; a free run predicts "
+            f"the states {', '.join(map(repr, names))}"
+        )
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,8 @@ def cross_validate(
     :class:`~learning.Experiment` values (``inputs`` then stays empty) or dicts, as
     :func:`train` takes them."""
     trajectories = as_list(trajectories, "cross_validate", "trajectories")
+    model = system if isinstance(system, ac.Model) else compiled(system, "cross_validate")[0]
+    check_state(model, state, "cross_validate")
     groups = fold_groups(len(trajectories), folds, seed)
     fits, errors = [], []
     for held in groups:

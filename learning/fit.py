@@ -88,6 +88,7 @@ import acausal as ac
 from acausal.errors import ModelError, OptionError, UnknownNameError, unknown_name
 from solvers import Result, simulate
 
+from .checks import check_count
 from .experiment import Experiment
 from .experiment_forms import as_pairs, with_values
 from .fit_bar import progress_sink
@@ -409,6 +410,8 @@ def fit(
     tic = _time.perf_counter()
     if method not in METHODS:
         raise OptionError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
+    if max_nfev is not None:
+        check_count("fit", "max_nfev", max_nfev, hint="the budget of objective evaluations")
     if max_time is not None and not (np.isfinite(max_time) and max_time > 0):
         raise OptionError(f"fit: max_time={max_time!r} must be a positive number of seconds")
     deadline = tic + (max_time if max_time is not None else np.inf)

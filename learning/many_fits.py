@@ -252,6 +252,11 @@ def multi_start(
     if starts is None:
         if isinstance(n_starts, bool) or not isinstance(n_starts, int) or n_starts < 1:
             raise OptionError(f"multi_start: n_starts={n_starts!r} must be a positive integer")
+        if not (isinstance(spread, int | float) and np.isfinite(spread) and spread > 0):
+            raise OptionError(
+                f"multi_start: spread={spread!r} must be a positive number (the starts are "
+                "v exp(spread z), z standard normal: 0.5 spreads them by about a factor 1.6)"
+            )
         base = _fitted_values(local, options)
         starts = [base] + [_perturbed(base, spread, seed + k) for k in range(1, n_starts)]
     seeds = range(seed, seed + len(starts))

@@ -347,6 +347,15 @@ class Objective:
             Experiment(s, d, w, self.names, k, t0, m)
             for k, ((s, d), w, m, t0) in enumerate(zip(experiments, each, models, times))
         ]
+        measured = {name for _, d in experiments for name in d if name not in ("t", "time")}
+        for w in each:
+            unused = sorted(set(w) - measured)
+            if unused:
+                raise OptionError(
+                    f"fit: weights name {unused[0]!r}, which no experiment measures (they "
+                    f"measure {', '.join(map(repr, sorted(measured)))}); weights are by "
+                    "measured column"
+                )
         columns = [ym for e in self.exps for ym in e.measured]
         self.magnitudes = np.array([float(np.max(np.abs(ym))) for ym in columns])
         noise = min(

@@ -294,3 +294,26 @@ def test_data_given_as_dicts_name_the_column_and_the_sample(rc_data, case, says)
             ln.fit(rc(), data, physical=["R.R"], max_nfev=1, progress=False)
         else:
             ln.train(ac.compile(rc()), [data], physical=["R.R"], epochs=1, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("a misspelt weight", r"^fit: weights name 'C\.vv', which no experiment measures"),
+        ("no evaluations", r"^fit: max_nfev=0 must be an integer >= 1"),
+        ("a negative spread", r"^multi_start: spread=-1\.0 must be a positive number"),
+        ("a state typo", r"^cross_validate: state='C\.vv' is not a state of rc"),
+    ],
+)
+def test_what_passed_silently_or_as_a_foreign_error_is_named(rc_data, case, says):
+    """A misspelt weight was ignored, a negative spread drew starts anyway, max_nfev=0 was
+    scipy's ValueError and a misspelt state a bare KeyError after the first fold's training."""
+    with pytest.raises(OptionError, match=says):
+        if case == "a misspelt weight":
+            ln.fit(rc(), rc_data, physical=["R.R"], weights={"C.vv": 1.0}, progress=False)
+        elif case == "no evaluations":
+            ln.fit(rc(), rc_data, physical=["R.R"], max_nfev=0, progress=False)
+        elif case == "a negative spread":
+            ln.multi_start(ln.fit, rc(), rc_data, n_starts=2, spread=-1.0, physical=["R.R"])
+        else:
+            ln.cross_validate(rc(), [rc_data] * 3, "C.vv", physical=["R.R"], epochs=1)
