@@ -53,7 +53,7 @@ def experiments() -> tuple[list, dict[str, list[str]]]:
 def report(exps: list, blocks: dict[str, list[str]]) -> IdentifiabilityReport:
     return ln.identifiability(
         None,
-        params=list(ex.PHYSICAL),
+        fitted=list(ex.PHYSICAL),
         outputs=[nn.THETA, nn.OMEGA],
         blocks=blocks,
         experiments=exps,

@@ -137,7 +137,7 @@ def identifiability(data: list[dict]) -> IdentifiabilityReport:
     ]
     system, first = pairs[0]
     return ln.identifiability(
-        system, first, params=["sc.l1", "sc.slider.m", "sc.J", "Bm.d"], experiments=pairs[1:]
+        system, first, fitted=["sc.l1", "sc.slider.m", "sc.J", "Bm.d"], experiments=pairs[1:]
     )
 
 
@@ -189,7 +189,7 @@ def split_fit(
     fit = ln.train(
         model,
         train,
-        params=load.parameter_names(),
+        fitted=load.parameter_names(),
         x0={k: ff.params[k] for k in PHYSICAL},
         penalties=penalties,
         **FEEDFORWARD,

@@ -6,6 +6,8 @@ that names the function, the argument and its value and says what to give instea
 - :func:`check_positive`: a finite number ``x > 0``, optionally ``x <= at_most`` (a
   learning rate in ``(0, inf)``, a decay factor in ``(0, 1]``).
 - :func:`check_layers`: the widths of a network's hidden layers, a tuple of integers >= 1.
+- :func:`no_params`: ``params=`` means parameter values everywhere (as in ``simulate``); the
+  learners name what they fit with ``fitted=``, and an old call gets the new one shown.
 
 The mini-batch Adam loop's options are checked by
 :meth:`learning.optimizers.AdamOptions.checked` with these.
@@ -67,3 +69,20 @@ def check_layers(
             f"{where}: {name}={tuple(hidden)!r}: {what} a layer width (an integer >= 1); {example}"
         )
     return tuple(int(h) for h in hidden)
+
+
+def no_params(where: str, params: object) -> None:
+    """Nothing, or an error showing the new call for ``params=`` given to a learner (it once
+    named the parameters to fit; ``params=`` now means values everywhere, as in
+    ``simulate(params={...})`` and ``ln.Experiment(params={...})``)."""
+    if params is None:
+        return
+    if isinstance(params, Sequence) and not isinstance(params, str):
+        raise OptionError(
+            f"{where}: params= means parameter values (as in simulate); name the parameters "
+            f"to fit with fitted={list(params)!r}"
+        )
+    raise OptionError(
+        f"{where}: params={params!r:.80}: name the parameters to fit with fitted=[...]; values "
+        "to start from go in x0={...}, an experiment's own values in ln.Experiment(params=...)"
+    )

@@ -52,6 +52,7 @@ from acausal.errors import OptionError
 from solvers import DAEFunctions
 from solvers.buffers import numeric_call
 
+from .checks import no_params
 from .experiment import Experiment
 from .experiment_forms import as_records
 from .fit import FitResult, unknowns, with_values
@@ -67,7 +68,7 @@ def fit_equations(
     system: ac.System | ac.Model,
     records: Experiment | Sequence[Experiment] | Sequence[Mapping[str, Any]],
     *,
-    params: Sequence[str] | None = None,
+    fitted: Sequence[str] | None = None,
     physical: Sequence[str] = (),
     inputs: Mapping[str, str] | None = None,
     derivatives: Mapping[str, str] | None = None,
@@ -75,8 +76,9 @@ def fit_equations(
     bounds: Mapping[str, tuple[float, float]] | None = None,
     lags: int = 10,
     max_nfev: int = 1000,
+    params: object = None,  # the names to fit were params=: see checks.no_params
 ) -> FitResult:
-    """Fit ``params`` (default: every :class:`~learning.Unknown`'s raw parameters) and
+    """Fit ``fitted`` (default: every :class:`~learning.Unknown`'s raw parameters) and
     ``physical`` parameters by equation error (see the module docstring).
 
     ``records``: :class:`~learning.Experiment` values (one or a sequence; their
@@ -88,6 +90,7 @@ def fit_equations(
     parameter: column}`` of the dicts, the parameter taking the column's value at each
     sample. ``x0``, ``bounds``: as :func:`learning.train`.
     """
+    no_params("fit_equations", params)
     tic = _time.perf_counter()
     model, source = compiled(system, "fit_equations")
     check_smooth(model)
@@ -97,7 +100,7 @@ def fit_equations(
             f"fit_equations: weighs each derivative by its spread, not by weights= (given for "
             f"{', '.join(weighted)}); leave the experiments' weights out"
         )
-    tp = Trained(model, source, params, physical, x0, bounds, "fit_equations")
+    tp = Trained(model, source, fitted, physical, x0, bounds, "fit_equations")
     for n in inputs:
         if n not in model.parameters:
             raise OptionError(f"fit_equations: the input {n!r} is not a parameter of the model")

@@ -88,7 +88,7 @@ import acausal as ac
 from acausal.errors import ModelError, OptionError, UnknownNameError, unknown_name
 from solvers import Result, simulate
 
-from .checks import check_count
+from .checks import check_count, no_params
 from .experiment import Experiment
 from .experiment_forms import as_pairs, with_values
 from .fit_bar import progress_sink
@@ -365,7 +365,7 @@ def fit(
     system: ac.System | None,
     data: Experiment | Sequence[Experiment] | Mapping[str, Any] | None,
     *,
-    params: Sequence[str] | None = None,
+    fitted: Sequence[str] | None = None,
     physical: Sequence[str] = (),
     experiment_params: Sequence[str] = (),
     method: str = "least_squares",
@@ -380,6 +380,7 @@ def fit(
     experiments: Sequence[tuple[ac.System, Any]] | None = None,
     t_start: float | Sequence[float] = 0.0,
     options: Mapping[str, Any] | None = None,
+    params: object = None,  # the names to fit were params=: see checks.no_params
 ) -> FitResult:
     """Fit parameters so the simulated outputs match ``data`` (see the module docstring).
 
@@ -391,7 +392,7 @@ def fit(
     experiment), outputs are compared at ``t``. ``experiments``: further ``(system, data)``
     pairs fitted jointly, ``data`` in any of those forms (``system``/``data`` may be None
     when all are given here).
-    ``params``: names to fit (default: the raw parameters of every
+    ``fitted``: names to fit (default: the raw parameters of every
     :class:`~learning.Unknown`); ``physical``: more parameter names (e.g. ``"C1.C"``);
     ``experiment_params``: names each experiment fits its own copy of (``"mass.v0@0"``,
     ``"mass.v0@1"``, ...), each starting from its experiment's value (an Experiment's
@@ -408,6 +409,7 @@ def fit(
     keywords or ``minimize`` options) or to collocation.
     """
     tic = _time.perf_counter()
+    no_params("fit", params)
     if method not in METHODS:
         raise OptionError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
     if max_nfev is not None:
@@ -424,9 +426,9 @@ def fit(
         )
     systems = [s for s, _ in exps]
     models = [ac.compile(s) for s in systems]
-    if params is None:
-        params = [n for u in unknowns(systems) for n in u.parameter_names()]
-    names, declared = _names([*params, *physical], experiment_params, models)
+    if fitted is None:
+        fitted = [n for u in unknowns(systems) for n in u.parameter_names()]
+    names, declared = _names([*fitted, *physical], experiment_params, models)
     if not names:
         raise OptionError("fit: nothing to fit: no ln.Unknown in the system and no physical=")
     start = _start(names, declared, x0)

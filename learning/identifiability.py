@@ -1,4 +1,4 @@
-"""``identifiability(system, data, params=...)``: which parameters the measured outputs determine.
+"""``identifiability(system, data, fitted=...)``: which parameters the measured outputs determine.
 
 Local (practical) identifiability after Brun, Reichert & Kuensch, "Practical identifiability
 analysis of large environmental simulation models", Water Resour. Res. 37(4), 2001, as De
@@ -66,6 +66,7 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers.transition import simulate_sensitivities
 
+from .checks import no_params
 from .experiment_forms import as_pairs
 
 Subset = tuple[str, ...]
@@ -350,7 +351,7 @@ def identifiability(
     system: ac.System | ac.Model | None,
     data: Mapping[str, Any] | Sequence[float] | None = None,
     *,
-    params: Sequence[str],
+    fitted: Sequence[str] | None = None,
     outputs: Sequence[str] | None = None,
     blocks: Mapping[str, Sequence[str]] | None = None,
     experiments: Sequence[tuple[ac.System | ac.Model, Any]] | None = None,
@@ -363,8 +364,9 @@ def identifiability(
     t_start: float = 0.0,
     rtol: float = 1e-8,
     atol: float = 1e-10,
+    params: object = None,  # the names to fit were params=: see checks.no_params
 ) -> IdentifiabilityReport:
-    """Local identifiability of ``params`` (and ``blocks``) from ``outputs`` (module docstring).
+    """Local identifiability of ``fitted`` (and ``blocks``) from ``outputs`` (module docstring).
 
     ``data``: as for :func:`~learning.fit` (``{"t": times, "C1.v": measured, ...}``; the
     measured values only mark missing samples by nan) or just the sample times; with
@@ -386,10 +388,11 @@ def identifiability(
         )
     models = [m if isinstance(m, ac.Model) else ac.compile(m) for m, _ in exps]
     blocks = {b: tuple(ns) for b, ns in (blocks or {}).items()}
-    params = list(params)
+    no_params("identifiability", params)
+    params = list(fitted or ())
     names = [*params, *(n for ns in blocks.values() for n in ns)]
     if not params or any(not ns for ns in blocks.values()):
-        raise OptionError("identifiability: name at least one parameter in params= and per block")
+        raise OptionError("identifiability: name at least one parameter in fitted= and per block")
     twice = sorted({n for n in [*names, *blocks] if [*names, *blocks].count(n) > 1})
     if twice:
         raise OptionError(

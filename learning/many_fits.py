@@ -175,10 +175,10 @@ def output_rmse(
 
 def _fitted_values(system: ac.System | ac.Model, options: Mapping[str, Any]) -> dict[str, float]:
     """The start values of the parameters a fit of ``system`` with ``options`` fits: its
-    ``params`` (default the raw parameters of every :class:`~learning.Unknown`) and
+    ``fitted`` (default the raw parameters of every :class:`~learning.Unknown`) and
     ``physical``, at the model's values overridden by ``x0``."""
     model, source = compiled(system, "multi_start")
-    names = options.get("params")
+    names = options.get("fitted")
     if names is None:
         names = [n for u in unknowns([source]) for n in u.parameter_names()] if source else []
     names = list(dict.fromkeys([*names, *options.get("physical", ())]))

@@ -41,7 +41,7 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
-from .checks import check_count
+from .checks import check_count, no_params
 from .experiment import Experiment
 from .experiment_forms import as_list, as_records
 from .fit import FitProgress, FitResult, unknowns, with_values
@@ -180,7 +180,7 @@ def train(
     system: ac.System | ac.Model,
     trajectories: Experiment | Sequence[Experiment] | Sequence[Mapping[str, Any]],
     *,
-    params: Sequence[str] | None = None,
+    fitted: Sequence[str] | None = None,
     physical: Sequence[str] = (),
     inputs: Mapping[str, str] | None = None,
     horizon: int = 1,
@@ -201,8 +201,9 @@ def train(
     uncertainty: bool | str = False,
     progress: bool | str | Callable[[FitProgress], None] = True,
     threads: int | None = None,
+    params: object = None,  # the names to fit were params=: see checks.no_params
 ) -> FitResult:
-    """Learn ``params`` (default: the raw parameters of every :class:`~learning.Unknown`)
+    """Learn ``fitted`` (default: the raw parameters of every :class:`~learning.Unknown`)
     and ``physical`` parameters from measured ``trajectories`` by rollouts (see the module
     docstring).
 
@@ -231,6 +232,7 @@ def train(
     not depend on it). ``progress``: True prints a line per epoch, ``"bar"`` shows a tqdm
     bar of the epochs, a callable receives each :class:`~learning.FitProgress`.
     """
+    no_params("train", params)
     tic = _time.perf_counter()
     adam = AdamOptions.checked("train", progress, epochs, batch, lr, decay, seed, patience)
     check_count("train", "horizon", horizon, hint="the steps each window predicts (1: feedforward)")
@@ -256,7 +258,7 @@ def train(
     hs = {round(tr.h, 15) for tr in trajs + checks}
     if len(hs) > 1:
         raise OptionError(f"train: the trajectories have different sample times {sorted(hs)}")
-    tp = Trained(model, source, params, physical, x0, bounds, "train")
+    tp = Trained(model, source, fitted, physical, x0, bounds, "train")
     names, trained, p, scales, lo, hi = tp.names, tp.trained, tp.p, tp.scales, tp.lo, tp.hi
     every = list(model.parameters)
     step = StepMap(model, trajs[0].h, list(inputs), scheme)

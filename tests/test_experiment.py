@@ -194,6 +194,6 @@ def test_multi_start_cross_validation_and_identifiability_take_experiments():
     folds = ln.cross_validate(system, halves, "m.s", progress=False, **opts)
     assert [f.params["d.d"] for f in folds.fits] == pytest.approx([D_TRUE] * 2, rel=1e-4)
     assert folds.mean_rmse < 1e-5 * S0  # the free runs of the held-out halves: RK4, 5 ms
-    old = ln.identifiability(system, decay(), params=["d.d", "k.c"])
-    new = ln.identifiability(system, exp, params=["d.d", "k.c"])
+    old = ln.identifiability(system, decay(), fitted=["d.d", "k.c"])
+    new = ln.identifiability(system, exp, fitted=["d.d", "k.c"])
     assert np.allclose(new.singular_values, old.singular_values, rtol=1e-12)

@@ -59,7 +59,7 @@ def rc_columns():
 @pytest.fixture(scope="module")
 def rc():
     return ln.identifiability(
-        rc_circuit(), {"t": T_RC}, params=["R.R", "C.C", "V.V"], outputs=["C.v"], **TIGHT
+        rc_circuit(), {"t": T_RC}, fitted=["R.R", "C.C", "V.V"], outputs=["C.v"], **TIGHT
     )
 
 
@@ -110,7 +110,7 @@ def test_capacitor_next_to_an_unknown_resistor_law_is_unidentifiable():
     rep = ln.identifiability(
         s,
         np.linspace(0.0, 5.0, 201),
-        params=["C.C", "V.V"],
+        fitted=["C.C", "V.V"],
         outputs=["C.v"],
         blocks={"R": R.parameter_names()},
         **TIGHT,
@@ -125,12 +125,12 @@ def test_capacitor_next_to_an_unknown_resistor_law_is_unidentifiable():
 
 def test_errors_name_what_to_fix():
     with pytest.raises(ac.UnknownNameError, match="'R.R'"):
-        ln.identifiability(rc_circuit(), T_RC, params=["R.r"], outputs=["C.v"])
+        ln.identifiability(rc_circuit(), T_RC, fitted=["R.r"], outputs=["C.v"])
     with pytest.raises(ac.OptionError, match="outputs"):
-        ln.identifiability(rc_circuit(), T_RC, params=["R.R"])
+        ln.identifiability(rc_circuit(), T_RC, fitted=["R.R"])
     with pytest.raises(ac.OptionError, match="named twice"):
         ln.identifiability(
-            rc_circuit(), T_RC, params=["R.R"], outputs=["C.v"], blocks={"b": ["R.R", "C.C"]}
+            rc_circuit(), T_RC, fitted=["R.R"], outputs=["C.v"], blocks={"b": ["R.R", "C.C"]}
         )
 
 
@@ -167,7 +167,7 @@ def msd_columns(force):
 
 @pytest.fixture(scope="module")
 def pushed():
-    return ln.identifiability(msd(True), {"t": T_MSD}, params=MSD, outputs=["mass.s"], **TIGHT)
+    return ln.identifiability(msd(True), {"t": T_MSD}, fitted=MSD, outputs=["mass.s"], **TIGHT)
 
 
 def test_msd_sensitivity_matrix_matches_closed_form(pushed):
@@ -195,7 +195,7 @@ def test_msd_step_identifies_m_c_d(pushed):
 
 def test_msd_free_response_cannot_separate_m_c_d():
     """``x`` depends on ``c/m`` and ``d/m`` only: scaling all three leaves it unchanged."""
-    rep = ln.identifiability(msd(False), {"t": T_MSD}, params=MSD, outputs=["mass.s"], **TIGHT)
+    rep = ln.identifiability(msd(False), {"t": T_MSD}, fitted=MSD, outputs=["mass.s"], **TIGHT)
     cols, x = msd_columns(False)
     assert np.max(np.abs(rep.S - cols / np.std(x))) <= 1e-6  # measured 1.5e-8
     assert rep.collinearity[tuple(MSD)] > 1e8  # measured 2.7e15
@@ -212,7 +212,7 @@ def test_two_experiments_stack_and_separate_m_c_d():
     free = {"t": T_MSD, "mass.s": np.where(np.arange(T_MSD.size) == 7, np.nan, 0.0)}
     rep = ln.identifiability(
         None,
-        params=MSD,
+        fitted=MSD,
         experiments=[(msd(False), free), (msd(True), {"t": T_MSD})],
         outputs=["mass.s"],
         **TIGHT,
@@ -233,7 +233,7 @@ def test_block_enters_by_its_dominant_subspace():
     rep = ln.identifiability(
         msd(True),
         {"t": T_MSD},
-        params=["mass.m"],
+        fitted=["mass.m"],
         blocks={"spring": ["spring.c", "spring.d"]},
         outputs=["mass.s"],
         **TIGHT,
@@ -288,7 +288,7 @@ T_SC = np.linspace(0.0, 0.4, 201)
 @pytest.fixture(scope="module")
 def slider_crank():
     exps = slider_crank_experiments(DESIGNS, T_SC)
-    rep = ln.identifiability(None, params=P_SC, outputs=[ANGLE, SPEED], experiments=exps, **TIGHT)
+    rep = ln.identifiability(None, fitted=P_SC, outputs=[ANGLE, SPEED], experiments=exps, **TIGHT)
     return rep, exps
 
 
@@ -347,7 +347,7 @@ def test_slider_crank_paper_sized_data_set():
     t = np.arange(800) / 2000.0
     exps = slider_crank_experiments(designs, t)
     rep = ln.identifiability(
-        None, params=[*P_SC, "sc.m_rod"], outputs=[ANGLE, SPEED], experiments=exps
+        None, fitted=[*P_SC, "sc.m_rod"], outputs=[ANGLE, SPEED], experiments=exps
     )
     l1, m3, J1, Bm, m2 = rep.params
     g = rep.collinearity
@@ -368,7 +368,7 @@ def test_transition_sensitivities_match_the_augmented_dae():
     which = [list(model.parameters).index(n) for n in P_SC]
     sim = simulator(model, T_SC, TIGHT["rtol"], TIGHT["atol"], p)
     assert transition_sensitivities(sim, p, which) is not None  # the fast path applies
-    rep = ln.identifiability(model, {"t": T_SC}, params=P_SC, outputs=[ANGLE, SPEED], **TIGHT)
+    rep = ln.identifiability(model, {"t": T_SC}, fitted=P_SC, outputs=[ANGLE, SPEED], **TIGHT)
     res = simulate(model, grid=T_SC, sensitivities=P_SC, **TIGHT)
     S = np.vstack(
         [

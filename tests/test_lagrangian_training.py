@@ -213,7 +213,7 @@ def test_a_lagrangian_trains_through_rollouts_and_pickles(data):
     fit = ln.train(
         system,
         [traj],
-        params=comp.parameter_names(),
+        fitted=comp.parameter_names(),
         horizon=10,
         stride=10,
         epochs=3,

@@ -317,3 +317,18 @@ def test_what_passed_silently_or_as_a_foreign_error_is_named(rc_data, case, says
             ln.multi_start(ln.fit, rc(), rc_data, n_starts=2, spread=-1.0, physical=["R.R"])
         else:
             ln.cross_validate(rc(), [rc_data] * 3, "C.vv", physical=["R.R"], epochs=1)
+
+
+@pytest.mark.parametrize("learner", ["fit", "train", "fit_equations", "identifiability"])
+def test_params_means_values_and_an_old_call_is_shown_the_new_one(rc_data, learner):
+    """``params=`` named the parameters to fit in the learners and values in ``simulate`` and
+    ``ln.Experiment``; it means values everywhere now, the learners take ``fitted=``."""
+    call = {
+        "fit": lambda **kw: ln.fit(rc(), rc_data, progress=False, **kw),
+        "train": lambda **kw: ln.train(ac.compile(rc()), [rc_data], progress=False, **kw),
+        "fit_equations": lambda **kw: ln.fit_equations(ac.compile(rc()), [rc_data], **kw),
+        "identifiability": lambda **kw: ln.identifiability(rc(), rc_data, **kw),
+    }[learner]
+    with pytest.raises(OptionError, match=rf"^{learner}: params= means parameter values .* "
+                       r"fitted=\['R\.R'\]"):  # fmt: skip
+        call(params=["R.R"])

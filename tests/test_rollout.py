@@ -243,7 +243,7 @@ def test_an_l2_penalty_sends_the_spring_to_the_conservative_part():
         fit = ln.train(
             model,
             data[:2],
-            params=weights,
+            fitted=weights,
             inputs=INPUTS,
             epochs=40,
             batch=256,
