@@ -53,7 +53,7 @@ from solvers import DAEFunctions
 from solvers.buffers import numeric_call
 
 from .checks import no_params
-from .experiment import Experiment
+from .experiment import Experiment, finite_column
 from .experiment_forms import as_records
 from .fit import FitResult, unknowns, with_values
 from .optimizers import Polish, least_squares, remember_last
@@ -247,7 +247,8 @@ def _samples(
     for j, rec in enumerate(records):
         if "t" not in rec:
             raise OptionError(f"fit_equations: record {j} has no times 't'")
-        t = _column(rec, "t", j, None)
+        where = f"fit_equations: record {j}"
+        t = finite_column("t", rec["t"], None, where)
         if np.any(np.diff(t) <= 0):
             raise OptionError(f"fit_equations: record {j}: 't' must increase")
         keys = {c: model.measured_name(rec, c) or c for c in [*model.states, *columns.values()]}
@@ -259,11 +260,10 @@ def _samples(
                 f"{', '.join(model.states)}, the derivatives the parameters reach "
                 f"{', '.join(columns.values())} and the inputs)"
             )
-        X = np.vstack([_column(rec, keys[s], j, t.size) for s in model.states])
-        U = np.vstack(
-            [_column(rec, c, j, t.size) for c in inputs.values()] or [np.zeros((0, t.size))]
-        )
-        D = np.vstack([_column(rec, keys[c], j, t.size) for c in columns.values()])
+
+        X = _stack(rec, [keys[s] for s in model.states], t, where)
+        U = _stack(rec, list(inputs.values()), t, where)
+        D = _stack(rec, [keys[c] for c in columns.values()], t, where)
         names = list(model.parameters)
         at = [names.index(n) for n in inputs]
         Z = newton_along(model, DAEFunctions(model), X, U, t, at, tp.p)
@@ -272,22 +272,14 @@ def _samples(
     return tuple(np.hstack(b) for b in blocks)
 
 
-def _column(rec: Mapping[str, Any], name: str, j: int, size: int | None) -> np.ndarray:
-    """A record's column as finite floats of the record's length, or a clear error."""
-    try:
-        v = np.asarray(rec[name], dtype=float).ravel()
-    except (TypeError, ValueError) as err:
-        raise OptionError(f"fit_equations: record {j}: column {name!r} is not numeric") from err
-    if size is not None and v.size != size:
-        raise OptionError(
-            f"fit_equations: record {j}: column {name!r} has {v.size} values, not {size}"
-        )
-    if not np.all(np.isfinite(v)):
-        bad = int(np.flatnonzero(~np.isfinite(v))[0])
-        raise OptionError(
-            f"fit_equations: record {j}: column {name!r} is not finite at sample {bad}"
-        )
-    return v
+def _stack(rec: Mapping[str, Any], names: list[str], t: np.ndarray, where: str) -> np.ndarray:
+    """The record's columns ``names``, a row each of finite floats (``(0, len(t))`` for
+    none), or an error naming the column and its length or first bad sample."""
+    for n in names:
+        if np.size(rec[n]) != t.size:
+            raise OptionError(f"{where}: column {n!r} has {np.size(rec[n])} values, not {t.size}")
+    rows = [finite_column(n, rec[n], t.size, where, t) for n in names]
+    return np.vstack(rows) if rows else np.zeros((0, t.size))
 
 
 def _linked(rec: Mapping[str, Any]) -> np.ndarray:

@@ -123,6 +123,24 @@ def numeric(
     return out
 
 
+def finite_column(
+    name: str, values: Any, size: int | None, who: str, t: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`numeric` with every sample finite, or an error of ``who`` naming the column,
+    its first non-finite sample and (given the times ``t``) that sample's time: for the
+    learners that step or regress from every sample and cannot skip one."""
+    out = numeric(name, values, size, who=who)
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        k = int(bad[0])
+        at = f", t = {t[k]:.9g}" if t is not None else ""
+        raise OptionError(
+            f"{who}: column {name!r} is not finite at sample {k} ({out[k]}{at}); drop or "
+            "interpolate that sample"
+        )
+    return out
+
+
 def check_time(t: np.ndarray, name: str, who: str = "Experiment") -> None:
     """Two or more finite, strictly increasing sample times, or an error of ``who`` naming
     the first sample that is not."""

@@ -30,7 +30,7 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers import DAEFunctions, z_start_values
 
-from .experiment import Experiment, check_time, numeric
+from .experiment import Experiment, check_time, finite_column, numeric
 from .experiment_forms import as_records
 
 SCHEMES = ("euler", "rk4")
@@ -174,20 +174,6 @@ class StepMap:
         return np.concatenate([columns[0][:, 0], z[:, 0]])
 
 
-def _finite(data: Mapping[str, object], column: str, t: np.ndarray) -> np.ndarray:
-    """Column ``column`` of ``data``: one finite number per sample time ``t``, or an error
-    naming the column and its first bad sample (a rollout steps from every sample)."""
-    values = numeric(column, data[column], t.size, who="rollout")
-    bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
-        k = int(bad[0])
-        raise OptionError(
-            f"rollout: column {column!r} is {values[k]} at sample {k} (t = {t[k]:.9g}); a "
-            "rollout steps from every sample: drop or interpolate it"
-        )
-    return values
-
-
 class Trajectory:
     """A measured trajectory: sample times ``t`` (uniform), the model's states (every one,
     by name, one row each) and the measured inputs (one row per input parameter)."""
@@ -217,7 +203,11 @@ class Trajectory:
                 "as the states (give those, or set state_priority / fixed starts so that "
                 "the measured variables become the states)"
             )
-        self.x = np.vstack([_finite(data, k, t) for k in keys])
+
+        def column(name: str) -> np.ndarray:
+            return finite_column(name, data[name], t.size, "rollout", t)
+
+        self.x = np.vstack([column(k) for k in keys])
         absent = [(p, col) for p, col in inputs.items() if col not in data]
         if absent:
             p, col = absent[0]
@@ -229,9 +219,7 @@ class Trajectory:
                 f"do not have{hint}; they have {', '.join(map(repr, have))}"
             )
         self.u = (
-            np.vstack([_finite(data, col, t) for col in inputs.values()])
-            if inputs
-            else np.zeros((0, t.size))
+            np.vstack([column(col) for col in inputs.values()]) if inputs else np.zeros((0, t.size))
         )
 
     def pairs(self, k: int, steps: int) -> np.ndarray:

@@ -275,7 +275,10 @@ def _with_nan(values, k):
     [
         ("fit, NaN in t", r"^fit \(rc\): the time 't' is nan at sample 5"),
         ("train, NaN in t", r"^rollout: the time 't' is nan at sample 5"),
-        ("train, NaN in a state", r"^rollout: column 'C\.v' is nan at sample 7 \(t = 0\.35\)"),
+        (
+            "train, NaN in a state",
+            r"^rollout: column 'C\.v' is not finite at sample 7 \(nan, t = 0\.35\)",
+        ),
         ("train, a short column", r"^rollout: column 'C\.v' has 79 samples, the time has 81"),
     ],
 )
