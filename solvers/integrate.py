@@ -81,7 +81,7 @@ class Simulator:
         dae = model.dae
         self.nx, self.nz = dae.x.numel(), dae.z.numel()
         self.tolerances, self.breakpoints = (rtol, atol, max_steps), tuple(breakpoints)
-        self._sensitivity_runs: dict[tuple[int, ...], Segments] = {}
+        self._sensitivity_runs: dict[tuple[int, ...], tuple[Segments, dict]] = {}
         #: the model's functions, shared with other simulators of it when given
         self.functions = functions if functions is not None else DAEFunctions(model)
         #: the ranges the components declare valid (checked where a failed run stopped)
@@ -135,11 +135,14 @@ class Simulator:
         zs = rf(cs.repmat(z0, 1, len(self.grid)), pm, cs.DM(self.grid).T)
         return cs.Function("algebraic_run", [z0, pm], [zs])
 
-    def _segments(self, spec: dict[str, cs.SX], name: str) -> Segments:
+    def _segments(
+        self, spec: dict[str, cs.SX], name: str, xdot0: np.ndarray | None = None
+    ) -> Segments:
         """IDAS on the DAE ``spec`` from breakpoint to breakpoint (a source's step, a
         switch's signal), one integrator per segment on the output times inside it, and
         Newton for the algebraic unknowns just after a breakpoint (their jump would stall
-        IDAS's corrector). Output times at a breakpoint get the value just before it."""
+        IDAS's corrector). Output times at a breakpoint get the value just before it.
+        ``xdot0``: ``x'`` at the start for the first segment (else IDAS takes 0)."""
         grid, (rtol, atol, max_steps) = self.grid, self.tolerances
         edges = [float(grid[0]), *self.breakpoints, float(grid[-1])]
         reinit = None
@@ -151,6 +154,8 @@ class Simulator:
             inside = grid[(grid > a) & (grid <= b)]
             tout = np.concatenate([[a], inside, [] if inside.size and inside[-1] == b else [b]])
             opts = idas_options(tout, rtol, atol, max_steps)
+            if k == 0 and xdot0 is not None:
+                opts["init_xdot"] = xdot0
             integ = cs.integrator(f"{name}{k}", "idas", spec, a, tout, opts)
             parts.append(Segment(integ, inside.size, b))
         return Segments(parts, reinit)
@@ -262,14 +267,31 @@ class Simulator:
             return self._guarded(
                 lambda q: (none, numeric_call(self.algebraic_run, [z0, q], 1)[0]), p
             )
-        return self._integrate(self.segments, x0, z0, p)
+        return self._integrate(self.segments, self.functions.spec(), x0, z0, p)
 
     def _integrate(
-        self, segments: Segments, x0: np.ndarray, z0: np.ndarray, p: np.ndarray
+        self,
+        segments: Segments,
+        spec: dict[str, cs.SX],
+        x0: np.ndarray,
+        z0: np.ndarray,
+        p: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """IDAS called on numpy arrays from consistent ``(x0, z0)`` through the segments."""
+        """IDAS called on numpy arrays from consistent ``(x0, z0)`` through the segments of
+        the DAE ``spec``. The cached integrators begin with ``x'(0) = 0`` (an option fixed
+        when they are built); where that defeats the first steps (a fast start at tight
+        tolerances: a first step's error ``h |x'(0)|``), the run is repeated once by
+        integrators given the true ``x'(0) = f(x0, z0, p, t0)``, built for this start."""
         start = (x0.reshape(-1, 1), z0.reshape(-1, 1))
-        return self._guarded(lambda q: self._chain(segments, *start, q, numeric_call, _join), p)
+        try:
+            return self._guarded(lambda q: self._chain(segments, *start, q, numeric_call, _join), p)
+        except SimulationError as exc:
+            if exc.time != float(self.grid[0]):
+                raise
+        rates = cs.Function("rates", [spec["x"], spec["z"], spec["p"], spec["t"]], [spec["ode"]])
+        xdot0 = numeric_call(rates, [x0, z0, p, self.grid[0]], 1)[0].ravel()
+        restarted = self._segments(spec, "restart", xdot0)
+        return self._guarded(lambda q: self._chain(restarted, *start, q, numeric_call, _join), p)
 
     def _guarded(self, fun: Any, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``fun(p) = (X, Z)`` as arrays; an IDAS failure or a non-finite solution becomes
@@ -311,11 +333,12 @@ class Simulator:
         else:
             if key not in self._sensitivity_runs:
                 spec = self.functions.sensitivity_spec(E)
-                self._sensitivity_runs[key] = self._segments(spec, "sens")
+                self._sensitivity_runs[key] = (self._segments(spec, "sens"), spec)
             x0, z0 = self.initial_values(p)
             dx0, dz0 = self.initial_sensitivities(p, x0, z0, E)
             start = [np.concatenate([v, dv.ravel(order="F")]) for v, dv in ((x0, dx0), (z0, dz0))]
-            xa, za = self._integrate(self._sensitivity_runs[key], *start, p)
+            segments, spec = self._sensitivity_runs[key]
+            xa, za = self._integrate(segments, spec, *start, p)
         k, n = len(which), len(self.grid)
         dx = xa[self.nx :].reshape(k, self.nx, n).transpose(1, 2, 0)
         dz = za[self.nz :].reshape(k, self.nz, n).transpose(1, 2, 0)
@@ -369,8 +392,8 @@ class Simulator:
         at_start = t_fail is not None and t_fail == float(self.grid[0])
         if at_start:
             advice = (
-                "  At the start: IDAS begins with x'(0) = 0 and a very fast start can defeat "
-                "its first steps at tight tolerances; loosen rtol/atol, or start from rest."
+                "  At the start: a very fast start can defeat IDAS's first steps at tight "
+                "tolerances; loosen rtol/atol, or start from rest."
             )
         elif "mxstep" in said:
             advice = (

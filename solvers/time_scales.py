@@ -99,7 +99,7 @@ def time_scales(
     """The time scales of ``model`` at its consistent initial values at ``t0``."""
     p = np.asarray(model.parameter_vector(params), dtype=float)
     x0, z0 = (np.asarray(v, dtype=float).ravel() for v in build_initializer(model, t0).fun(p))
-    eig = _eigenvalues(model, x0, z0, p, t0)
+    eig = eigenvalues(model, x0, z0, p, t0)
     large = max((abs(v) for v in eig), default=0.0)
     kept = [v for v in eig if abs(v) > NEGLIGIBLE * large and np.isfinite(v)]
     constants = sorted({1.0 / abs(v.real) for v in kept if abs(v.real) > NEGLIGIBLE * large})
@@ -112,7 +112,7 @@ def time_scales(
     )
 
 
-def _eigenvalues(
+def eigenvalues(
     model: Model, x0: np.ndarray, z0: np.ndarray, p: np.ndarray, t0: float
 ) -> list[complex]:
     """Eigenvalues of ``A = f_x - f_z g_z^{-1} g_x`` over the continuous states."""

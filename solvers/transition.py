@@ -20,7 +20,10 @@ its Jacobian (second derivatives) and its factorization: with ``k`` much larger 
 equations, to the integration tolerances; the error in ``q`` reaches ``S`` multiplied by at
 most the condition number of ``Phi``, so a run where ``Phi`` gets ill-conditioned (fast
 decaying modes: ``Phi^-1`` grows) is not used (:data:`MAX_CONDITION`) and the caller
-integrates the sensitivities directly instead.
+integrates the sensitivities directly instead. For ``A`` with eigenvalues ``lambda``,
+``cond(Phi(t))`` grows like ``exp((max Re lambda - min Re lambda) t)``: a model whose
+linearization at the start gives more than ``MAX_CONDITION`` over the grid is not tried, and
+a run whose quadratures blow up all the same (IDAS fails) falls back too.
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ from __future__ import annotations
 import casadi as cs
 import numpy as np
 
-from acausal import Model
+from acausal import Model, SimulationError
 
 from .buffers import mapped_call, numeric_call
 from .functions import idas_options
 from .integrate import Simulator
 from .result import Result
 from .simulate import simulate, simulator
+from .time_scales import eigenvalues
 
 MAX_CONDITION = 1e4  # cond(Phi) above this on the grid: integrate the sensitivities directly
 MAX_ALGEBRAIC = 50  # g_z^-1 is formed symbolically: up to this many algebraic unknowns
@@ -48,7 +52,8 @@ def transition_sensitivities(
     not apply or does not pay (as :meth:`Simulator.sensitivities`, the model's own states
     throughout): a model with events, breakpoints, no states or more than
     :data:`MAX_ALGEBRAIC` algebraic unknowns, no more directions than states, or
-    ``cond(Phi) > MAX_CONDITION``."""
+    ``cond(Phi) > MAX_CONDITION`` (foreseen from the start's eigenvalues or found on the
+    run)."""
     if (
         len(which) <= sim.nx
         or sim.nz > MAX_ALGEBRAIC
@@ -58,6 +63,10 @@ def transition_sensitivities(
         return None
     model, dae, grid = sim.model, sim.model.dae, sim.grid
     nx, nz, n, k = sim.nx, sim.nz, len(sim.grid), len(which)
+    x0, z0 = sim.initial_values(p)
+    lam = [v.real for v in eigenvalues(model, x0, z0, p, grid[0])] or [0.0]
+    if (max(lam) - min(lam)) * (grid[-1] - grid[0]) > np.log(MAX_CONDITION):
+        return None
     E = cs.DM(sim._seeds(tuple(which)))
     spec = sim.functions.sensitivity_spec(np.zeros((model.p.numel(), nx)))
     Phi = cs.reshape(spec["x"][nx:], nx, nx)
@@ -76,7 +85,6 @@ def transition_sensitivities(
         "transition", "idas", spec | {"quad": cs.vec(cs.solve(Phi, B))}, grid[0], grid, opts
     )
 
-    x0, z0 = sim.initial_values(p)
     S0, _ = sim.initial_sensitivities(p, x0, z0, np.asarray(E))
     R_Phi0 = numeric_call(algebraic, [x0, z0, p, grid[0]], 1)[0] if nz else np.zeros((0, nx))
     start = [
@@ -90,7 +98,10 @@ def transition_sensitivities(
         quadratures.append(q)
         return xa, za
 
-    xa, za = sim._guarded(run, p)
+    try:
+        xa, za = sim._guarded(run, p)
+    except SimulationError:  # the quadratures blew up: Phi^-1 grew past what IDAS resolves
+        return None
     Phis = xa[nx:].reshape(nx, nx, n, order="F")
     if max(np.linalg.cond(Phis.transpose(2, 0, 1))) > MAX_CONDITION:
         return None

@@ -96,6 +96,43 @@ def test_rc_product_is_all_that_is_identifiable(rc):
     assert "cannot be separated" in text
 
 
+def test_stiff_model_takes_the_direct_sensitivities_and_matches_closed_form():
+    """Two RC branches on one source, time constants 1 ms and 1 s: the transition matrix
+    ``diag(exp(-t / 1e-3), exp(-t))`` is ill-conditioned past a few ms, so the report
+    integrates the sensitivities directly (the fallback of :mod:`solvers.transition`);
+    its matrix still equals the closed form ``p dv/dp`` of both capacitor voltages."""
+    taus = {"1": (1.0, 1e-3), "2": (2.0, 0.5)}  # R, C per branch: tau 1 ms and 1 s
+    s = ac.System("two_rc")
+    V = el.ConstantVoltage("V", V=V0)
+    G = el.Ground("G")
+    s.connect(V.n, G.p)
+    for k, (r, c) in taus.items():
+        R, C = el.Resistor(f"R{k}", R=r), el.Capacitor(f"C{k}", C=c, v0=0.0)
+        s.connect(V.p, R.p)
+        s.connect(R.n, C.p)
+        s.connect(C.n, G.p)
+    fitted = ["R1.R", "C1.C", "R2.R", "C2.C", "V.V"]
+    model = ac.compile(s)
+    p = np.array(list(model.parameters.values()))
+    sim = simulator(model, T_RC, TIGHT["rtol"], TIGHT["atol"], p)
+    which = [list(model.parameters).index(n) for n in fitted]
+    assert transition_sensitivities(sim, p, which) is None  # cond(Phi) ~ e^5000
+    rep = ln.identifiability(model, {"t": T_RC}, fitted=fitted, outputs=["C1.v", "C2.v"], **TIGHT)
+    blocks = []
+    for k, (r, c) in taus.items():
+        e = np.exp(-T_RC / (r * c))
+        v = V0 * (1 - e)
+        d_log_tau = -V0 * e * T_RC / (r * c)
+        cols = np.zeros((T_RC.size, 5))
+        i = 0 if k == "1" else 2
+        cols[:, i] = cols[:, i + 1] = d_log_tau
+        cols[:, 4] = v
+        assert rep.output_scales[f"C{k}.v"] == pytest.approx(np.std(v), rel=1e-9)
+        blocks.append(cols / np.std(v))
+    err = np.max(np.abs(rep.S - np.vstack(blocks)))
+    assert err <= 1e-6, err
+
+
 def test_capacitor_next_to_an_unknown_resistor_law_is_unidentifiable():
     """A block (an ``ln.Unknown``'s weights): scaling C and the law's current together
     leaves ``v`` unchanged, so C lies in the block's subspace (overlap 1)."""
