@@ -4,19 +4,22 @@ Connector :data:`ac.RotFlange`: angle ``phi`` (potential) and torque ``tau`` (fl
 when it acts on the component through the flange). Two-flange components have ``flange_a``
 and ``flange_b``; one-flange components (sources, :class:`Fixed`) have ``flange``.
 
+Here: :class:`Inertia`, the compliant elements (:class:`Spring`, :class:`Damper`,
+:class:`SpringDamper`, each a :class:`PartialCompliant` stating its own torque law),
+:class:`IdealGear`, :class:`Fixed` and :class:`Brake`. Imported from the modules beside
+it, as Modelica's packages: the sources (:class:`Torque`, :class:`ConstantTorque`,
+:class:`TorqueStep`, :class:`SineTorque`, :class:`Position`, :class:`Speed`,
+:class:`ConstantSpeed`) from :mod:`components.rotational_sources`, the sensors
+(:class:`AngleSensor`, :class:`SpeedSensor`, :class:`AccSensor`, :class:`RelAngleSensor`,
+:class:`RelSpeedSensor`, :class:`TorqueSensor`; the reading is a variable, ``res["ws.w"]``,
+not a signal connector) from :mod:`components.rotational_sensors`, the friction elements
+(:class:`CoulombFriction`, :class:`Clutch`, :class:`OneWayClutch`,
+:class:`BearingFriction`; their modes are :mod:`components.friction`'s) from
+:mod:`components.rotational_friction`.
+
 Sources and the ideal gear act against a housing. With ``use_support=False`` (the default,
 as in Modelica) the housing is fixed at ``phi = 0``; with ``use_support=True`` it is the
 extra connector ``support``, which takes the reaction torque.
-
-The friction elements (:class:`CoulombFriction`, :class:`Clutch`, :class:`OneWayClutch`,
-:class:`BearingFriction`) are written in :mod:`components.rotational_friction` and imported
-here; their modes are :mod:`components.friction`'s. :class:`Brake` is a clutch against the
-housing.
-
-Sensors (:class:`AngleSensor`, :class:`SpeedSensor`, :class:`AccSensor`,
-:class:`RelAngleSensor`, :class:`RelSpeedSensor`, :class:`TorqueSensor`, written once for
-both 1-D domains in :mod:`components.sensors1d`) give their reading as a variable
-(``res["ws.w"]``), not a signal connector.
 """
 
 from __future__ import annotations
@@ -25,13 +28,26 @@ import casadi as cs
 
 import acausal as ac
 
-from . import mechanics1d as mech
-from . import sensors1d as sensors
 from .rotational_friction import BearingFriction as BearingFriction
 from .rotational_friction import Clutch as Clutch
 from .rotational_friction import CoulombFriction as CoulombFriction
 from .rotational_friction import OneWayClutch as OneWayClutch
 from .rotational_friction import PartialFrictionBetweenFlanges as PartialFrictionBetweenFlanges
+from .rotational_sensors import AccSensor as AccSensor
+from .rotational_sensors import AngleSensor as AngleSensor
+from .rotational_sensors import RelAngleSensor as RelAngleSensor
+from .rotational_sensors import RelSpeedSensor as RelSpeedSensor
+from .rotational_sensors import SpeedSensor as SpeedSensor
+from .rotational_sensors import TorqueSensor as TorqueSensor
+from .rotational_sources import ConstantSpeed as ConstantSpeed
+from .rotational_sources import ConstantTorque as ConstantTorque
+from .rotational_sources import PartialSpeed as PartialSpeed
+from .rotational_sources import PartialTorque as PartialTorque
+from .rotational_sources import Position as Position
+from .rotational_sources import SineTorque as SineTorque
+from .rotational_sources import Speed as Speed
+from .rotational_sources import Torque as Torque
+from .rotational_sources import TorqueStep as TorqueStep
 
 
 class Inertia(ac.Component):
@@ -60,38 +76,64 @@ class Inertia(ac.Component):
         )
 
 
-class PartialCompliant(mech.Compliant):
+class PartialCompliant(ac.Component):
     """Massless two-flange element: ``phi_rel = flange_b.phi - flange_a.phi``,
     ``flange_b.tau = tau``, ``flange_a.tau = -tau``."""
 
-    axis = mech.ROTATIONAL
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.flange_a = self.connector("flange_a", ac.RotFlange)
+        self.flange_b = self.connector("flange_b", ac.RotFlange)
+        self.phi_rel = self.variable("phi_rel", unit="rad")
+        self.tau = self.variable("tau", unit="N*m")
+        self.equations(
+            self.phi_rel == self.flange_b.phi - self.flange_a.phi,
+            self.flange_b.tau == self.tau,
+            self.flange_a.tau == -self.tau,
+        )
 
 
-class Spring(mech.LinearSpring):
+class Spring(PartialCompliant):
     """Linear torsion spring: ``tau = c (phi_rel - phi_rel0)``."""
 
-    axis = mech.ROTATIONAL
-
     def __init__(self, name: str, c: float = 1.0, phi_rel0: float = 0.0) -> None:
-        super().__init__(name, c, phi_rel0)
+        super().__init__(name)
+        c = self.parameter("c", c, "N*m/rad", min=0)
+        phi_rel0 = self.parameter("phi_rel0", phi_rel0, "rad")
+        self.equations(self.tau == c * (self.phi_rel - phi_rel0))
 
 
-class Damper(mech.LinearDamper):
+class Damper(PartialCompliant):
     """Linear damper: ``tau = d w_rel``, ``w_rel = der(phi_rel)``."""
 
-    axis = mech.ROTATIONAL
-
     def __init__(self, name: str, d: float = 1.0) -> None:
-        super().__init__(name, d)
+        super().__init__(name)
+        d = self.parameter("d", d, "N*m*s/rad", min=0)
+        self.w_rel = self.variable("w_rel", unit="rad/s")
+        self.equations(
+            self.w_rel == ac.der(self.phi_rel),
+            self.tau == d * self.w_rel,
+        )
 
 
-class SpringDamper(mech.LinearSpringDamper):
-    """Spring and damper in parallel: ``tau = c (phi_rel - phi_rel0) + d w_rel``."""
-
-    axis = mech.ROTATIONAL
+class SpringDamper(PartialCompliant):
+    """Spring and damper in parallel: ``tau = tau_c + tau_d``, ``tau_c = c (phi_rel -
+    phi_rel0)``, ``tau_d = d w_rel``, ``w_rel = der(phi_rel)``."""
 
     def __init__(self, name: str, c: float = 1.0, d: float = 1.0, phi_rel0: float = 0.0) -> None:
-        super().__init__(name, c, d, phi_rel0)
+        super().__init__(name)
+        c = self.parameter("c", c, "N*m/rad", min=0)
+        d = self.parameter("d", d, "N*m*s/rad", min=0)
+        phi_rel0 = self.parameter("phi_rel0", phi_rel0, "rad")
+        self.w_rel = self.variable("w_rel", unit="rad/s")
+        self.tau_c = self.variable("tau_c", unit="N*m")
+        self.tau_d = self.variable("tau_d", unit="N*m")
+        self.equations(
+            self.w_rel == ac.der(self.phi_rel),
+            self.tau_c == c * (self.phi_rel - phi_rel0),
+            self.tau_d == d * self.w_rel,
+            self.tau == self.tau_c + self.tau_d,
+        )
 
 
 class IdealGear(ac.Component):
@@ -123,156 +165,14 @@ class IdealGear(ac.Component):
             self.equations(self.support.tau == -self.flange_a.tau - self.flange_b.tau)
 
 
-class Fixed(mech.Fixed):
-    """A flange held at angle ``phi0``."""
-
-    axis = mech.ROTATIONAL
+class Fixed(ac.Component):
+    """A flange held at angle ``phi0``: ``flange.phi = phi0``."""
 
     def __init__(self, name: str, phi0: float = 0.0) -> None:
-        super().__init__(name, phi0)
-
-
-class PartialTorque(mech.Effort):
-    """Torque ``tau`` acting on ``flange`` in the positive direction: ``flange.tau = -tau``."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(self, name: str, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-
-
-class Torque(mech.SignalEffort):
-    """Torque ``tau`` (a signal: number, expression of ``ac.time`` or samples ``(t, y)``)."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(self, name: str, tau: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, tau, use_support)
-
-
-class ConstantTorque(mech.ConstantEffort):
-    """``tau = tau_constant``."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(self, name: str, tau_constant: float = 1.0, use_support: bool = False) -> None:
-        super().__init__(name, tau_constant, use_support)
-
-
-class TorqueStep(mech.StepEffort):
-    """``tau = offset_torque + (step_torque if t >= start_time else 0)``."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        step_torque: float = 1.0,
-        offset_torque: float = 0.0,
-        start_time: float = 0.0,
-        use_support: bool = False,
-    ) -> None:
-        super().__init__(name, step_torque, offset_torque, start_time, use_support)
-
-
-class SineTorque(mech.SineEffort):
-    """``tau = offset + amplitude sin(2 pi f t + phase)`` (Modelica's Sine block names)."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        amplitude: float = 1.0,
-        f: float = 1.0,
-        phase: float = 0.0,
-        offset: float = 0.0,
-        use_support: bool = False,
-    ) -> None:
-        super().__init__(name, amplitude, f, phase, offset, use_support)
-
-
-class Position(mech.Position):
-    """Prescribed angle ``phi`` of ``flange`` relative to the housing (a signal)."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(self, name: str, phi: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, phi, use_support)
-
-
-class PartialSpeed(mech.Motion):
-    """Prescribed speed ``w = der(phi)`` of ``flange``; ``phi0`` fixes the initial angle."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(self, name: str, phi0: float | None = None, use_support: bool = False) -> None:
-        super().__init__(name, phi0, use_support)
-
-
-class Speed(mech.SignalSpeed):
-    """Prescribed speed ``w`` (a signal: number, expression of ``ac.time`` or samples)."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(
-        self, name: str, w: object = 0.0, phi0: float | None = None, use_support: bool = False
-    ) -> None:
-        super().__init__(name, w, phi0, use_support)
-
-
-class ConstantSpeed(mech.ConstantSpeed):
-    """``w = w_fixed``."""
-
-    axis = mech.ROTATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        w_fixed: float = 1.0,
-        phi0: float | None = None,
-        use_support: bool = False,
-    ) -> None:
-        super().__init__(name, w_fixed, phi0, use_support)
-
-
-class AngleSensor(sensors.PositionSensor):
-    """Absolute angle ``phi = flange.phi``; takes no torque (``flange.tau = 0``)."""
-
-    axis = mech.ROTATIONAL
-
-
-class SpeedSensor(sensors.SpeedSensor):
-    """Absolute angular speed ``w = der(flange.phi)``; takes no torque."""
-
-    axis = mech.ROTATIONAL
-
-
-class AccSensor(sensors.AccSensor):
-    """Absolute angular acceleration ``a = der(w)``, ``w = der(flange.phi)``; takes no
-    torque."""
-
-    axis = mech.ROTATIONAL
-
-
-class RelAngleSensor(sensors.RelPositionSensor):
-    """Relative angle ``phi_rel = flange_b.phi - flange_a.phi``; takes no torque."""
-
-    axis = mech.ROTATIONAL
-
-
-class RelSpeedSensor(sensors.RelSpeedSensor):
-    """Relative angular speed ``w_rel = der(phi_rel)``, ``phi_rel = flange_b.phi -
-    flange_a.phi``; takes no torque."""
-
-    axis = mech.ROTATIONAL
-
-
-class TorqueSensor(sensors.FlowSensor):
-    """The torque ``tau = flange_a.tau`` transmitted from ``flange_a`` to ``flange_b``, a
-    rigid link: ``flange_a.phi = flange_b.phi``, ``flange_a.tau + flange_b.tau = 0``."""
-
-    axis = mech.ROTATIONAL
+        super().__init__(name)
+        self.flange = self.connector("flange", ac.RotFlange)
+        phi0 = self.parameter("phi0", phi0, "rad")
+        self.equations(self.flange.phi == phi0)
 
 
 class Brake(ac.Component):
