@@ -32,7 +32,7 @@ from .equation_error import fit_equations
 from .evaluation import CrossValidation, cross_validate, free_run_rmse
 from .experiment import Experiment
 from .feasibility import FeasibilityReport, check_feasibility, with_small_capacitors
-from .fit import FitResult, fit
+from .fit import fit
 from .fit_bar import fit_progress_bar
 from .identifiability import identifiability
 from .known import Known
@@ -52,10 +52,10 @@ from .many_fits import (
 from .mlp import MLP
 from .natural import NaturalCoordinates, PointLoad, natural_coordinates
 from .neural import NeuralNet
-from .objective import Failure
 from .polynomial import Polynomial
 from .reduced_model import ReducedModel, Reduction
 from .reduction import reduce_mechanism
+from .result import Failure, FitResult
 from .rollout import predict
 from .signals import Reconstruction, reconstruct, relative_mae
 from .sum_law import Sum

@@ -54,14 +54,15 @@ from solvers.buffers import numeric_call
 
 from .checks import no_params
 from .experiment import Experiment, finite_column
-from .experiment_forms import as_records
-from .fit import FitResult, unknowns, with_values
+from .experiment_forms import as_records, with_values
 from .optimizers import Polish, least_squares, remember_last
+from .result import FitResult
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
 from .rollout_loss import with_trained
 from .threads import blas_threads
 from .training import Trained, compiled
 from .uncertainty import from_jacobian
+from .unknown import unknowns
 
 
 def fit_equations(

@@ -14,7 +14,7 @@ from acausal.errors import OptionError
 
 from .experiment import Experiment
 from .experiment_forms import as_list
-from .fit import FitResult
+from .result import FitResult
 from .rollout import predict
 from .training import compiled, train
 

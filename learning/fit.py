@@ -78,25 +78,22 @@ from __future__ import annotations
 import sys
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.optimize as so
 
 import acausal as ac
-from acausal.errors import ModelError, OptionError, UnknownNameError, unknown_name
-from solvers import Result, simulate
+from acausal.errors import ModelError, OptionError, unknown_name
 
 from .checks import check_count, no_params
 from .experiment import Experiment
 from .experiment_forms import as_pairs, with_values
-from .fit_bar import progress_sink
-from .learned_law import LearnedLaw
-from .objective import PENALTY, Failure, Objective, OutOfTime, Scaled, own_name, split_name
+from .fit_bar import FitProgress, progress_sink
+from .objective import PENALTY, Objective, OutOfTime, Scaled
+from .result import FitResult, experiment_values, own_name, split_name
 from .threads import blas_threads
-from .uncertainty import Uncertainty
-from .unknown import Unknown
+from .unknown import unknowns
 
 METHODS = ("least_squares", "powell", "nelder-mead", "collocation")
 _BUDGET = (
@@ -121,137 +118,6 @@ MINIMIZE_STATUS = {
     3: "stopped: the loss became NaN",
     4: "stopped: a parameter left its bounds",
 }
-
-
-@dataclass(frozen=True)
-class FitProgress:
-    """What a progress callable receives: optimizer iterations (Jacobians for least
-    squares), objective evaluations, the last and the best loss, failures, seconds. For
-    ``method="collocation"`` a report follows each IPOPT iteration: ``loss`` is the
-    collocated objective at that iterate, ``best`` the lowest of the start's simulated loss
-    and the collocated objectives of the iterates that satisfy the collocated equations
-    (to IPOPT's ``constr_viol_tol``); the final report's ``best`` is the fit's loss.
-    The epoch learners (:func:`~learning.train`, :func:`~learning.train_lagrangian`,
-    :func:`~learning.reduce_mechanism`) report once per epoch: ``loss`` the epoch's mean
-    training loss, ``score`` the epoch's score that picks the kept parameters (the
-    validation loss; the training loss without held-out data), ``best`` the lowest score so
-    far, the start's included (non-increasing; the kept parameters' score). ``score`` is
-    None for :func:`fit`, whose current value is ``loss``."""
-
-    iteration: int
-    evaluations: int
-    loss: float
-    best: float
-    n_failed: int
-    elapsed: float
-    score: float | None = None
-
-    def __str__(self) -> str:
-        return (
-            f"iteration {self.iteration:4d}  evaluations {self.evaluations:5d}  "
-            f"loss {self.loss:.6g}  best {self.best:.6g}  failed {self.n_failed}  "
-            f"{self.elapsed:.1f} s"
-        )
-
-
-@dataclass(frozen=True)
-class FitResult:
-    """The outcome of :func:`fit`; a value that pickles (e.g. back from a worker process).
-
-    ``params``: fitted values by name (an experiment's own copies as ``"name@k"``;
-    :meth:`values` gives one experiment's under their plain names); ``weights``: the
-    constrained weights of each :class:`~learning.Unknown` (by component name) at
-    ``params``; ``loss`` = ``L(params)``; ``loss_history``: ``L`` at every objective
-    evaluation in order (``nan`` for failed ones); ``start``: the start values;
-    ``uncertainty``: standard errors and correlations when asked for (:mod:`learning.uncertainty`).
-    ``message``: why the optimizer stopped, in words, and the tolerances used (``rtol``,
-    ``atol``); ``failures``: every failed simulation (values and error message).
-    ``models`` (``model``: the first experiment's) are the compiled models with the fitted
-    values as their parameter defaults, so ``simulate(fit.model, ...)`` or :meth:`simulate`
-    reproduces the fit; ``systems`` (``system``) are new systems, copies of yours with the
-    fitted values (yours are unchanged).
-    """
-
-    params: dict[str, float]
-    weights: dict[str, dict[str, float]]
-    loss: float
-    loss_history: list[float]
-    n_simulations: int
-    n_failed: int
-    wall_time: float
-    success: bool
-    message: str
-    method: str
-    start: dict[str, float]
-    n_iterations: int
-    models: tuple[ac.Model, ...] = ()
-    systems: tuple[ac.System, ...] = ()
-    failures: tuple[Failure, ...] = ()
-    rtol: float | None = None
-    atol: float | None = None
-    validation_history: list[float] = field(default_factory=list)  # train(): per epoch
-    uncertainty: Uncertainty | None = None  # standard errors, when asked for
-
-    @property
-    def model(self) -> ac.Model:
-        return self.models[0]
-
-    @property
-    def system(self) -> ac.System:
-        return self.systems[0]
-
-    @property
-    def last_failure(self) -> str:
-        """The message of the last failed simulation ("" when none failed)."""
-        return self.failures[-1].message if self.failures else ""
-
-    def values(self, experiment: int = 0) -> dict[str, float]:
-        """The fitted values as experiment ``experiment``'s model takes them: the shared
-        ones and that experiment's own copies under their plain names."""
-        return experiment_values(self.params, experiment)
-
-    def law(self, name: str) -> LearnedLaw:
-        """The learned law of the :class:`~learning.Unknown` named ``name`` (its full
-        name, e.g. ``"Rx"``) at the fitted values (experiment 0's), as a function on numpy
-        arrays: ``fit.law("Rx")({"i": currents})`` -> voltages (:class:`LearnedLaw`)."""
-        found = {u.full_name: u for u in unknowns(self.systems)}
-        if name not in found:
-            if not found:
-                raise OptionError(
-                    f"fit.law({name!r}): this result holds no system with an ln.Unknown (a "
-                    "learner given a compiled model returns none); learn from the System"
-                )
-            raise UnknownNameError(f"fit.law: {unknown_name('ln.Unknown', name, found).args[0]}")
-        return LearnedLaw(found[name], self.values())
-
-    def simulate(self, experiment: int = 0, **kwargs: Any) -> Result:
-        """:func:`solvers.simulate` of experiment ``experiment``'s fitted model
-        (``params=`` in ``kwargs`` overrides some of the values)."""
-        return simulate(self.models[experiment], **kwargs)
-
-    def __str__(self) -> str:
-        lines = [
-            f"fit ({self.method}): loss {self.loss:.6g}, {self.n_iterations} iterations, "
-            f"{self.n_simulations} simulations ({self.n_failed} failed), "
-            f"{self.wall_time:.2f} s; {self.message}",
-        ]
-        lines += [f"  {k:<28s} {self.start[k]:>12.6g} -> {v:.6g}" for k, v in self.params.items()]
-        for comp, ws in self.weights.items():
-            lines.append(f"  {comp}: " + ", ".join(f"{k} = {v:.6g}" for k, v in ws.items()))
-        if self.uncertainty is not None:
-            lines.append(str(self.uncertainty))
-        return "\n".join(lines)
-
-
-def experiment_values(values: Mapping[str, float], experiment: int) -> dict[str, float]:
-    """Fitted ``values`` (shared names and ``"name@k"`` copies) as experiment
-    ``experiment`` takes them: shared ones and its own copies under their plain names."""
-    out = {}
-    for name, v in values.items():
-        base, k = split_name(name)
-        if k is None or k == experiment:
-            out[base] = v
-    return out
 
 
 class _Progress:
@@ -284,16 +150,6 @@ class _Progress:
 
 def _own(values: Mapping[str, float], model: ac.Model) -> dict[str, float]:
     return {k: v for k, v in values.items() if k in model.defaults}
-
-
-def unknowns(systems: Sequence[ac.System]) -> list[Unknown]:
-    """Every :class:`~learning.Unknown` in ``systems`` (nested ones included), one per name."""
-    seen: dict[str, Unknown] = {}
-    for s in systems:
-        for c in s.all_components():
-            if isinstance(c, Unknown):
-                seen.setdefault(c.full_name, c)
-    return list(seen.values())
 
 
 def _names(

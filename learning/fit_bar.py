@@ -5,12 +5,41 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from solvers.progress import check_progress, tqdm_class
 
-if TYPE_CHECKING:
-    from .fit import FitProgress
+
+@dataclass(frozen=True)
+class FitProgress:
+    """What a progress callable receives: optimizer iterations (Jacobians for least
+    squares), objective evaluations, the last and the best loss, failures, seconds. For
+    ``method="collocation"`` a report follows each IPOPT iteration: ``loss`` is the
+    collocated objective at that iterate, ``best`` the lowest of the start's simulated loss
+    and the collocated objectives of the iterates that satisfy the collocated equations
+    (to IPOPT's ``constr_viol_tol``); the final report's ``best`` is the fit's loss.
+    The epoch learners (:func:`~learning.train`, :func:`~learning.train_lagrangian`,
+    :func:`~learning.reduce_mechanism`) report once per epoch: ``loss`` the epoch's mean
+    training loss, ``score`` the epoch's score that picks the kept parameters (the
+    validation loss; the training loss without held-out data), ``best`` the lowest score so
+    far, the start's included (non-increasing; the kept parameters' score). ``score`` is
+    None for :func:`fit`, whose current value is ``loss``."""
+
+    iteration: int
+    evaluations: int
+    loss: float
+    best: float
+    n_failed: int
+    elapsed: float
+    score: float | None = None
+
+    def __str__(self) -> str:
+        return (
+            f"iteration {self.iteration:4d}  evaluations {self.evaluations:5d}  "
+            f"loss {self.loss:.6g}  best {self.best:.6g}  failed {self.n_failed}  "
+            f"{self.elapsed:.1f} s"
+        )
 
 
 def fit_progress_bar(total: int | None = None, desc: str = "fit") -> Callable[[FitProgress], None]:

@@ -57,10 +57,10 @@ from solvers.buffers import numeric_call
 
 from .experiment import Experiment
 from .experiment_forms import as_samples
-from .fit import FitResult
 from .lagrangian import Lagrangian, inverse_dynamics
 from .lagrangian_net import FLOOR_BINDS, MassFloorWarning
 from .optimizers import AdamOptions, Polish, polish_options, tall_least_squares
+from .result import FitResult
 from .threads import thread_count
 from .training import SampleLoss
 

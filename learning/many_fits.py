@@ -38,8 +38,10 @@ from solvers import (
 from .evaluation import CrossValidation, fold_groups, free_run_rmse
 from .experiment import Experiment
 from .experiment_forms import as_list, as_pairs
-from .fit import FitResult, fit, unknowns
+from .fit import fit
+from .result import FitResult
 from .training import compiled, train
+from .unknown import unknowns
 
 Fitter = Callable[..., FitResult]
 SystemOrBuilder = ac.System | ac.Model | Callable[[], ac.System | ac.Model]

@@ -57,10 +57,10 @@ from solvers import simulate
 from solvers.capture import native_stderr
 
 from .experiment import check_time
+from .result import Failure, split_name
 
 FAILURES = (SimulationError, InitializationError, ParameterError, RuntimeError)
 PENALTY = 1e3
-TAG = "@"  # "mass.v0@1": experiment 1's own copy of mass.v0
 NOISE_FRACTION = 1e-4  # rtol / relative noise
 ATOL_FRACTION = 1e-2  # atol / (rtol x the outputs' smallest magnitude)
 REFINE = 3.0  # a second pass when the residuals call for an rtol this much tighter
@@ -68,17 +68,6 @@ RTOL_BOUNDS = (1e-8, 1e-6)
 NOISE_ORDERS = 6  # difference orders tried by noise_level
 GRID_SHARE = 0.9  # the share of nonzero differences on a grid that makes data quantized
 GRID_TOLERANCE = 1e-3  # distance of a difference / step from an integer still on the grid
-
-
-def own_name(name: str, experiment: int) -> str:
-    """``"mass.v0@1"``: the name of experiment ``experiment``'s own copy of ``name``."""
-    return f"{name}{TAG}{experiment}"
-
-
-def split_name(name: str) -> tuple[str, int | None]:
-    """``"mass.v0@1"`` -> ``("mass.v0", 1)``; a shared name -> ``(name, None)``."""
-    base, sep, k = name.rpartition(TAG)
-    return (base, int(k)) if sep and k.isdigit() else (name, None)
 
 
 def noise_level(y: np.ndarray) -> float:
@@ -173,18 +162,6 @@ def tolerance_rule(
     chosen = float(np.clip(NOISE_FRACTION * noise, *RTOL_BOUNDS)) if rtol is None else rtol
     absolute = float(atol) if atol is not None else ATOL_FRACTION * chosen * magnitude
     return Tolerances(float(chosen), absolute, noise, source)
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A simulation that failed during a fit: the parameter values by name, and why."""
-
-    params: dict[str, float]
-    message: str
-
-    def __str__(self) -> str:
-        values = ", ".join(f"{k} = {v:.6g}" for k, v in self.params.items())
-        return f"{self.message} (at {values})"
 
 
 def _numbers(values: Any, what: str) -> np.ndarray:

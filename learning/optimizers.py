@@ -35,9 +35,9 @@ from acausal.errors import OptionError, unknown_name
 from solvers.progress import check_progress
 
 from .checks import check_count, check_positive
-from .fit import FitProgress, FitResult
-from .fit_bar import progress_sink
+from .fit_bar import FitProgress, progress_sink
 from .levenberg_marquardt import levenberg_marquardt
+from .result import FitResult
 from .threads import blas_threads
 
 Bounds = tuple[np.ndarray | float, np.ndarray | float]

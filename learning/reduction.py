@@ -49,7 +49,7 @@ from acausal.errors import OptionError
 
 from .checks import check_layers
 from .dense import Dense, _rows
-from .fit import FitProgress
+from .fit_bar import FitProgress
 from .natural import NaturalCoordinates, expect_natural
 from .optimizers import AdamOptions
 from .reduced_model import Reduction, velocity_terms

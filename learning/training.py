@@ -43,8 +43,8 @@ from acausal.errors import OptionError, unknown_name
 
 from .checks import check_count, no_params
 from .experiment import Experiment
-from .experiment_forms import as_list, as_records
-from .fit import FitProgress, FitResult, unknowns, with_values
+from .experiment_forms import as_list, as_records, with_values
+from .fit_bar import FitProgress
 from .optimizers import (
     AdamOptions,
     AdamRun,
@@ -54,10 +54,12 @@ from .optimizers import (
     least_squares,
     polish_options,
 )
+from .result import FitResult
 from .rollout import StepMap, Trajectory
 from .rollout_loss import RolloutLoss, Windows
 from .threads import thread_count
 from .uncertainty import Uncertainty, from_jacobian
+from .unknown import unknowns
 
 
 class SampleLoss:

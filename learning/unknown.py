@@ -316,3 +316,13 @@ def in_model(exprs: list[cs.SX], model: ac.Model) -> list[cs.SX]:
         parameter = name in model.defaults
         subs.append(model.flat.sym(name) if parameter else model.outputs[model.check_name(name)])
     return cs.substitute(exprs, syms, subs)
+
+
+def unknowns(systems: Sequence[ac.System]) -> list[Unknown]:
+    """Every :class:`~learning.Unknown` in ``systems`` (nested ones included), one per name."""
+    seen: dict[str, Unknown] = {}
+    for s in systems:
+        for c in s.all_components():
+            if isinstance(c, Unknown):
+                seen.setdefault(c.full_name, c)
+    return list(seen.values())
