@@ -19,13 +19,14 @@ from .errors import EquationError, OptionError, unknown_name
 from .flatten import FlatDAE, display_name, displayed, flatten
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
-from .structure.alias import Reduced, Start, eliminate_aliases
+from .structure.alias import Reduced, eliminate_aliases
 from .structure.blt import Block, sort_blt
 from .structure.causalize import SemiExplicit, causalize
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
 from .structure.naming import aliases_of_declared
+from .structure.starts import Start
 from .symbols import check_value, derivative_name, split_derivative, vstack
 from .system import System
 from .table import Table

@@ -1,20 +1,24 @@
-"""Alias elimination's first passes unite all their plain rows at once (a spanning forest
-by Kruskal's algorithm, scipy's); the same rows taken one by one by ``_try_alias`` must
-give the same classes: roots, signs, constants, refused rows, fixed and changed roots."""
+"""The alias classes' union-find with signs and offsets (``acausal.structure.union_find``)
+on variables numbered 0..n-1. Alias elimination's first passes unite all their plain rows
+at once (a spanning forest by Kruskal's algorithm, scipy's); the same rows taken one by one
+by ``add_row`` must give the same classes: roots, signs, constants, refused rows, fixed and
+changed roots."""
 
 import numpy as np
 import pytest
 
 from acausal.flatten import Symbol
-from acausal.structure.alias import ONE, _Classes, _ranks, _try_alias, _unite_plain
+from acausal.structure.alias import preference_ranks
+from acausal.structure.graph import substitute_rows
+from acausal.structure.union_find import ONE, SignedUnionFind, axpy
 
 
-def _classes(n: int, rng: np.random.Generator) -> _Classes:
-    """Classes of ``n`` variables ``c<k>.x<k>`` (every one its own root), some with a fixed
-    start, some differentiated, some with a state priority."""
+def _symbols(n: int, rng: np.random.Generator) -> tuple[list[Symbol], set[str]]:
+    """``n`` variables ``c<k>.x<k>`` or ``c<k>.p.v``, some with a fixed start, some with a
+    state priority; and the names of those that are differentiated."""
     names = [f"c{k}.x{k}" if k % 3 else f"c{k}.p.v" for k in range(n)]
-    symbols = {
-        q: Symbol(
+    symbols = [
+        Symbol(
             q,
             "variable",
             None,
@@ -24,21 +28,22 @@ def _classes(n: int, rng: np.random.Generator) -> _Classes:
             state_priority=int(rng.integers(0, 2)),
         )
         for q in names
-    }
-    classes = object.__new__(_Classes)
-    classes.symbols = symbols
-    classes.parent = {q: q for q in names}
-    classes.sign = {q: 1.0 for q in names}
-    classes.offset, classes.const, classes.changed = {}, {}, set()
-    classes.fixed = {q for q in names if symbols[q].fixed}
-    classes.deriv = {q: f"der({q})" for q in names if rng.random() < 0.2}
-    classes.variables = tuple(names)
-    classes.position = {q: k for k, q in enumerate(names)}
-    classes.rank = _ranks([symbols[q] for q in names], classes.deriv)
-    return classes
+    ]
+    return symbols, {q for q in names if rng.random() < 0.2}
 
 
-def _rows(names: list[str], count: int, rng: np.random.Generator) -> list:
+def _classes(n: int, rng: np.random.Generator) -> SignedUnionFind:
+    """Classes of the :func:`_symbols` (every one its own root), ranked by the preference
+    of representatives."""
+    symbols, differentiated = _symbols(n, rng)
+    return SignedUnionFind(
+        preference_ranks(symbols, differentiated),
+        [s.name in differentiated for s in symbols],
+        [k for k, s in enumerate(symbols) if s.fixed],
+    )
+
+
+def _rows(names: range, count: int, rng: np.random.Generator) -> list:
     """Random plain rows: ``k a + k' b = 0`` (mostly ``|k| = |k'|``, so cycles and parallel
     rows occur) and ``k a + h = 0`` (a constant, sometimes zero)."""
     rows = []
@@ -55,12 +60,24 @@ def _rows(names: list[str], count: int, rng: np.random.Generator) -> list:
     return rows
 
 
-def _state(classes: _Classes) -> dict:
+def _state(classes: SignedUnionFind) -> dict:
     out = {}
-    for q in classes.parent:
+    for q in range(len(classes)):
         root, s, c = classes.find(q)
         out[q] = (root, s, dict(c), dict(classes.const.get(root, {})), root in classes.fixed)
     return out
+
+
+def _arrays(rows: list) -> list[np.ndarray]:
+    """The rows ``(row, variables, coefficients, offset)`` as the arrays ``a, b, ca, cb, h``
+    of ``add_plain_rows`` (``b = -1``: one variable)."""
+    return [
+        np.array([qs[0] for _, qs, _, _ in rows]),
+        np.array([qs[1] if len(qs) == 2 else -1 for _, qs, _, _ in rows]),
+        np.array([coef[0] for _, _, coef, _ in rows]),
+        np.array([coef[1] if len(coef) == 2 else 0.0 for _, _, coef, _ in rows]),
+        np.array([h for *_, h in rows]),
+    ]
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -69,21 +86,12 @@ def test_plain_rows_united_at_once_as_one_by_one(seed):
     n = int(rng.integers(3, 40))
     one_by_one = _classes(n, np.random.default_rng(seed))
     at_once = _classes(n, np.random.default_rng(seed))
-    rows = _rows(list(one_by_one.parent), int(rng.integers(1, 2 * n)), rng)
+    rows = _rows(range(n), int(rng.integers(1, 2 * n)), rng)
     taken = set()
     for row, qs, coef, h in rows:
-        if _try_alias(qs, coef, {ONE: h} if h else {}, one_by_one):
+        if one_by_one.add_row(qs, coef, {ONE: h} if h else {}):
             taken.add(row)
-    at = at_once.position
-    arrays = [
-        np.array([row for row, *_ in rows]),
-        np.array([at[qs[0]] for _, qs, _, _ in rows]),
-        np.array([at[qs[1]] if len(qs) == 2 else -1 for _, qs, _, _ in rows]),
-        np.array([coef[0] for _, _, coef, _ in rows]),
-        np.array([coef[1] if len(coef) == 2 else 0.0 for _, _, coef, _ in rows]),
-        np.array([h for *_, h in rows]),
-    ]
-    assert _unite_plain(*arrays, at_once) == taken
+    assert set(at_once.add_plain_rows(*_arrays(rows)).tolist()) == taken
     assert at_once.changed == one_by_one.changed
     expected, got = _state(one_by_one), _state(at_once)
     for q in expected:
@@ -102,42 +110,33 @@ def test_a_long_path_of_aliases_takes_the_signs_along_it(seed):
     n = 3000
     one_by_one = _classes(n, np.random.default_rng(seed))
     at_once = _classes(n, np.random.default_rng(seed))
-    names = list(one_by_one.parent)
+    names = range(n)
     links = [
         ([names[k], names[k + 1]], [1.0, float(rng.choice([-1.0, 1.0]))]) for k in range(n - 1)
     ]
     links = [links[k] for k in rng.permutation(n - 1)]
-    ground = next(q for q in reversed(names) if q not in one_by_one.deriv)
+    ground = next(q for q in reversed(names) if not one_by_one.differentiated[q])
     links.append(([ground], [2.0]))
     rows = [(row, qs, coef, 0.75 if len(qs) == 1 else 0.0) for row, (qs, coef) in enumerate(links)]
     taken = {
-        row for row, qs, coef, h in rows if _try_alias(qs, coef, {ONE: h} if h else {}, one_by_one)
+        row for row, qs, coef, h in rows if one_by_one.add_row(qs, coef, {ONE: h} if h else {})
     }
-    at = at_once.position
-    arrays = [
-        np.arange(len(rows)),
-        np.array([at[qs[0]] for _, qs, _, _ in rows]),
-        np.array([at[qs[1]] if len(qs) == 2 else -1 for _, qs, _, _ in rows]),
-        np.array([coef[0] for _, _, coef, _ in rows]),
-        np.array([coef[1] if len(coef) == 2 else 0.0 for _, _, coef, _ in rows]),
-        np.array([h for *_, h in rows]),
-    ]
-    assert _unite_plain(*arrays, at_once) == taken == set(range(len(rows)))
+    assert set(at_once.add_plain_rows(*_arrays(rows)).tolist()) == taken == set(range(len(rows)))
     assert _state(at_once) == _state(one_by_one)
 
 
 def test_ranks_order_representatives_by_the_preference_rules():
-    """``_ranks`` against a sort by the rules' tuple: differentiated, fixed start, state
-    priority, any start, a component's own variable, short local name, declaration order."""
+    """``preference_ranks`` against a sort by the rules' tuple: differentiated, fixed start,
+    state priority, any start, a component's own variable, short local name, declaration
+    order."""
     rng = np.random.default_rng(7)
-    classes = _classes(200, rng)
-    symbols = [classes.symbols[q] for q in classes.variables]
+    symbols, differentiated = _symbols(200, rng)
 
     def key(k: int) -> tuple:
         s = symbols[k]
         local = s.name[len(s.component) + 1 :]
         return (
-            s.name not in classes.deriv,
+            s.name not in differentiated,
             not s.fixed,
             -s.state_priority,
             s.start is None,
@@ -147,25 +146,23 @@ def test_ranks_order_representatives_by_the_preference_rules():
         )
 
     expected = sorted(range(len(symbols)), key=key)
-    assert np.argsort(classes.rank).tolist() == expected
+    assert np.argsort(preference_ranks(symbols, differentiated)).tolist() == expected
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_all_aliases_at_once_as_found_one_by_one(seed):
-    """Every variable's ``sign * root + offset`` from ``_aliases`` (roots and signs by
+    """Every variable's ``sign * root + offset`` from ``resolve`` (roots and signs by
     pointer jumping over all variables, an offset composed only where one lies on the
     way) against ``find`` one variable at a time on a copy: classes made by random alias
     rows with numeric and symbolic (atom) offsets and constants, the unions in random
     order so that the trees grow deep; constant classes give no root and their constant."""
     import copy
 
-    from acausal.structure.alias import _aliases, _axpy
-
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 300))
     classes = _classes(n, rng)
     classes.fixed = set()  # (fixed starts refuse symbolic offsets: none here, more unions)
-    names = list(classes.parent)
+    names = range(n)
     for _ in range(int(rng.integers(n // 2, 2 * n))):
         offset = {}
         if rng.random() < 0.5:
@@ -174,18 +171,18 @@ def test_all_aliases_at_once_as_found_one_by_one(seed):
             offset[int(rng.integers(0, 5))] = float(rng.choice([-1.0, 0.5, 2.0]))
         if rng.random() < 0.85:
             a, b = rng.choice(n, 2, replace=False)
-            _try_alias([names[a], names[b]], [1.0, float(rng.choice([-1.0, 1.0]))], offset, classes)
+            classes.add_row([names[a], names[b]], [1.0, float(rng.choice([-1.0, 1.0]))], offset)
         else:
-            q = next(q for q in rng.permutation(names) if q not in classes.deriv)
-            _try_alias([q], [float(rng.choice([-2.0, 1.0]))], offset, classes)
+            q = next(q for q in rng.permutation(n) if not classes.differentiated[q])
+            classes.add_row([int(q)], [float(rng.choice([-2.0, 1.0]))], offset)
     one_by_one = copy.deepcopy(classes)
     expected = []
     for q in names:
         root, s, c = one_by_one.find(q)
         const = one_by_one.const.get(root)
-        expected.append((q, None, s, _axpy(c, s, const)) if const is not None else (q, root, s, c))
+        expected.append((q, None, s, axpy(c, s, const)) if const is not None else (q, root, s, c))
     assert classes.offset and classes.const  # offsets and constants were made
-    got = list(zip(*_aliases(names, classes)))
+    got = list(zip(*classes.resolve(names)))
     assert [(q, r, s, dict(c)) for q, r, s, c in got] == [
         (q, r, s, dict(c)) for q, r, s, c in expected
     ]
@@ -194,15 +191,13 @@ def test_all_aliases_at_once_as_found_one_by_one(seed):
 def test_substituting_the_rows_that_hold_the_symbols_is_substituting_all():
     import casadi as cs
 
-    from acausal.structure.alias import _substitute_rows
-
     x, y = cs.SX.sym("x", 3), cs.SX.sym("y", 2)
     res = cs.vertcat(x[0] - y[0], cs.sin(y[1]), x[1] * x[2] + 1, y[0] * y[1], x[2])
     old, new = x[[0, 2]], cs.vertcat(y[1] + 2.0, -y[0])
     rows = [0, 2, 4]  # those holding x0 or x2
     for vector in (res, cs.vertcat(res, cs.SX(1, 1))):  # dense, and with a structural zero
-        got, want = _substitute_rows(vector, rows, old, new), cs.substitute(vector, old, new)
+        got, want = substitute_rows(vector, rows, old, new), cs.substitute(vector, old, new)
         assert got.sparsity() == want.sparsity()
         assert all(cs.is_equal(a, b, 5) for a, b in zip(cs.vertsplit(got), cs.vertsplit(want)))
-    assert str(_substitute_rows(res, rows, old, new)[4]) == "(-y_0)"
+    assert str(substitute_rows(res, rows, old, new)[4]) == "(-y_0)"
     assert str(res[4]) == "x_2"  # the argument is left as it was

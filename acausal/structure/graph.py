@@ -123,6 +123,34 @@ def affine_rows(
     return AffineRows(rows, cols, entries, offsets, affine, symbolic, expressions)
 
 
+def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -> cs.SX:
+    """``cs.substitute(residuals, old, new)`` where only ``rows`` hold symbols of ``old``:
+    those rows substituted and written back into a copy (a substitution evaluates every
+    node of what it is given; after alias elimination's first pass most rows hold no
+    eliminated symbol). Where a structural zero is involved, the whole vector is
+    substituted; with no rows, nothing is."""
+    if not rows:
+        return residuals
+    part = cs.substitute(residuals[rows], old, new)
+    if not (part.is_dense() and residuals.is_dense()):
+        return cs.substitute(residuals, old, new)
+    out = cs.SX(residuals)
+    out[rows] = part
+    return out
+
+
+def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
+    """``mat`` with its rows ``rows`` replaced by those of ``new``, in order."""
+    if not rows:
+        return mat
+    changed = np.zeros(mat.shape[0], dtype=bool)
+    changed[rows] = True
+    kept = np.nonzero(~changed)[0]
+    order = np.empty(mat.shape[0], dtype=np.int64)
+    order[np.concatenate([kept, np.asarray(rows)])] = np.arange(mat.shape[0])
+    return sp.csr_matrix(sp.vstack([mat[kept], new], format="csr")[order])
+
+
 #: Rows holding more symbols than this are differentiated apart by :func:`jacobian`.
 DENSE_ROW = 50
 

@@ -1,0 +1,72 @@
+"""Start values after alias elimination: one per alias class.
+
+A member ``q = s root + c`` with a start value gives its class's representative the start
+``s (start - c)``; a fixed start wins over a guess, and two different fixed values in one
+class (after sign and offset), or a fixed value on a variable the model makes constant,
+are an error naming both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import casadi as cs
+import numpy as np
+
+from ..errors import InitializationError
+from ..flatten import FlatDAE
+from ..symbols import as_sx
+
+# (sign, representative or None, constant: a number or an expression of parameters)
+Alias = tuple[float, "str | None", "float | cs.SX"]
+
+
+@dataclass(frozen=True, eq=False)
+class Start:
+    """Start value of an unknown after alias elimination, with the variable it came from."""
+
+    value: cs.SX | float
+    fixed: bool
+    source: str
+
+
+def merge_starts(
+    flat: FlatDAE, eliminated: Mapping[str, Alias], values: np.ndarray
+) -> dict[str, Start]:
+    """One start value per class (a member's ``q = s root + c`` gives the root
+    ``s (start - c)``); two different fixed values in a class are an error."""
+    params = flat.symbols.take(flat.parameters)
+
+    def numeric(expr: cs.SX | float) -> float:
+        """Value at the parameters' values (only needed when two values are compared)."""
+        e = as_sx(expr)
+        if params.numel() and cs.depends_on(e, params):
+            e = cs.substitute(e, params, cs.DM(values))
+        return float(cs.evalf(e))
+
+    starts: dict[str, Start] = {}
+    for q in flat.variables:
+        sym = flat.symbols[q]
+        if sym.start is None:
+            continue
+        s, root, c = eliminated.get(q, (1.0, q, 0.0))
+        if root is None:
+            if sym.fixed and not np.isclose(numeric(sym.start), numeric(c)):
+                raise InitializationError(
+                    f"fixed start value {q} = {numeric(sym.start):g} conflicts with the "
+                    f"model: {q} is constant {numeric(c):g}; remove the start value"
+                )
+            continue
+        shifted = sym.start - c if isinstance(c, cs.SX) or c else sym.start
+        value = shifted if s > 0 else -shifted
+        prev = starts.get(root)
+        if prev is None or (sym.fixed and not prev.fixed):
+            starts[root] = Start(value, sym.fixed, q)
+        elif sym.fixed and prev.fixed and not np.isclose(numeric(value), numeric(prev.value)):
+            raise InitializationError(
+                f"conflicting fixed start values: {prev.source} and {q} are the same "
+                f"variable (connected or aliased) but start at {numeric(prev.value):g} and "
+                f"{numeric(value):g} (after sign and offset); remove or align one of them"
+            )
+    return starts
