@@ -15,13 +15,14 @@ from .initialize import z_start_values
 from .integrate import Simulator
 from .progress import BatchProgress, Progress, ProgressOption
 from .result import Result
-from .simulate import as_model, initial_values, output_grid, simulate, simulator
+from .simulate import Simulations, as_model, initial_values, output_grid, simulate, simulator
 from .time_scales import TimeScales, time_scales
 
 __all__ = [
     "simulate",
     "Result",
     "Simulator",
+    "Simulations",
     "DAEFunctions",
     "as_model",
     "output_grid",

@@ -36,7 +36,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from acausal.errors import OptionError
@@ -45,8 +45,12 @@ KINDS = ("serial", "threads", "processes")
 DASK_EXTRA = 'pip install -e ".[dask]"  (or: pip install "dask[distributed]")'
 KEPT_PAYLOADS = 4  # built payloads a worker process keeps (most recently used)
 
-_INSTALLED: dict[str, bytes] = {}  # payloads a local pool's initializer put in this process
-_THREAD = threading.local()  # .built: the unpickled payloads of this thread
+# A worker's own state (a local pool's worker process, a Dask worker, the threads of an
+# executor the caller keeps): the payloads the pool's initializer installed, and each
+# thread's unpickled payloads (.built). The calls of this process never fill them: their
+# tasks build in the call's Shared (Shared.in_call).
+_INSTALLED: dict[str, bytes] = {}
+_WORKER = threading.local()
 
 
 def available_cores() -> int:
@@ -70,10 +74,13 @@ class TaskFailure:
 @dataclass(frozen=True)
 class Shared:
     """A payload shared by every task of a call: ``data`` (pickled bytes), or ``None`` when
-    a pool initializer installed it in the worker under ``token`` (a hash of the bytes)."""
+    a pool initializer installed it in the worker under ``token`` (a hash of the bytes).
+    ``built``: where the tasks of one call in this process (serial, threads) keep it built,
+    once per thread, dropped with the call (:meth:`in_call`); None in a worker."""
 
     token: str
     data: bytes | None
+    built: threading.local | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, obj: Any, what: str) -> Shared:
@@ -91,12 +98,18 @@ class Shared:
     def stripped(self) -> Shared:
         return Shared(self.token, None)
 
+    def in_call(self) -> Shared:
+        """This payload for the tasks of one call in this process: built once per thread
+        and dropped with the call."""
+        return Shared(self.token, self.data, threading.local())
+
     def value(self) -> Any:
         """The unpickled payload, with a ``dict`` a task may keep its own caches in: built
-        once per thread of a process (tasks on other threads of a worker get their own, so
-        no model or simulator is shared between threads) and kept for the next tasks (the
-        :data:`KEPT_PAYLOADS` latest)."""
-        built = _THREAD.__dict__.setdefault("built", OrderedDict())
+        once per thread (tasks on other threads get their own, so no model or simulator is
+        shared between threads) and kept for the call's next tasks (:meth:`in_call`), or
+        in a worker for its next tasks (the :data:`KEPT_PAYLOADS` latest)."""
+        store = _WORKER if self.built is None else self.built
+        built = store.__dict__.setdefault("built", OrderedDict())
         if self.token not in built:
             data = self.data if self.data is not None else _INSTALLED[self.token]
             built[self.token] = (pickle.loads(data), {})
@@ -212,6 +225,7 @@ def run_tasks(
     with executor_session(executor) as executor:
         kind = check_executor(executor)
         if kind == "serial":
+            shared = shared.in_call()
             for k, item in enumerate(items):
                 try:
                     outcome = fn(shared, item)
@@ -224,7 +238,7 @@ def run_tasks(
             _run_futures(executor, fn, shared, items, done)
         elif kind == "threads":
             with cf.ThreadPoolExecutor(available_cores()) as pool:
-                _run_futures(pool, fn, shared, items, done)
+                _run_futures(pool, fn, shared.in_call(), items, done)
         else:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(_preload(fn))

@@ -121,11 +121,20 @@ def simulate_sensitivities(
     """``simulate(model, grid=grid, ..., sensitivities=names)``, the sensitivities by
     :func:`transition_sensitivities` where it applies (the same numbers to the tolerances)."""
     p = np.asarray(model.parameter_vector(params), dtype=float)
-    sim = simulator(model, grid, rtol, atol, p)
+    simulators: dict = {}  # (the fallback's run reuses the simulator)
+    sim = simulator(model, grid, rtol, atol, p, simulators)
     p = sim.settle(p)
     out = transition_sensitivities(sim, p, [list(model.parameters).index(s) for s in names])
     if out is None:
-        return simulate(model, grid=grid, rtol=rtol, atol=atol, params=params, sensitivities=names)
+        return simulate(
+            model,
+            grid=grid,
+            rtol=rtol,
+            atol=atol,
+            params=params,
+            sensitivities=names,
+            simulators=simulators,
+        )
     x, z, dx, dz = out
     sens = {s: (dx[:, :, j], dz[:, :, j]) for j, s in enumerate(names)}
     return Result(model, grid, x, z, p, sens, [], functions=sim.functions)
