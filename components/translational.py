@@ -4,26 +4,28 @@ Connector :data:`ac.Flange`: position ``s`` (potential) and force ``f`` (flow, p
 it acts on the component through the flange). Two-flange components have ``flange_a`` and
 ``flange_b``; one-flange components (sources, :class:`Fixed`) have ``flange``.
 
+Here: the compliant elements (:class:`Spring`, :class:`Damper`, :class:`SpringDamper`, each
+a :class:`PartialCompliant` stating its own force law) and :class:`Fixed`. Imported from the
+modules beside it, as Modelica's packages: the masses (:class:`Mass`, :class:`MassWithStop`,
+:class:`MassWithStopAndFriction`) from :mod:`components.translational_masses`, the sources
+(:class:`Force`, :class:`ConstantForce`, :class:`ForceStep`, :class:`SineForce`,
+:class:`Position`, :class:`Speed`, :class:`ConstantSpeed`) from
+:mod:`components.translational_sources`, the sensors (:class:`PositionSensor`,
+:class:`SpeedSensor`, :class:`AccSensor`, :class:`RelPositionSensor`,
+:class:`RelSpeedSensor`, :class:`ForceSensor`; the reading is a variable, ``res["vs.v"]``,
+not a signal connector) from :mod:`components.translational_sensors`, the friction elements
+(:class:`CoulombFriction`, :class:`SupportFriction`, :class:`Brake`; their modes are
+:mod:`components.friction`'s) from :mod:`components.translational_friction`.
+
 Sources act between ``flange`` and a housing. With ``use_support=False`` (the default, as
 in Modelica) the housing is fixed at ``s = 0``; with ``use_support=True`` it is the extra
 connector ``support``, which takes the reaction force.
-
-The masses (:class:`Mass`, :class:`MassWithStop`, :class:`MassWithStopAndFriction`) are
-written in :mod:`components.translational_masses`, the friction elements
-(:class:`CoulombFriction`, :class:`SupportFriction`, :class:`Brake`) in
-:mod:`components.translational_friction`; their modes are :mod:`components.friction`'s.
-All are imported here.
-
-Sensors (:class:`PositionSensor`, :class:`SpeedSensor`, :class:`AccSensor`,
-:class:`RelPositionSensor`, :class:`RelSpeedSensor`, :class:`ForceSensor`, written once for
-both 1-D domains in :mod:`components.sensors1d`) give their reading as a variable
-(``res["vs.v"]``), not a signal connector.
 """
 
 from __future__ import annotations
 
-from . import mechanics1d as mech
-from . import sensors1d as sensors
+import acausal as ac
+
 from .translational_friction import Brake as Brake
 from .translational_friction import CoulombFriction as CoulombFriction
 from .translational_friction import PartialFrictionOnSupport as PartialFrictionOnSupport
@@ -32,188 +34,88 @@ from .translational_masses import Mass as Mass
 from .translational_masses import MassWithStop as MassWithStop
 from .translational_masses import MassWithStopAndFriction as MassWithStopAndFriction
 from .translational_masses import PartialRigid as PartialRigid
+from .translational_sensors import AccSensor as AccSensor
+from .translational_sensors import ForceSensor as ForceSensor
+from .translational_sensors import PositionSensor as PositionSensor
+from .translational_sensors import RelPositionSensor as RelPositionSensor
+from .translational_sensors import RelSpeedSensor as RelSpeedSensor
+from .translational_sensors import SpeedSensor as SpeedSensor
+from .translational_sources import ConstantForce as ConstantForce
+from .translational_sources import ConstantSpeed as ConstantSpeed
+from .translational_sources import Force as Force
+from .translational_sources import ForceStep as ForceStep
+from .translational_sources import PartialForce as PartialForce
+from .translational_sources import PartialSpeed as PartialSpeed
+from .translational_sources import Position as Position
+from .translational_sources import SineForce as SineForce
+from .translational_sources import Speed as Speed
 
 
-class PartialCompliant(mech.Compliant):
+class PartialCompliant(ac.Component):
     """Massless two-flange element: ``s_rel = flange_b.s - flange_a.s``,
     ``flange_b.f = f``, ``flange_a.f = -f``."""
 
-    axis = mech.TRANSLATIONAL
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.flange_a = self.connector("flange_a", ac.Flange)
+        self.flange_b = self.connector("flange_b", ac.Flange)
+        self.s_rel = self.variable("s_rel", unit="m")
+        self.f = self.variable("f", unit="N")
+        self.equations(
+            self.s_rel == self.flange_b.s - self.flange_a.s,
+            self.flange_b.f == self.f,
+            self.flange_a.f == -self.f,
+        )
 
 
-class Spring(mech.LinearSpring):
+class Spring(PartialCompliant):
     """Linear spring: ``f = c (s_rel - s_rel0)``."""
 
-    axis = mech.TRANSLATIONAL
-
     def __init__(self, name: str, c: float = 1.0, s_rel0: float = 0.0) -> None:
-        super().__init__(name, c, s_rel0)
+        super().__init__(name)
+        c = self.parameter("c", c, "N/m", min=0)
+        s_rel0 = self.parameter("s_rel0", s_rel0, "m")
+        self.equations(self.f == c * (self.s_rel - s_rel0))
 
 
-class Damper(mech.LinearDamper):
+class Damper(PartialCompliant):
     """Linear damper: ``f = d v_rel``, ``v_rel = der(s_rel)``."""
 
-    axis = mech.TRANSLATIONAL
-
     def __init__(self, name: str, d: float = 1.0) -> None:
-        super().__init__(name, d)
+        super().__init__(name)
+        d = self.parameter("d", d, "N*s/m", min=0)
+        self.v_rel = self.variable("v_rel", unit="m/s")
+        self.equations(
+            self.v_rel == ac.der(self.s_rel),
+            self.f == d * self.v_rel,
+        )
 
 
-class SpringDamper(mech.LinearSpringDamper):
-    """Spring and damper in parallel: ``f = c (s_rel - s_rel0) + d v_rel``."""
-
-    axis = mech.TRANSLATIONAL
+class SpringDamper(PartialCompliant):
+    """Spring and damper in parallel: ``f = f_c + f_d``, ``f_c = c (s_rel - s_rel0)``,
+    ``f_d = d v_rel``, ``v_rel = der(s_rel)``."""
 
     def __init__(self, name: str, c: float = 1.0, d: float = 1.0, s_rel0: float = 0.0) -> None:
-        super().__init__(name, c, d, s_rel0)
+        super().__init__(name)
+        c = self.parameter("c", c, "N/m", min=0)
+        d = self.parameter("d", d, "N*s/m", min=0)
+        s_rel0 = self.parameter("s_rel0", s_rel0, "m")
+        self.v_rel = self.variable("v_rel", unit="m/s")
+        self.f_c = self.variable("f_c", unit="N")
+        self.f_d = self.variable("f_d", unit="N")
+        self.equations(
+            self.v_rel == ac.der(self.s_rel),
+            self.f_c == c * (self.s_rel - s_rel0),
+            self.f_d == d * self.v_rel,
+            self.f == self.f_c + self.f_d,
+        )
 
 
-class Fixed(mech.Fixed):
-    """A flange held at position ``s0``."""
-
-    axis = mech.TRANSLATIONAL
+class Fixed(ac.Component):
+    """A flange held at position ``s0``: ``flange.s = s0``."""
 
     def __init__(self, name: str, s0: float = 0.0) -> None:
-        super().__init__(name, s0)
-
-
-class PartialForce(mech.Effort):
-    """Force ``f`` acting on ``flange`` in the positive direction: ``flange.f = -f``."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(self, name: str, use_support: bool = False) -> None:
-        super().__init__(name, use_support)
-
-
-class Force(mech.SignalEffort):
-    """Force ``f`` (a signal: number, expression of ``ac.time`` or samples ``(t, y)``)."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(self, name: str, f: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, f, use_support)
-
-
-class ConstantForce(mech.ConstantEffort):
-    """``f = f_constant``."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(self, name: str, f_constant: float = 1.0, use_support: bool = False) -> None:
-        super().__init__(name, f_constant, use_support)
-
-
-class ForceStep(mech.StepEffort):
-    """``f = offset_force + (step_force if t >= start_time else 0)``."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        step_force: float = 1.0,
-        offset_force: float = 0.0,
-        start_time: float = 0.0,
-        use_support: bool = False,
-    ) -> None:
-        super().__init__(name, step_force, offset_force, start_time, use_support)
-
-
-class SineForce(mech.SineEffort):
-    """``f = offset + amplitude sin(2 pi f t + phase)`` (Modelica's Sine block names)."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        amplitude: float = 1.0,
-        f: float = 1.0,
-        phase: float = 0.0,
-        offset: float = 0.0,
-        use_support: bool = False,
-    ) -> None:
-        super().__init__(name, amplitude, f, phase, offset, use_support)
-
-
-class Position(mech.Position):
-    """Prescribed position ``s`` of ``flange`` relative to the housing (a signal)."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(self, name: str, s: object = 0.0, use_support: bool = False) -> None:
-        super().__init__(name, s, use_support)
-
-
-class PartialSpeed(mech.Motion):
-    """Prescribed speed ``v = der(s)`` of ``flange``; ``s0`` fixes the initial position."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(self, name: str, s0: float | None = None, use_support: bool = False) -> None:
-        super().__init__(name, s0, use_support)
-
-
-class Speed(mech.SignalSpeed):
-    """Prescribed speed ``v`` (a signal: number, expression of ``ac.time`` or samples)."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(
-        self, name: str, v: object = 0.0, s0: float | None = None, use_support: bool = False
-    ) -> None:
-        super().__init__(name, v, s0, use_support)
-
-
-class ConstantSpeed(mech.ConstantSpeed):
-    """``v = v_fixed``."""
-
-    axis = mech.TRANSLATIONAL
-
-    def __init__(
-        self,
-        name: str,
-        v_fixed: float = 1.0,
-        s0: float | None = None,
-        use_support: bool = False,
-    ) -> None:
-        super().__init__(name, v_fixed, s0, use_support)
-
-
-class PositionSensor(sensors.PositionSensor):
-    """Absolute position ``s = flange.s``; takes no force (``flange.f = 0``)."""
-
-    axis = mech.TRANSLATIONAL
-
-
-class SpeedSensor(sensors.SpeedSensor):
-    """Absolute speed ``v = der(flange.s)``; takes no force."""
-
-    axis = mech.TRANSLATIONAL
-
-
-class AccSensor(sensors.AccSensor):
-    """Absolute acceleration ``a = der(v)``, ``v = der(flange.s)``; takes no force."""
-
-    axis = mech.TRANSLATIONAL
-
-
-class RelPositionSensor(sensors.RelPositionSensor):
-    """Relative position ``s_rel = flange_b.s - flange_a.s``; takes no force."""
-
-    axis = mech.TRANSLATIONAL
-
-
-class RelSpeedSensor(sensors.RelSpeedSensor):
-    """Relative speed ``v_rel = der(s_rel)``, ``s_rel = flange_b.s - flange_a.s``; takes no
-    force."""
-
-    axis = mech.TRANSLATIONAL
-
-
-class ForceSensor(sensors.FlowSensor):
-    """The force ``f = flange_a.f`` transmitted from ``flange_a`` to ``flange_b``, a rigid
-    link: ``flange_a.s = flange_b.s``, ``flange_a.f + flange_b.f = 0``."""
-
-    axis = mech.TRANSLATIONAL
+        super().__init__(name)
+        self.flange = self.connector("flange", ac.Flange)
+        s0 = self.parameter("s0", s0, "m")
+        self.equations(self.flange.s == s0)
