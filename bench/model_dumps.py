@@ -120,30 +120,59 @@ def system(name: str, *connections: tuple[ac.Connector, ...]) -> ac.System:
     return s
 
 
-def translational_friction() -> dict[str, ac.System]:
-    """A mass on each friction element of :mod:`components.translational`, pushed by a sine."""
+def flange_b(element: ac.Component) -> ac.Connector:
+    return element.flange_b
+
+
+def support(element: ac.Component) -> ac.Connector:
+    return element.support
+
+
+Grounded = Callable[[ac.Component], ac.Connector] | None  # what of an element is fixed
+
+
+def friction(
+    domain: str,
+    lib: object,
+    body: Callable[[], ac.Component],
+    drive: Callable[[], ac.Component],
+    elements: dict[str, tuple[Callable[[], ac.Component], Grounded]],
+) -> dict[str, ac.System]:
+    """``body`` driven by ``drive`` on each friction element (its ``flange_a`` on the body),
+    the connector ``grounded`` picks on a fixed housing (none: the element's own housing)."""
     out = {}
-    elements = {
-        "coulomb": lambda: tr.CoulombFriction("fr", f_coulomb=2.0, f_static=3.0),
-        "coulomb_smooth": lambda: tr.CoulombFriction("fr", f_coulomb=2.0, smooth=True),
-        "support": lambda: tr.SupportFriction("fr", f_pos=[(0, 1), (1, 2)], peak=1.5),
-        "support_support": lambda: tr.SupportFriction("fr", use_support=True),
-        "brake": lambda: tr.Brake("fr", fn=ac.fmax(ac.time - 0.5, 0.0), mu_k=[(0, 0.5), (1, 0.4)]),
-        "brake_support": lambda: tr.Brake("fr", fn=1.0, use_support=True),
-    }
-    for key, make in elements.items():
-        mass, push, wall, fr = (
-            tr.Mass("mass", m=1.0, s0=0.0, v0=0.0),
-            tr.SineForce("push", amplitude=5.0, f=0.5, offset=1.0),
-            tr.Fixed("wall"),
-            make(),
-        )
-        pairs = [(push.flange, mass.flange_a), (mass.flange_b, fr.flange_a)]
-        if hasattr(fr, "support"):
-            pairs.append((fr.support, wall.flange))
-        elif isinstance(fr, tr.CoulombFriction):
-            pairs.append((fr.flange_b, wall.flange))
-        out[f"translational_friction_{key}"] = system(key, *pairs)
+    for key, (make, grounded) in elements.items():
+        b, src, housing, fr = body(), drive(), lib.Fixed("housing"), make()
+        pairs = [(src.flange, b.flange_a), (b.flange_b, fr.flange_a)]
+        if grounded is not None:
+            pairs.append((grounded(fr), housing.flange))
+        out[f"{domain}_friction_{key}"] = system(key, *pairs)
+    return out
+
+
+def translational_friction() -> dict[str, ac.System]:
+    """A mass on each friction element of :mod:`components.translational`, pushed by a
+    sine; masses with hard stops."""
+    out = friction(
+        "translational",
+        tr,
+        lambda: tr.Mass("mass", m=1.0, s0=0.0, v0=0.0),
+        lambda: tr.SineForce("push", amplitude=5.0, f=0.5, offset=1.0),
+        {
+            "coulomb": (lambda: tr.CoulombFriction("fr", f_coulomb=2.0, f_static=3.0), flange_b),
+            "coulomb_smooth": (
+                lambda: tr.CoulombFriction("fr", f_coulomb=2.0, smooth=True),
+                flange_b,
+            ),
+            "support": (lambda: tr.SupportFriction("fr", f_pos=[(0, 1), (1, 2)], peak=1.5), None),
+            "support_support": (lambda: tr.SupportFriction("fr", use_support=True), support),
+            "brake": (
+                lambda: tr.Brake("fr", fn=ac.fmax(ac.time - 0.5, 0.0), mu_k=[(0, 0.5), (1, 0.4)]),
+                None,
+            ),
+            "brake_support": (lambda: tr.Brake("fr", fn=1.0, use_support=True), support),
+        },
+    )
     stop = tr.MassWithStop("stop", m=2.0, L=0.1, smin=-0.5, smax=0.5, s0=0.0, v0=0.0)
     stribeck = tr.MassWithStopAndFriction("stribeck", L=0.2, s0=0.0, v0=0.0)
     push, force = tr.SineForce("push", amplitude=20.0, f=0.3), tr.ForceStep("step", 2.0)
@@ -155,31 +184,34 @@ def translational_friction() -> dict[str, ac.System]:
 
 def rotational_friction() -> dict[str, ac.System]:
     """An inertia on each friction element of :mod:`components.rotational`, driven by a sine."""
-    out = {}
-    elements = {
-        "coulomb": lambda: rot.CoulombFriction("fr", tau_coulomb=2.0, tau_static=3.0),
-        "coulomb_smooth": lambda: rot.CoulombFriction("fr", smooth=True, w_smooth=0.01),
-        "clutch": lambda: rot.Clutch("fr", fn=SAMPLES, mu_k=[(0, 0.5), (1, 0.4)], cgeo=0.2),
-        "one_way_clutch": lambda: rot.OneWayClutch("fr", fn=1.0, mu_s=0.7),
-        "brake": lambda: rot.Brake("fr", fn=ac.fmax(ac.time - 0.5, 0.0), mu_k=0.3),
-        "brake_support": lambda: rot.Brake("fr", fn=1.0, use_support=True),
-        "bearing": lambda: rot.BearingFriction("fr", tau_pos=[(0, 1), (1, 2)], peak=1.2),
-        "bearing_support": lambda: rot.BearingFriction("fr", use_support=True),
-    }
-    for key, make in elements.items():
-        inertia, drive, housing, fr = (
-            rot.Inertia("inertia", J=0.5, phi0=0.0, w0=0.0),
-            rot.SineTorque("drive", amplitude=5.0, f=0.5, offset=1.0),
-            rot.Fixed("housing"),
-            make(),
-        )
-        pairs = [(drive.flange, inertia.flange_a), (inertia.flange_b, fr.flange_a)]
-        if hasattr(fr, "support"):
-            pairs.append((fr.support, housing.flange))
-        elif not isinstance(fr, (rot.Brake, rot.BearingFriction)):
-            pairs.append((fr.flange_b, housing.flange))
-        out[f"rotational_friction_{key}"] = system(key, *pairs)
-    return out
+    return friction(
+        "rotational",
+        rot,
+        lambda: rot.Inertia("inertia", J=0.5, phi0=0.0, w0=0.0),
+        lambda: rot.SineTorque("drive", amplitude=5.0, f=0.5, offset=1.0),
+        {
+            "coulomb": (
+                lambda: rot.CoulombFriction("fr", tau_coulomb=2.0, tau_static=3.0),
+                flange_b,
+            ),
+            "coulomb_smooth": (
+                lambda: rot.CoulombFriction("fr", smooth=True, w_smooth=0.01),
+                flange_b,
+            ),
+            "clutch": (
+                lambda: rot.Clutch("fr", fn=SAMPLES, mu_k=[(0, 0.5), (1, 0.4)], cgeo=0.2),
+                flange_b,
+            ),
+            "one_way_clutch": (lambda: rot.OneWayClutch("fr", fn=1.0, mu_s=0.7), flange_b),
+            "brake": (lambda: rot.Brake("fr", fn=ac.fmax(ac.time - 0.5, 0.0), mu_k=0.3), None),
+            "brake_support": (lambda: rot.Brake("fr", fn=1.0, use_support=True), support),
+            "bearing": (
+                lambda: rot.BearingFriction("fr", tau_pos=[(0, 1), (1, 2)], peak=1.2),
+                None,
+            ),
+            "bearing_support": (lambda: rot.BearingFriction("fr", use_support=True), support),
+        },
+    )
 
 
 def sensors() -> dict[str, ac.System]:
@@ -242,11 +274,10 @@ def sources() -> dict[str, ac.System]:
     for domain, makers, lib, body in domains:
         for key, make in makers.items():
             for sup in (False, True):
-                src, spring, target, fixed = make(sup), lib.Spring("spring", 3.0), body(), None
+                src, spring, target = make(sup), lib.Spring("spring", 3.0), body()
                 pairs = [(src.flange, spring.flange_a), (spring.flange_b, target.flange_a)]
                 if sup:
-                    fixed = lib.Fixed("housing", 0.25)
-                    pairs.append((src.support, fixed.flange))
+                    pairs.append((src.support, lib.Fixed("housing", 0.25).flange))
                 name = f"{domain}_{key}{'_support' if sup else ''}"
                 out[name] = system(name, *pairs)
     for sup in (False, True):
