@@ -30,7 +30,7 @@ import learning as ln  # noqa: E402
 from bench.machine import machine  # noqa: E402
 from examples import learn_slider_crank as ex  # noqa: E402 - the shared builders
 from examples import nnap_slider_crank as nn  # noqa: E402
-from learning.identifiability import IdentifiabilityReport  # noqa: E402
+from learning.fitting.identifiability import IdentifiabilityReport  # noqa: E402
 
 SAMPLES, PROFILES = 600, 3
 

@@ -56,7 +56,7 @@ import acausal as ac  # noqa: E402
 import learning as ln  # noqa: E402
 from examples import nnap_slider_crank as nn  # noqa: E402
 from examples.plotting import pyplot  # noqa: E402
-from learning.identifiability import IdentifiabilityReport  # noqa: E402
+from learning.fitting.identifiability import IdentifiabilityReport  # noqa: E402
 
 PHYSICAL = {"sc.slider.m": nn.M_SLIDER, "sc.J": nn.J1, "Bm.d": nn.BM}
 START = {"m_slider": 1.5, "J": 0.5, "Bm": 1.5, "m_crank": 1.05, "m_rod": 0.95}  # x truth

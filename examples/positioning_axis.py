@@ -51,7 +51,7 @@ from scipy.integrate import cumulative_trapezoid
 import acausal as ac
 import learning as ln
 from components import translational as tr
-from learning.uncertainty import Uncertainty, from_jacobian
+from learning.optimization import Uncertainty, from_jacobian
 from solvers import simulate
 
 MASS, VISCOUS, COULOMB, OFFSET = 4.0, 12.0, 3.0, 1.0

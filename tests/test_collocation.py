@@ -9,8 +9,9 @@ import pytest
 import acausal as ac
 import learning as ln
 from components import electrical as el
-from learning.collocation import build, collocate, radau
-from learning.fit import Objective, unknowns
+from learning.fitting.collocation import build, collocate, radau
+from learning.fitting.objective import Objective
+from learning.laws import unknowns
 from solvers import simulate
 from tests.test_fit import CubicResistor, T, map_error, measure, rc, unknown
 

@@ -12,8 +12,8 @@ from components import electrical as el
 from components import rotational as rot
 from examples.cauer_filter import build
 from learning.cli import main_check
-from learning.constitutive import constitutive
-from learning.sympy_bridge import real_zeros, sign_of, to_sympy
+from learning.feasibility.constitutive import constitutive
+from learning.feasibility.sympy_bridge import real_zeros, sign_of, to_sympy
 from solvers import simulate
 
 ROOT3 = 1 / np.sqrt(3)

@@ -8,7 +8,8 @@ import pytest
 import acausal as ac
 import learning as ln
 from components import electrical as el
-from learning.fit import FitProgress, Objective
+from learning.core import FitProgress
+from learning.fitting.objective import Objective
 from solvers import simulate
 
 T = np.linspace(0.0, 6.0, 61)

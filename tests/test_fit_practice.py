@@ -11,7 +11,7 @@ import acausal as ac
 import learning as ln
 from components import electrical as el
 from components import translational as tr
-from learning.objective import Objective, noise_level
+from learning.fitting.objective import Objective, noise_level
 from solvers import simulate
 from tests.test_fit import T, measure, rc, unknown
 
@@ -365,7 +365,7 @@ def test_blas_threads_limit_numpy_and_scipy_openblas_and_restore_them():
     the library's own getter); outside, the count it had before."""
     import ctypes
 
-    from learning.threads import _openblas, blas_threads
+    from learning.core.thread_limits import _openblas, blas_threads
 
     libs = _openblas()
     if not libs:

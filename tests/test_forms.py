@@ -284,7 +284,7 @@ def test_negative_storage_parameters_warn_with_the_components_name():
 def test_a_fit_keeps_one_simulator_per_experiment_whatever_their_number():
     """More experiments than the shared cache holds: each keeps its own simulator, built
     once and reused at every evaluation (no rebuilding of integrators in the loop)."""
-    from learning.fit import Objective
+    from learning.fitting.objective import Objective
     from solvers.simulate import KEPT_SIMULATORS
 
     data = {"t": T, "C.v": simulate(rc(el.Resistor("R1", R=2.0)), grid=T, rtol=1e-10)["C.v"]}

@@ -8,7 +8,7 @@ import acausal as ac
 import learning as ln
 from acausal.errors import OptionError
 from examples import cart_pendulum as cp
-from learning.lagrangian_training import _columns, _residual
+from learning.mechanics.lagrangian_training import _columns, _residual
 from learning.training import SampleLoss
 from tests.test_lagrangian import finite_difference_dynamics
 

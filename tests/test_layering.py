@@ -1,6 +1,7 @@
 """The package layers of ../shared/DESIGN.md, checked on the source: every import (lazy ones
 inside functions included; not those for type annotations only) follows acausal <-
-components, solvers <- learning, no module imports a cycle, and nothing changes the garbage
+components, solvers <- learning, learning's rooms import only rooms below them and only
+through their ``__init__``, no module imports a cycle, and nothing changes the garbage
 collector or the recursion limit outside a ``with`` that restores it."""
 
 import ast
@@ -16,6 +17,15 @@ ALLOWED = {  # package -> the packages of ours it may import
     "solvers": {"acausal"},
     "learning": {"acausal", "components", "solvers"},
 }
+# learning's rooms (its subpackages), bottom to top: a room imports rooms of lower layers
+# only, never one beside or above it; learning's own __init__ and the command line sit on top
+LEARNING_LAYERS = (
+    ("core",),
+    ("laws",),
+    ("feasibility", "optimization"),
+    ("fitting", "training"),
+    ("evaluation", "mechanics"),
+)
 
 
 def modules() -> dict[str, Path]:
@@ -89,6 +99,26 @@ def test_no_import_cycle_between_or_inside_packages():
     # a package's __init__ imports its modules; a module importing its own package's
     # __init__ back is a cycle too, and is reported like any other
     assert list(nx.simple_cycles(g)) == []
+
+
+def room(module: str) -> str | None:
+    """The room of a learning module (``learning.fitting.objective`` -> ``fitting``)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "learning" and len(parts) > 1 and parts[1] != "cli" else None
+
+
+def test_learning_rooms_import_only_the_rooms_below_through_their_init():
+    layer = {r: k for k, rooms in enumerate(LEARNING_LAYERS) for r in rooms}
+    found = {p.name for p in (ROOT / "learning").iterdir() if (p / "__init__.py").is_file()}
+    assert found == set(layer)  # every room has its place in the order
+    bad = []
+    for a, b in graph().edges:
+        if room(a) is None or not b.startswith("learning") or room(a) == room(b):
+            continue  # the top (learning's __init__, the command line), others, a room inside
+        # b is a private module of another room, a room not below, or the top of learning
+        if room(b) is None or b != f"learning.{room(b)}" or layer[room(b)] >= layer[room(a)]:
+            bad.append((a, b))
+    assert bad == []
 
 
 def test_the_command_line_sits_on_top():

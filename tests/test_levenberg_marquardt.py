@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 
-from learning.levenberg_marquardt import levenberg_marquardt
+from learning.optimization.levenberg_marquardt import levenberg_marquardt
 
 
 def test_a_linear_problem_reaches_the_least_squares_solution():

@@ -9,7 +9,7 @@ import pytest
 import learning as ln
 from acausal.errors import OptionError
 from examples import two_bar_actuator as tb
-from learning.reduction import _residual, _samples
+from learning.mechanics.reduction import _residual, _samples
 from learning.training import SampleLoss
 from solvers import simulate
 

@@ -10,9 +10,9 @@ import acausal as ac
 from components import electrical as el
 from components import translational as tr
 from learning.evaluation import cross_validate, free_run_rmse
-from learning.rollout import StepMap, Trajectory, predict
-from learning.rollout_loss import RolloutLoss, Windows
 from learning.training import train
+from learning.training.rollout import StepMap, Trajectory, predict
+from learning.training.rollout_loss import RolloutLoss, Windows
 from solvers import simulate
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")

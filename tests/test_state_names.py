@@ -129,7 +129,7 @@ def test_data_may_name_a_relabelled_state_by_either_of_its_names():
     prediction take either name (they held ``der(rev.phi)`` before
     the relabelling, as the slider-crank example's data still do). The prediction from the
     pendulum's own samples reproduces them to the RK4 error (h = 1 ms, a few 1e-9)."""
-    from learning.rollout import predict
+    from learning.training.rollout import predict
 
     model = ac.compile(pendulum(0.3))
     assert model.names_of("rev.w") == ("rev.w", "der(rev.phi)")

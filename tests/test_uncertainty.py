@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import acausal as ac
+from learning.optimization.uncertainty import from_jacobian
 from learning.training import train
-from learning.uncertainty import from_jacobian
 from tests.test_rollout import C_TRUE, D_TRUE, INPUTS, oscillator, trajectories
 
 

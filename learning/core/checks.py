@@ -10,7 +10,7 @@ that names the function, the argument and its value and says what to give instea
   learners name what they fit with ``fitted=``, and an old call gets the new one shown.
 
 The mini-batch Adam loop's options are checked by
-:meth:`learning.optimizers.AdamOptions.checked` with these.
+:meth:`learning.optimization.optimizers.AdamOptions.checked` with these.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Every learner (:func:`~learning.fit`, :func:`~learning.train`,
 :func:`~learning.multi_start`, :func:`~learning.train_lagrangian`,
 :func:`~learning.identifiability`) takes one experiment or a sequence of them where it takes
 its data, and converts them at its entry to the form it has always computed with
-(:mod:`learning.experiment_forms`), so the numbers are those of the old call with the same
+(:mod:`learning.core.experiment_forms`), so the numbers are those of the old call with the same
 data.
 """
 

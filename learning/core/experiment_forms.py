@@ -1,4 +1,4 @@
-"""What each learner computes with, made from :class:`~learning.experiment.Experiment`
+"""What each learner computes with, made from :class:`~learning.core.experiment.Experiment`
 values at its entry (or passed through when its data come in an older form): :func:`as_pairs`
 for the simulation-based learners (a system with this experiment's parameter values, its
 data, its weights), :func:`as_records` for the sample-based ones (columns by name, the inputs

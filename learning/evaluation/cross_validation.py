@@ -12,11 +12,9 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError
 
-from .experiment import Experiment
-from .experiment_forms import as_list
-from .result import FitResult
-from .rollout import predict
-from .training import compiled, train
+from ..core import Experiment, as_list
+from ..optimization import FitResult
+from ..training import compiled, predict, train
 
 
 def free_run_rmse(

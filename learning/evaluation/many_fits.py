@@ -35,13 +35,12 @@ from solvers import (
     simulate,
 )
 
-from .evaluation import CrossValidation, fold_groups, free_run_rmse
-from .experiment import Experiment
-from .experiment_forms import as_list, as_pairs
-from .fit import fit
-from .result import FitResult
-from .training import compiled, train
-from .unknown import unknowns
+from ..core import Experiment, as_list, as_pairs
+from ..fitting import fit
+from ..laws import unknowns
+from ..optimization import FitResult
+from ..training import compiled, train
+from .cross_validation import CrossValidation, fold_groups, free_run_rmse
 
 Fitter = Callable[..., FitResult]
 SystemOrBuilder = ac.System | ac.Model | Callable[[], ac.System | ac.Model]

@@ -29,7 +29,7 @@ import sympy as sp
 import acausal as ac
 
 from . import sympy_bridge as sb
-from .check_tools import Finding, real_symbol, sample_points
+from .check_context import Finding, real_symbol, sample_points
 
 MAX_SYMBOLIC = 6  # unknowns; larger blocks get the trajectory analysis only
 MAX_MODE_COMBINATIONS = 64  # a block's modes' value combinations analysed one by one

@@ -15,8 +15,9 @@ import casadi as cs
 import numpy as np
 import sympy as sp
 
+from ..laws import NeuralNet, Polynomial, Unknown
 from . import sympy_bridge as sb
-from .check_tools import (
+from .check_context import (
     Context,
     Finding,
     at_values,
@@ -30,9 +31,6 @@ from .check_tools import (
     vanishing,
 )
 from .constitutive import Constitutive, _label
-from .neural import NeuralNet
-from .polynomial import Polynomial
-from .unknown import Unknown
 
 
 # -- the unknowns' weight form ------------------------------------------------------------

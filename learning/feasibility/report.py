@@ -2,20 +2,20 @@
 component a person can act on.
 
 For every two-connector component (Unknowns and known ones alike; see
-:mod:`learning.constitutive` for how its law is found from its equations):
+:mod:`learning.feasibility.constitutive` for how its law is found from its equations):
 
 - Proposition 3.1 (Matei et al.): the partial derivatives of its law with respect to its
   flow and potential (the highest time derivative of each present) never vanish; proven
   with sympy where possible, else checked on a sampled box of operating points and along a
-  simulated trajectory (:mod:`learning.law_checks`);
+  simulated trajectory (:mod:`learning.feasibility.law_checks`);
 - dissipativity ``f_a x_a + f_b x_b >= 0`` for resistive laws (with ``x`` the potential's
   power variable: the voltage on a pin, the velocity ``der(s)`` on a flange): by
   construction (the law's constraint), by sympy, and along the trajectory.
 
 For every BLT block solved by Newton or as a loop: the determinant of its Jacobian, where it
 vanishes, and its singular values along the trajectory with the components responsible
-(:mod:`learning.block_checks`). ``small_capacitor=`` first inserts the paper's small
-capacitors (:mod:`learning.small_capacitors`) and checks the modified system.
+(:mod:`learning.feasibility.block_checks`). ``small_capacitor=`` first inserts the paper's small
+capacitors (:mod:`learning.feasibility.small_capacitors`) and checks the modified system.
 """
 
 from __future__ import annotations
@@ -32,19 +32,10 @@ from acausal.errors import ModelError, OptionError, unknown_name
 from solvers.time_scales import time_scales
 
 from .block_checks import BlockReport, check_blocks
-from .check_tools import Context, Finding
+from .check_context import Context, Finding
 from .constitutive import constitutive
 from .law_checks import check_component, law_text
-from .small_capacitors import insert_small_capacitors, with_small_capacitors
-
-__all__ = [
-    "check_feasibility",
-    "FeasibilityReport",
-    "ComponentReport",
-    "BlockReport",
-    "Finding",
-    "with_small_capacitors",
-]
+from .small_capacitors import insert_small_capacitors
 
 DEFAULT_T_END = 10.0
 _MARK = {"error": "[error]  ", "warning": "[warning]", "ok": "[ok]     ", "info": "[info]   "}

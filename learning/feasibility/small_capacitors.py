@@ -23,6 +23,7 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError
 
+from ..laws import Unknown
 from .constitutive import constitutive
 
 
@@ -42,8 +43,6 @@ class SmallCapacitor(ac.Component):
 
 def nonlinear_components(system: ac.System) -> list[ac.Component]:
     """Unknowns, and two-connector components whose law is not affine in its variables."""
-    from .unknown import Unknown
-
     out = []
     for comp in system.all_components():
         con = constitutive(comp)

@@ -51,7 +51,7 @@ from acausal.errors import OptionError
 from solvers import simulator
 from solvers.capture import native_stderr
 
-from .unknown import Unknown
+from ..laws import Unknown
 
 KNOWN_OPTIONS = {"max_iter", "subintervals", "degree", "dissipative", "ipopt"}
 # what to do when IPOPT stops without a solution, by its return status
@@ -250,7 +250,7 @@ def _experiment(
     rtol: float,
     atol: float,
 ) -> None:
-    """Add one experiment ``e`` (a :class:`learning.objective.Experiment`): its unknowns to
+    """Add one experiment ``e`` (a :class:`learning.fitting.objective.Experiment`): its unknowns to
     ``layout``, its constraints to ``g`` and ``ineq``, its weighted residuals to ``res``."""
     model = e.model
     if model.dae.modes:

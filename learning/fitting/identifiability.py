@@ -66,8 +66,7 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers.transition import simulate_sensitivities
 
-from .checks import no_params
-from .experiment_forms import as_pairs
+from ..core import as_pairs, no_params
 
 Subset = tuple[str, ...]
 FULL_SEARCH = 8  # all subsets up to this many parameters and blocks, else up to size 4

@@ -56,8 +56,8 @@ from acausal.errors import (
 from solvers import simulate
 from solvers.capture import native_stderr
 
-from .experiment import check_time
-from .result import Failure, split_name
+from ..core import check_time
+from ..optimization import Failure, split_name
 
 FAILURES = (SimulationError, InitializationError, ParameterError, RuntimeError)
 PENALTY = 1e3

@@ -5,10 +5,10 @@ system, by dotted name) and sample times ``t_n`` the fit minimizes
 
     L(p) = sum_k sum_j c_j sum_n (y_kj(t_n; p) - ym_kj(t_n))^2  =  ||r(p)||^2,
 
-``r = sqrt(c_j) (y - ym)`` stacked over all finite samples (:mod:`learning.objective`),
+``r = sqrt(c_j) (y - ym)`` stacked over all finite samples (:mod:`learning.fitting.objective`),
 where ``y(t; p)`` is the simulated DAE (consistent initialization + IDAS) with parameters
 ``p``: by default the raw parameters ``theta`` of every :class:`~learning.Unknown` in the
-systems (each iterate a feasible model, see :mod:`learning.law`), plus named ``physical``
+systems (each iterate a feasible model, see :mod:`learning.laws.law`), plus named ``physical``
 parameters of known components. Parameter names are shared across experiments, except
 those in ``experiment_params``: each experiment has its own copy, named ``"mass.v0@k"``
 (``k`` counts the experiments from 0: ``system`` first, then ``experiments=`` in order), e.g.
@@ -25,24 +25,24 @@ Methods:
 - ``"powell"``, ``"nelder-mead"``: gradient-free (:func:`scipy.optimize.minimize`), as in
   Matei et al.;
 - ``"collocation"``: direct collocation of the whole DAE (Radau IIA) solved by IPOPT, see
-  :mod:`learning.collocation`; ``loss`` is then ``L`` simulated (IDAS) at its parameters.
+  :mod:`learning.fitting.collocation`; ``loss`` is then ``L`` simulated (IDAS) at its parameters.
 
 Scaling: scipy's stopping tests are partly absolute (``gtol`` on the gradient), so a fit in
 metres (``L ~ 1e-8 m^2``) would stop after a few iterations where the same fit in
 micrometres goes on. The optimizers therefore see ``z = p / s_p`` and ``r / sqrt(L_ref)``
-(:class:`learning.objective.Scaled`), ``L_ref`` the loss of predicting each output by its
+(:class:`learning.fitting.objective.Scaled`), ``L_ref`` the loss of predicting each output by its
 mean. ``s_p``: ``|p_start|`` for physical parameters (for one that starts at 0, such as an
 initial velocity, the change that moves the outputs by their spread, ``sqrt(L_ref) /
 ||dr/dp||`` at the start); for the raw parameters of laws (dimensionless, O(1) by design)
 the change that alters their weight by a factor ``e``
-(:meth:`learning.law.Law.raw_scales`: 1, or ``|theta|`` where the weight is ``theta``).
+(:meth:`learning.laws.law.Law.raw_scales`: 1, or ``|theta|`` where the weight is ``theta``).
 One scalar for all residuals, not one per output: per-output factors would change the
 minimizer of ``L`` (that weighting is ``weights=``'s), one factor does not. Changing the
 units of the outputs and of the parameters then changes nothing but rounding. IPOPT gets
-``obj_scaling_factor = max(1, 1 / L_ref)`` (see :func:`learning.collocation.collocate`).
+``obj_scaling_factor = max(1, 1 / L_ref)`` (see :func:`learning.fitting.collocation.collocate`).
 
 Tolerances: ``rtol``/``atol`` default to a rule on the noise (see
-:mod:`learning.objective`: ``rtol = clip(1e-4 nu, 1e-8, 1e-6)`` for the data's relative
+:mod:`learning.fitting.objective`: ``rtol = clip(1e-4 nu, 1e-8, 1e-6)`` for the data's relative
 noise ``nu``, ``atol = 1e-2 rtol max |ym|``; a second pass at tighter ones when the fitted
 model's residuals show less noise than the data seemed to have); ``fit.rtol``, ``fit.atol``
 and ``fit.message`` say which were used. To continue a fit exactly, give ``x0=fit.params,
@@ -86,14 +86,19 @@ import scipy.optimize as so
 import acausal as ac
 from acausal.errors import ModelError, OptionError, unknown_name
 
-from .checks import check_count, no_params
-from .experiment import Experiment
-from .experiment_forms import as_pairs, with_values
-from .fit_bar import FitProgress, progress_sink
+from ..core import (
+    Experiment,
+    FitProgress,
+    as_pairs,
+    blas_threads,
+    check_count,
+    no_params,
+    progress_sink,
+    with_values,
+)
+from ..laws import unknowns
+from ..optimization import FitResult, experiment_values, own_name, split_name
 from .objective import PENALTY, Objective, OutOfTime, Scaled
-from .result import FitResult, experiment_values, own_name, split_name
-from .threads import blas_threads
-from .unknown import unknowns
 
 METHODS = ("least_squares", "powell", "nelder-mead", "collocation")
 _BUDGET = (

@@ -1,6 +1,6 @@
 """Explicit laws ``output = eta(inputs; w)``: a flow (or a potential) given as a function.
 
-An implicit law (:mod:`learning.law`) is a relation ``g(u; w) = 0`` among the quantities an
+An implicit law (:mod:`learning.laws.law`) is a relation ``g(u; w) = 0`` among the quantities an
 :class:`~learning.Unknown` feeds it. An explicit law names its output token (default the flow
 ``"f"``) and its input tokens (e.g. ``("x", "der(x)")``) and is the relation
 ``output == eta(inputs; w)``, i.e. ``g = output - eta``. Then ``dg/d(output) = 1`` for every

@@ -10,7 +10,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-from .checks import check_layers
+from ..core import check_layers
 from .explicit import Explicit, token
 from .law import _check_option, softplus
 from .neural import ACTIVATIONS as SQUASHING
@@ -54,7 +54,7 @@ class MLP(Explicit):
 
     Standardization: ``scales`` (default 1) and ``offsets`` (default 0), per input as a
     sequence or a mapping by token, are fixed data (not parameters);
-    :meth:`~learning.explicit.Explicit.standardized` sets them from samples.
+    :meth:`~learning.laws.explicit.Explicit.standardized` sets them from samples.
 
     ``dissipative``: an input token ``v`` (the rate conjugate to the output: ``"der(x)"``
     for a force on a flange, ``"x"`` for a current through a pin); the law is then

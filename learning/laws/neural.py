@@ -9,7 +9,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-from .checks import check_layers
+from ..core import check_layers
 from .law import Law, _check_option, _per_input
 
 ACTIVATIONS: dict[str, Callable[[cs.SX], cs.SX]] = {

@@ -12,7 +12,7 @@ The paper's three templates for a component with connectors ``a`` and ``b`` (flo
 A law may read time derivatives of these quantities (components with memory), named as
 input tokens: ``inputs=("f", "der(x)")`` makes a Type 1 law a damper
 ``g(f_a, d(x_a - x_b)/dt) = 0`` on an ``ac.Flange`` or a capacitor on an ``ac.Pin``.
-An explicit law (:mod:`learning.explicit`) names its own tokens, output first:
+An explicit law (:mod:`learning.laws.explicit`) names its own tokens, output first:
 ``ln.MLP(inputs=("x", "der(x)"))`` is the relation ``f == NN(x, der(x))``.
 """
 
@@ -53,7 +53,7 @@ def connector_names(ctype: ac.ConnectorType) -> tuple[str, str]:
 class Unknown(ac.Component):
     """A two-connector component of ``connector_type`` whose constitutive law is learned.
 
-    ``law`` is a :class:`~learning.law.Law` (templates 1, 2) or a pair ``(G1, G2)``
+    ``law`` is a :class:`~learning.laws.law.Law` (templates 1, 2) or a pair ``(G1, G2)``
     (template 3); ``inputs`` the tokens each law reads (default ``("f", "x")``, for
     template 3 ``(("f_a", "f_b"), ("x_a", "x_b"))``), where ``der(...)`` takes time
     derivatives and the domain's names are accepted too (``"i"``, ``"der(v)"`` on a pin);
@@ -272,7 +272,7 @@ class Unknown(ac.Component):
         return out
 
     def raw_scales(self, params: Mapping[str, float] | None = None) -> dict[str, float]:
-        """:meth:`learning.law.Law.raw_scales` of every law at raw values ``params`` (as
+        """:meth:`learning.laws.law.Law.raw_scales` of every law at raw values ``params`` (as
         :meth:`weights`), by full parameter name."""
         out: dict[str, float] = {}
         for k, (lw, prefix) in enumerate(zip(self.laws, self.prefixes)):
@@ -286,7 +286,7 @@ class Unknown(ac.Component):
         given: Mapping[str, ArrayLike],
         params: Mapping[str, float] | None = None,
     ) -> np.ndarray:
-        """The learned law as a curve (:meth:`learning.law.Law.curve`) at raw values
+        """The learned law as a curve (:meth:`learning.laws.law.Law.curve`) at raw values
         ``params`` (as :meth:`weights`, e.g. ``fit.params``): the values of input
         ``solve_for`` that satisfy it when the other inputs of the same law take the values
         ``given``. Inputs by any of their names: the law's labels (``"f"``, ``"dx"``), the

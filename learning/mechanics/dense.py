@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import casadi as cs
 import numpy as np
 
-from .mlp import ACTIVATIONS, draw_weights
+from ..laws import ACTIVATIONS, draw_weights
 
 
 @dataclass(frozen=True)

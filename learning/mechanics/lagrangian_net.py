@@ -38,9 +38,8 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-from .checks import check_count, check_layers
-from .law import softplus
-from .mlp import ACTIVATIONS, draw_weights
+from ..core import check_count, check_layers
+from ..laws import ACTIVATIONS, draw_weights, softplus
 
 EPS_FRACTION = 1e-3  # the default floor of M's eigenvalues, relative to their mean
 FLOOR_BINDS = 1.5  # M's smallest eigenvalue below this many floors: the floor binds

@@ -12,7 +12,7 @@ give three residuals per sample, each scaled by the spread of what it predicts:
 * forward: ``(a^_K - a_K) / std(a_K)``, ``a^_K = M_KK^{-1} (Q_K - M_KE a_E - b_K)`` (``E``:
   the other, externally specified coordinates, whose accelerations are given);
 * power: ``(dE^/dt - sum_K v_k Q_k - sum_E v_e Q^_e) / std(sum_K v_k Q_k)``. The network's
-  energy obeys ``dE^/dt = v^T Q^`` identically (:mod:`learning.lagrangian`), so this is
+  energy obeys ``dE^/dt = v^T Q^`` identically (:mod:`learning.mechanics.lagrangian`), so this is
   ``sum_K v_k (Q^_k - Q_k)``: with every force measured it is the paper's power loss (36),
   with ``Q_E`` estimated its Eq. 38.
 
@@ -55,14 +55,11 @@ import numpy as np
 from acausal.errors import OptionError
 from solvers.buffers import numeric_call
 
-from .experiment import Experiment
-from .experiment_forms import as_samples
+from ..core import Experiment, as_samples, thread_count
+from ..optimization import AdamOptions, FitResult, Polish, polish_options, tall_least_squares
+from ..training import SampleLoss
 from .lagrangian import Lagrangian, inverse_dynamics
 from .lagrangian_net import FLOOR_BINDS, MassFloorWarning
-from .optimizers import AdamOptions, Polish, polish_options, tall_least_squares
-from .result import FitResult
-from .threads import thread_count
-from .training import SampleLoss
 
 LOSSES = ("inverse", "forward", "power")
 
@@ -94,13 +91,13 @@ def train_lagrangian(
     grid (only the values at each sample matter). ``losses``: weights of ``"inverse"``,
     ``"forward"``, ``"power"`` (default 1 each). ``validation``: held-out records scored
     after each epoch (the best epoch is kept). ``polish``: then Levenberg-Marquardt on all
-    the training residuals at once (:mod:`learning.levenberg_marquardt`, CasADi's exact
+    the training residuals at once (:mod:`learning.optimization.levenberg_marquardt`, CasADi's exact
     Jacobian), kept if it lowers the validation score (the training loss without
     validation): True or ``"least_squares"`` (at most ``max_nfev`` evaluations, tolerances
     1e-8), or a dict as :func:`learning.train`'s, ``{"max_iter": 50, "tol": 1e-10}``
-    (:func:`~learning.optimizers.polish_options`). ``x0``: start weights by full name (e.g. an
-    earlier result's ``params``; default the network's drawn ones). ``threads``: a batch's
-    samples split over that many threads (default every core). The rest as
+    (:func:`~learning.optimization.optimizers.polish_options`). ``x0``: start weights by full
+    name (e.g. an earlier result's ``params``; default the network's drawn ones).
+    ``threads``: a batch's samples split over that many threads (default every core). The rest as
     :func:`learning.train`. The result's ``params`` are the component's full parameter
     names (``"cp.nn_W1_0_0"``): pass them to ``simulate(..., params=)`` of any system
     holding a component of that name.
@@ -194,7 +191,7 @@ def train_lagrangian(
 def _warn_at_floor(
     component: Lagrangian, q: np.ndarray, theta: np.ndarray, known: Sequence[str]
 ) -> None:
-    """A :class:`~learning.lagrangian_net.MassFloorWarning` when the trained ``M_KK``'s
+    """A :class:`~learning.mechanics.lagrangian_net.MassFloorWarning` when the trained ``M_KK``'s
     smallest eigenvalue is within ``FLOOR_BINDS`` floors at some training sample ``q``
     (``K``: the ``known`` coordinates, whose block the data identify)."""
     net = component.network

@@ -2,7 +2,7 @@
 mechanism in minimal coordinates, and that result as an ordinary component.
 
 A decoder ``h_d: x_m -> x_n`` maps the minimal coordinates to the natural ones
-(:mod:`learning.natural`); with ``J = dh_d/dx_m`` the kinetic energy is
+(:mod:`learning.mechanics.natural`); with ``J = dh_d/dx_m`` the kinetic energy is
 ``1/2 x_m'^T M_m x_m'``, ``M_m = J^T M_n J``, and Lagrange's equations are the paper's Eq. 12,
 
     M_m x_m'' + J^T M_n (d^2h_d/dx_m^2)[x_m', x_m'] = J^T f_e,

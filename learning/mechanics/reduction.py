@@ -1,7 +1,7 @@
 """``reduce_mechanism``: a planar mechanism reduced to minimal coordinates by a dynamics-aware
 autoencoder (Angeli, Desmet and Naets), the result an ordinary component.
 
-The decoder, the reduced equations and the component: :mod:`learning.reduced_model`.
+The decoder, the reduced equations and the component: :mod:`learning.mechanics.reduced_model`.
 
 Training (the paper's Eq. 34): an encoder ``h_e: x_n -> x_m`` (or the given minimal
 coordinates, Section 4.2.2) and the decoder minimize ``w_rec L_rec + w_sim L_sim`` over
@@ -47,14 +47,12 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-from .checks import check_layers
+from ..core import FitProgress, check_layers, thread_count
+from ..optimization import AdamOptions
+from ..training import SampleLoss
 from .dense import Dense, _rows
-from .fit_bar import FitProgress
 from .natural import NaturalCoordinates, expect_natural
-from .optimizers import AdamOptions
 from .reduced_model import Reduction, velocity_terms
-from .threads import thread_count
-from .training import SampleLoss
 
 SMOOTH = ("tanh", "sigmoid", "softplus")
 

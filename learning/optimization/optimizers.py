@@ -15,8 +15,9 @@ options type checked once.
 - :func:`least_squares`: ``min |r(q)|^2`` by scipy's trust-region reflective method (bounds)
   or MINPACK's Levenberg-Marquardt, with the exact Jacobian and columns scaled by it
   (:func:`learning.train`, :func:`learning.fit_equations`).
-- :func:`tall_least_squares`: the same without bounds by :mod:`learning.levenberg_marquardt`
-  (one QR per Jacobian; :func:`learning.train_lagrangian`).
+- :func:`tall_least_squares`: the same without bounds by
+  :mod:`learning.optimization.levenberg_marquardt` (one QR per Jacobian;
+  :func:`learning.train_lagrangian`).
 """
 
 from __future__ import annotations
@@ -34,11 +35,9 @@ import scipy.optimize as so
 from acausal.errors import OptionError, unknown_name
 from solvers.progress import check_progress
 
-from .checks import check_count, check_positive
-from .fit_bar import FitProgress, progress_sink
+from ..core import FitProgress, blas_threads, check_count, check_positive, progress_sink
 from .levenberg_marquardt import levenberg_marquardt
 from .result import FitResult
-from .threads import blas_threads
 
 Bounds = tuple[np.ndarray | float, np.ndarray | float]
 Residuals = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -323,8 +322,8 @@ def least_squares(
     parameter against a network), or ``"lm"``, MINPACK's Levenberg-Marquardt (no bounds);
     the variables scaled by the Jacobian's columns, at most ``how.max_iter`` evaluations,
     ``how.tol`` as ``ftol``, ``xtol`` and ``gtol``; OpenBLAS on one thread
-    (:func:`~learning.threads.blas_threads`). Returns the point and ``"<n> Jacobians: <why
-    it stopped>"``."""
+    (:func:`~learning.core.thread_limits.blas_threads`). Returns the point and ``"<n>
+    Jacobians: <why it stopped>"``."""
     both = remember_last(residuals)
     with blas_threads(1):
         out = so.least_squares(
@@ -343,11 +342,11 @@ def least_squares(
 
 
 def tall_least_squares(residuals: Residuals, x0: np.ndarray, how: Polish) -> tuple[np.ndarray, str]:
-    """``min |r(x)|^2`` from ``x0`` without bounds by :func:`~learning.levenberg_marquardt.
-    levenberg_marquardt` (one QR of each tall Jacobian): at most ``how.max_iter``
-    evaluations of ``residuals(x) = (r, dr/dx)``, ``how.tol`` as ``ftol``, ``xtol`` and
-    ``gtol``, OpenBLAS on one thread. Returns the point and ``"<n> evaluations: <why it
-    stopped>"``."""
+    """``min |r(x)|^2`` from ``x0`` without bounds by
+    :func:`~learning.optimization.levenberg_marquardt.levenberg_marquardt` (one QR of each tall
+    Jacobian): at most ``how.max_iter`` evaluations of ``residuals(x) = (r, dr/dx)``,
+    ``how.tol`` as ``ftol``, ``xtol`` and ``gtol``, OpenBLAS on one thread. Returns the point
+    and ``"<n> evaluations: <why it stopped>"``."""
     with blas_threads(1):
         out = levenberg_marquardt(residuals, x0, how.max_iter, how.tol, how.tol, how.tol)
     return out.x, f"{out.nfev} evaluations: {out.message}"

@@ -15,9 +15,8 @@ import acausal as ac
 from acausal.errors import OptionError, UnknownNameError, unknown_name
 from solvers import Result, simulate
 
-from .learned_law import LearnedLaw
+from ..laws import LearnedLaw, unknowns
 from .uncertainty import Uncertainty
-from .unknown import unknowns
 
 TAG = "@"  # "mass.v0@1": experiment 1's own copy of mass.v0
 
@@ -54,7 +53,8 @@ class FitResult:
     constrained weights of each :class:`~learning.Unknown` (by component name) at
     ``params``; ``loss`` = ``L(params)``; ``loss_history``: ``L`` at every objective
     evaluation in order (``nan`` for failed ones); ``start``: the start values;
-    ``uncertainty``: standard errors and correlations when asked for (:mod:`learning.uncertainty`).
+    ``uncertainty``: standard errors and correlations when asked for
+    (:mod:`learning.optimization.uncertainty`).
     ``message``: why the optimizer stopped, in words, and the tolerances used (``rtol``,
     ``atol``); ``failures``: every failed simulation (values and error message).
     ``models`` (``model``: the first experiment's) are the compiled models with the fitted

@@ -71,7 +71,7 @@ import numpy as np
 
 from acausal.errors import OptionError
 
-from .threads import blas_threads
+from ..core import blas_threads
 
 NOISES = ("measurement", "process", "filtered")
 RANK_RTOL = 1e-10  # singular values of the nuisance block below this x the largest: null

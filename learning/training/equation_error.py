@@ -2,7 +2,7 @@
 on measured (or reconstructed) trajectories: equation error, no simulation.
 
 The compiled model's states obey ``x' = F(x, u, p, t) = f(x, z(x, u, p, t), u, p, t)`` (the
-Newton unknowns ``z`` solved inside, as in :mod:`learning.rollout`). Given at every sample
+Newton unknowns ``z`` solved inside, as in :mod:`learning.training.rollout`). Given at every sample
 ``k`` of every record the states ``x_k``, the inputs ``u_k`` and the derivatives
 ``x'_k`` of the states whose derivative depends on the fitted parameters (for a mechanism:
 the velocities' derivatives, the accelerations, e.g. from :func:`learning.reconstruct`; a
@@ -32,7 +32,7 @@ the measured actuator signal is given as an input (``inputs={"motor.tau_constant
 "tau"}``) and the controller is left out of the model. The result is a
 :class:`~learning.FitResult` (``method="equation_error"``) whose ``params`` start an
 output-error fit (``ln.fit(..., x0=result.params)``) or a validation simulation
-(``result.model``), with standard errors (:mod:`learning.uncertainty`; the residuals of
+(``result.model``), with standard errors (:mod:`learning.optimization.uncertainty`; the residuals of
 filtered derivatives are correlated over the filter's window: ``lags``, the Bartlett
 kernel's length in samples, defaults to 10).
 """
@@ -52,17 +52,12 @@ from acausal.errors import OptionError
 from solvers import DAEFunctions
 from solvers.buffers import numeric_call
 
-from .checks import no_params
-from .experiment import Experiment, finite_column
-from .experiment_forms import as_records, with_values
-from .optimizers import Polish, least_squares, remember_last
-from .result import FitResult
+from ..core import Experiment, as_records, blas_threads, finite_column, no_params, with_values
+from ..laws import unknowns
+from ..optimization import FitResult, Polish, from_jacobian, least_squares, remember_last
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
 from .rollout_loss import with_trained
-from .threads import blas_threads
-from .training import Trained, compiled
-from .uncertainty import from_jacobian
-from .unknown import unknowns
+from .rollout_training import Trained, compiled
 
 
 def fit_equations(

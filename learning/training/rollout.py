@@ -30,8 +30,7 @@ import acausal as ac
 from acausal.errors import OptionError, unknown_name
 from solvers import DAEFunctions, z_start_values
 
-from .experiment import Experiment, check_time, finite_column, numeric
-from .experiment_forms import as_records
+from ..core import Experiment, as_records, check_time, finite_column, numeric
 
 SCHEMES = ("euler", "rk4")
 

@@ -3,7 +3,7 @@ trajectories: :class:`Windows`, the windows as the arrays one batch call takes, 
 :class:`RolloutLoss`, ``L`` and ``dL/dq`` of a batch of them (or the residuals ``r`` with
 ``L = |r|^2`` and ``dr/dq``) as one CasADi function of the scaled trained parameters
 ``q = p / scale`` (:func:`with_trained`): a ``map`` over the windows of the step's
-``mapaccum`` (:mod:`learning.rollout`), the gradient by reverse mode.
+``mapaccum`` (:mod:`learning.training.rollout`), the gradient by reverse mode.
 """
 
 from __future__ import annotations

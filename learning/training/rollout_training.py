@@ -3,8 +3,8 @@ learned through rollouts of the compiled model, with Adam on mini-batches of win
 
 For trajectories ``j`` with measured states ``x_j(t_k)`` and inputs, every window start ``k``
 (every ``stride``-th sample) predicts ``N = horizon`` steps ahead from the measured state by
-the step map of :mod:`learning.rollout`, and the loss (:mod:`learning.rollout_loss`) is
-the paper's Eq. 9,
+the step map of :mod:`learning.training.rollout`, and the loss
+(:mod:`learning.training.rollout_loss`) is the paper's Eq. 9,
 
     L(p) = 1/(W N) sum_windows sum_{i=1..N} sum_s C_s (x^_s(t_{k+i}) - x_s(t_{k+i}))^2,
 
@@ -16,17 +16,18 @@ CasADi call evaluates a mini-batch of windows (``map`` over windows of the step'
 ``mapaccum``) with the gradient by reverse mode. Physical parameters are scaled to O(1)
 (the optimizer sees ``q = p / |p_0|``) and kept inside ``bounds``; network weights and raw
 law parameters are not scaled. Adam (Kingma and Ba; this and the refinements are
-:mod:`learning.optimizers`') runs over shuffled mini-batches for ``epochs`` (learning rate
-``lr``, multiplied by ``decay`` after each epoch), keeping the parameters with the lowest
-validation loss (windows of held-out trajectories; without them, the training loss) and
+:mod:`learning.optimization.optimizers`') runs over shuffled mini-batches for ``epochs``
+(learning rate ``lr``, multiplied by ``decay`` after each epoch), keeping the parameters with
+the lowest validation loss (windows of held-out trajectories; without them, the training loss) and
 stopping after ``patience`` epochs without improvement; then, optionally, a full-batch
 refinement: L-BFGS-B on ``L`` (``polish=True`` or ``"lbfgs"``: at most 500 iterations,
 ``gtol`` 1e-12) or Gauss-Newton-type least squares on the residuals whose squares make ``L``
 (``"least_squares"``, scipy's trust-region reflective method with CasADi's Jacobian: at most
 200 evaluations, tolerances 1e-12), or a dict naming the budget, ``polish={"method":
-"lbfgs", "max_iter": 50, "tol": 1e-8}`` (:func:`~learning.optimizers.polish_options`). The
-result is a :class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the
-training loss per epoch, ``validation_history``: the validation loss).
+"lbfgs", "max_iter": 50, "tol": 1e-8}``
+(:func:`~learning.optimization.optimizers.polish_options`). The result is a
+:class:`~learning.FitResult` (``method="rollout"``; ``loss_history``: the training loss per
+epoch, ``validation_history``: the validation loss).
 """
 
 from __future__ import annotations
@@ -41,25 +42,31 @@ import numpy as np
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
 
-from .checks import check_count, no_params
-from .experiment import Experiment
-from .experiment_forms import as_list, as_records, with_values
-from .fit_bar import FitProgress
-from .optimizers import (
+from ..core import (
+    Experiment,
+    FitProgress,
+    as_list,
+    as_records,
+    check_count,
+    no_params,
+    thread_count,
+    with_values,
+)
+from ..laws import unknowns
+from ..optimization import (
     AdamOptions,
     AdamRun,
+    FitResult,
     Polish,
+    Uncertainty,
     adam_epochs,
+    from_jacobian,
     lbfgs,
     least_squares,
     polish_options,
 )
-from .result import FitResult
 from .rollout import StepMap, Trajectory
 from .rollout_loss import RolloutLoss, Windows
-from .threads import thread_count
-from .uncertainty import Uncertainty, from_jacobian
-from .unknown import unknowns
 
 
 class SampleLoss:
@@ -110,7 +117,7 @@ class SampleLoss:
         progress: bool | str | Callable[[FitProgress], None],
         tic: float,
     ) -> AdamRun:
-        """:func:`~learning.optimizers.adam_epochs` over the samples ``columns`` from
+        """:func:`~learning.optimization.optimizers.adam_epochs` over the samples ``columns`` from
         ``theta`` (unbounded), scored on the held-out samples ``held`` (without them, the
         training loss)."""
         scored = held if held is not None else columns
@@ -226,7 +233,7 @@ def train(
     part, ``unknown.part_expressions(model)["nc"]``, the paper's L2 regularization).
     ``uncertainty``: standard errors and correlations of the ``physical`` parameters (of
     all trained ones when there are none) at the result, the laws' parameters profiled out
-    as nuisance (:mod:`learning.uncertainty`, one full-batch Jacobian), for measurement
+    as nuisance (:mod:`learning.optimization.uncertainty`, one full-batch Jacobian), for measurement
     noise on the states (``True`` or ``"measurement"``) or process noise (``"process"``);
     feedforward only (``horizon=1``: a longer window's residuals are correlated along it
     by the model's own dynamics, which the formulas do not allow for). ``threads``: threads

@@ -51,7 +51,7 @@ Where it is the target, as in :func:`learning.fit_equations` (``r = F(x, u, p) -
 ``J_hat / J = 1 / (1 - beta)``: the noise adds variance only, the attenuation still biases
 (measured on examples/identify_two_mass_servo.py's data, all parameters at once, states
 exact: the motor's inertia off by about ``1.5 beta + 0.4 %`` for windows 7-21). No
-standard error of a fit includes ``beta`` (:mod:`learning.uncertainty`). ``beta`` grows
+standard error of a fit includes ``beta`` (:mod:`learning.optimization.uncertainty`). ``beta`` grows
 with the window like ``w^4``, ``nu`` falls like ``w^-5``.
 
 The default window: the odd ``w >= 5`` (both passes) that minimizes ``beta(w) + nu(w)``,
