@@ -11,7 +11,8 @@ import acausal as ac
 import learning as ln
 from components import electrical as el
 from components import translational as tr
-from learning.fitting.objective import Objective, noise_level
+from learning.fitting.objective import Objective
+from learning.fitting.tolerances import noise_level
 from solvers import simulate
 from tests.test_fit import T, measure, rc, unknown
 

@@ -10,7 +10,7 @@ import pytest
 
 import acausal as ac
 import learning as ln
-from learning.fitting.objective import noise_level, quantization_step, tolerance_rule
+from learning.fitting.tolerances import noise_level, quantization_step, tolerance_rule
 from learning.training import train
 from tests.test_rollout import INPUTS, oscillator, trajectories
 
