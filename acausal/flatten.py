@@ -359,15 +359,78 @@ def flatten(system: System) -> FlatDAE:
         raise StructureError(f"system {system.name} is empty: add components and connect them")
     bound = _bind_outers(comps)
     ren = _Unifier(comps, bound)
-    own: list[Equation] = [e for comp in comps for e in comp._equations]
     declared = [q for comp in comps for q in comp._quantities.values() if q not in bound]
+    unified = _unified(comps, bound, declared, ren, f"system {system.name}")
+    owners = {comp: comp.full_name for comp in comps}
+    symbols, kinds = _symbols(comps, declared, ren, unified.start_of, owners)
+    derivatives = cs.vertcat(cs.SX(0, 1), *[ren.syms[n] for n in ren.derivatives])
+    table = SymbolTable(symbols, vstack([unified.known, derivatives]))  # (stacked apart: faster)
+    declared_names = Table(ren.full)
+    equations = [
+        FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
+        for r, e in zip(unified.residuals, unified.own)
+    ]
+    aliases = _exposed(comps, symbols)
+    unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
+        system, ren.names, table
+    )
+    stacked = vstack([unified.stacked[: len(unified.own)], connection_residuals])
+    return FlatDAE(
+        system.name,
+        time,
+        table,
+        tuple(kinds["variable"]),
+        tuple(kinds["parameter"]),
+        tuple(kinds["discrete"]),
+        tuple(equations + connection_eqs),
+        stacked,
+        aliases,
+        declared_names,
+        unconnected,
+        unified.events,
+        entries,
+        unified.calls,
+        tuple(
+            (comp.name_of(v), float(low), float(high), what)
+            for comp in comps
+            for v, low, high, what in comp.valid_ranges()
+        ),
+    )
+
+
+class _Unified(NamedTuple):
+    """The components' expressions in the system's own symbols: their equations
+    (``own``) and residuals, the symbolic start values by quantity, the events, every
+    expression stacked (the residuals first), whether any calls a CasADi function, and the
+    declared symbols stacked (``known``)."""
+
+    own: list[Equation]
+    residuals: list[cs.SX]
+    start_of: dict[Quantity, cs.SX]
+    events: tuple[FlatEvent, ...]
+    stacked: cs.SX
+    calls: bool
+    known: cs.SX
+
+
+def _unified(
+    comps: list[Component],
+    bound: Mapping[Quantity, Quantity],
+    declared: list[Quantity],
+    ren: _Unifier,
+    where: str,
+) -> _Unified:
+    """The components' equations, symbolic start values and events with every symbol
+    replaced by the system's (``ren``: outer bindings, connector and array copies), in one
+    substitution of their stacked expressions (array copies as slices of their arrays'
+    stacks: see :mod:`acausal.arrays`)."""
+    own: list[Equation] = [e for comp in comps for e in comp._equations]
     starts = [q for q in declared if isinstance(q.start, cs.SX)]
     start_set = set(starts)
     events = [ev for comp in comps for ev in comp._events]
     exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    # (array copies as slices of their arrays' stacks: see acausal.arrays)
     known = arrays.stacked(
         comps, "symbols", lambda c: [q.sym for q in c._quantities.values() if q not in bound]
     )
@@ -379,7 +442,7 @@ def flatten(system: System) -> FlatDAE:
     )
     others = cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) + len(starts) :]])
     allx = vstack([own_stack, starts_stack, others])
-    stacked, changed, calls = ren.unify(allx, declared, known, f"system {system.name}")
+    stacked, changed, calls = ren.unify(allx, declared, known, where)
     unified = iter(cs.vertsplit(stacked) if changed else exprs)
     residuals = [next(unified) for _ in own]
     start_of = {q: next(unified) for q in starts}
@@ -389,9 +452,20 @@ def flatten(system: System) -> FlatDAE:
         ups = tuple((ren.names[q], next(unified)) for q, _ in ev.updates)
         rel = None if ev.relation is None else ren.names[ev.relation]
         flat_events.append(FlatEvent(ev.owner.full_name, cross, ups, rel))
+    return _Unified(own, residuals, start_of, tuple(flat_events), stacked, calls, known)
+
+
+def _symbols(
+    comps: list[Component],
+    declared: list[Quantity],
+    ren: _Unifier,
+    start_of: dict[Quantity, cs.SX],
+    owners: dict[Component, str],
+) -> tuple[dict[str, Symbol], dict[str, list[str]]]:
+    """The symbol table's records by name (the declared quantities, then the derivatives
+    the equations take) and the names of each kind of quantity, in declaration order."""
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
-    owners = {comp: comp.full_name for comp in comps}
     roles = {comp: _roles(comp) for comp in comps}
     syms, names = ren.syms, ren.names
     for q in declared:
@@ -417,39 +491,7 @@ def flatten(system: System) -> FlatDAE:
         symbols[name] = Symbol(
             name, "derivative", syms[name], owner, base=base, order=order, unit=unit
         )
-    derivatives = cs.vertcat(cs.SX(0, 1), *[syms[n] for n in ren.derivatives])
-    table = SymbolTable(symbols, vstack([known, derivatives]))  # (stacked apart: faster)
-    declared_names = Table(ren.full)
-    equations = [
-        FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
-        for r, e in zip(residuals, own)
-    ]
-    aliases = _exposed(comps, symbols)
-    unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
-        system, ren.names, table
-    )
-    stacked = vstack([stacked[: len(own)], connection_residuals])
-    return FlatDAE(
-        system.name,
-        time,
-        table,
-        tuple(kinds["variable"]),
-        tuple(kinds["parameter"]),
-        tuple(kinds["discrete"]),
-        tuple(equations + connection_eqs),
-        stacked,
-        aliases,
-        declared_names,
-        unconnected,
-        tuple(flat_events),
-        entries,
-        calls,
-        tuple(
-            (comp.name_of(v), float(low), float(high), what)
-            for comp in comps
-            for v, low, high, what in comp.valid_ranges()
-        ),
-    )
+    return symbols, kinds
 
 
 def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:

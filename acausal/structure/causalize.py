@@ -86,7 +86,47 @@ class SemiExplicit:
 
 
 def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
-    """Classify blocks (explicit, linear, Newton) and build the semi-explicit DAE.
+    """Classify blocks (explicit, linear, torn, Newton) and build the semi-explicit DAE:
+    the scalar blocks solved as whole vectors (:func:`_scalar_solutions`), the others
+    block by block (:class:`_Solved`), then the definitions substituted in block order
+    into the rates, the Newton residuals and every algebraic column's value."""
+    # the symbols of the states and algebraic columns, stacked once and indexed from then on
+    cols = list(ir.states) + list(ir.algebraic)
+    position = {c: k for k, c in enumerate(cols)}
+    stacked = ir.syms(cols)
+    explicit, solutions, coefs = _scalar_solutions(ir, blocks, stacked, position)
+    out = _Solved(solutions)
+    for b, block in enumerate(blocks):
+        if b in explicit:
+            out.explicit(position[block.unknowns[0]], explicit[b])
+        else:
+            out.block(ir, b, block, position)
+    _check_linear_blocks(ir, blocks, list(explicit), coefs, out.loops)
+    n_states = len(ir.states)
+    x = _take(stacked, list(range(n_states)))
+    ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
+    exprs = [ode, cs.vertcat(*out.alg), _take(stacked, list(range(n_states, len(cols))))]
+    if out.defined:
+        calls = ir.reduced.flat.calls_functions
+        exprs = _substitute_chain(_take(stacked, out.defined), out.values(), exprs, calls)
+    kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, out.kinds))
+    return SemiExplicit(
+        x,
+        cs.vertcat(*out.z),
+        exprs[0],
+        exprs[1],
+        exprs[2],
+        tuple(out.alg_blocks),
+        kinded,
+        keys=ir.reduced.flat.keys,
+    )
+
+
+def _scalar_solutions(
+    ir: IndexReduced, blocks: tuple[Block, ...], stacked: cs.SX, position: dict
+) -> tuple[dict[int, int], cs.SX, cs.SX]:
+    """The explicit scalar blocks: block -> the row of its solution in the vector
+    returned second, and the coefficients ``J_bb`` of the linear ones (third).
 
     Scalar blocks are handled as whole vectors, since a CasADi call costs tens of
     microseconds and one call per block would dominate large models. With ``r`` the scalar
@@ -94,107 +134,103 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     triangular), a block is explicit when ``J_bb`` does not depend on ``y_b``. Where the
     whole row of ``J`` is free of ``y`` (the row is affine), forward substitution gives
     ``y_b = -(r_b(0) + sum_{j<b} J_bj y_j) / J_bb`` for all such rows at once; other
-    explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one.
-    """
+    explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one."""
     scalar = [b for b, block in enumerate(blocks) if len(block.equations) == 1]
-    explicit: dict[int, int] = {}  # block -> the row of its solution in ``solutions``
+    explicit: dict[int, int] = {}
     solutions = cs.SX(0, 1)
     coefs = cs.SX(0, 1)
-    # the symbols of the states and algebraic columns, stacked once and indexed from then on
-    cols = list(ir.states) + list(ir.algebraic)
-    position = {c: k for k, c in enumerate(cols)}
-    stacked = ir.syms(cols)
-    if scalar:
-        res = ir.residuals[[blocks[b].equations[0] for b in scalar]]
-        ys = _take(stacked, [position[blocks[b].unknowns[0]] for b in scalar])
-        solved = {blocks[b].unknowns[0] for b in scalar}
-        held = [len(ir.incidence[blocks[b].equations[0]] & solved) for b in scalar]
-        jac = jacobian(res, ys, held)
-        diag = cs.diag(jac)
-        own = pattern(diag, ys)  # one entry per row: no dense row
-        own_dep = set(np.flatnonzero(own.diagonal()).tolist())  # J_bb depends on y_b
-        entries = pattern(jac.nz[:], ys)  # an entry per row
-        varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
-        jrows, _ = jac.sparsity().get_triplet()
-        nonaffine = set(np.asarray(jrows)[varying].tolist())
-        linear = [k for k in range(len(scalar)) if k not in own_dep]
-        if linear:
-            coefs = diag[linear]
-            offdiag = jac - cs.diag(diag)
-            zero = cs.DM.zeros(ys.numel())
-            solutions = -(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag
-            for k in linear:
-                explicit[scalar[k]] = k
-                if k in nonaffine:
-                    solutions[k] = -cs.substitute(res[k], ys[k], 0) / diag[k]
-    # the definitions y = value, in block order: the symbols by their rows in ``stacked``,
-    # the values in pieces (runs of explicit blocks' rows of ``solutions``, loops' solutions)
-    defined: list[int] = []
-    pieces: list[cs.SX] = []
-    run: list[int] = []
-    loops: list[tuple[int, cs.SX]] = []
-    z: list[cs.SX] = []
-    alg: list[cs.SX] = []
-    alg_blocks: list[int] = []
-    kinds: list[str] = []
-    for b, block in enumerate(blocks):
-        if b in explicit:
-            kinds.append("explicit")
-            defined.append(position[block.unknowns[0]])
-            run.append(explicit[b])
-            continue
+    if not scalar:
+        return explicit, solutions, coefs
+    res = ir.residuals[[blocks[b].equations[0] for b in scalar]]
+    ys = _take(stacked, [position[blocks[b].unknowns[0]] for b in scalar])
+    solved = {blocks[b].unknowns[0] for b in scalar}
+    held = [len(ir.incidence[blocks[b].equations[0]] & solved) for b in scalar]
+    jac = jacobian(res, ys, held)
+    diag = cs.diag(jac)
+    own = pattern(diag, ys)  # one entry per row: no dense row
+    own_dep = set(np.flatnonzero(own.diagonal()).tolist())  # J_bb depends on y_b
+    entries = pattern(jac.nz[:], ys)  # an entry per row
+    varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
+    jrows, _ = jac.sparsity().get_triplet()
+    nonaffine = set(np.asarray(jrows)[varying].tolist())
+    linear = [k for k in range(len(scalar)) if k not in own_dep]
+    if linear:
+        coefs = diag[linear]
+        offdiag = jac - cs.diag(diag)
+        zero = cs.DM.zeros(ys.numel())
+        solutions = -(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag
+        for k in linear:
+            explicit[scalar[k]] = k
+            if k in nonaffine:
+                solutions[k] = -cs.substitute(res[k], ys[k], 0) / diag[k]
+    return explicit, solutions, coefs
+
+
+class _Solved:
+    """What the blocks give, in block order: the definitions ``y = value`` (the symbols by
+    their rows in the stacked columns, ``defined``; the values in pieces: runs of explicit
+    scalar blocks' rows of ``solutions``, loops' solutions), the Newton unknowns ``z``
+    with their residuals ``alg`` and blocks, each block's kind, and the linear loops'
+    Jacobians (``loops``, for the singularity check)."""
+
+    def __init__(self, solutions: cs.SX) -> None:
+        self.solutions = solutions
+        self.defined: list[int] = []
+        self.pieces: list[cs.SX] = []
+        self.run: list[int] = []
+        self.loops: list[tuple[int, cs.SX]] = []
+        self.z: list[cs.SX] = []
+        self.alg: list[cs.SX] = []
+        self.alg_blocks: list[int] = []
+        self.kinds: list[str] = []
+
+    def values(self) -> cs.SX:
+        """The defined values, one vector in the order of ``defined``."""
+        run = self.solutions[self.run] if self.run else cs.SX(0, 1)
+        return vstack([*self.pieces, run])
+
+    def explicit(self, at: int, row: int) -> None:
+        """A scalar block whose solution is ``solutions[row]``, for the column ``at``."""
+        self.kinds.append("explicit")
+        self.defined.append(at)
+        self.run.append(row)
+
+    def block(self, ir: IndexReduced, b: int, block: Block, position: dict) -> None:
+        """Block ``b`` of several equations or a scalar one that is not explicit: a linear
+        loop solved symbolically (small), torn (the tears solved too when few) or else
+        left to Newton."""
         res = ir.residuals[list(block.equations)]
         y = ir.syms(block.unknowns)
         n = len(block.unknowns)
         jac = cs.jacobian(res, y) if 1 < n <= MAX_TORN_LOOP else None
-        if jac is not None and not cs.depends_on(jac, y):
-            loops.append((b, jac))
-            pieces += [solutions[run]] if run else []
-            run = []
-            if n <= MAX_LINEAR_LOOP:
-                kinds.append("linear")
-                sol = linsolve.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
-                defined += [position[u] for u in block.unknowns]
-                pieces.append(sol)
-                continue
-            tearing = tear(jac, _nonzero_number)
-            syms, values = inner_solutions(res, y, jac, tearing)
-            if len(tearing.tears) <= MAX_SOLVED_TEARS:  # the tears first, then the others
-                kinds.append("torn-solved")
-                defined += [position[block.unknowns[j]] for j in tearing.tears]
-                pieces.append(_solved_tears(res, y, tearing, syms, values))
-            else:
-                kinds.append("torn")
-                z += [y[j] for j in tearing.tears]
-                alg += [res[i] for i in tearing.residual]
-                alg_blocks += [b] * len(tearing.residual)
-            defined += [position[block.unknowns[j]] for _, j in tearing.order]
-            pieces.append(cs.vertcat(cs.SX(0, 1), *values))
-            continue
-        kinds.append("newton")
-        z += cs.vertsplit(y)
-        alg += cs.vertsplit(res)
-        alg_blocks += [b] * res.numel()
-    _check_linear_blocks(ir, blocks, list(explicit), coefs, loops)
-    n_states = len(ir.states)
-    x = _take(stacked, list(range(n_states)))
-    ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
-    exprs = [ode, cs.vertcat(*alg), _take(stacked, list(range(n_states, len(cols))))]
-    if defined:
-        values = vstack([*pieces, solutions[run] if run else cs.SX(0, 1)])
-        calls = ir.reduced.flat.calls_functions
-        exprs = _substitute_chain(_take(stacked, defined), values, exprs, calls)
-    kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, kinds))
-    return SemiExplicit(
-        x,
-        cs.vertcat(*z),
-        exprs[0],
-        exprs[1],
-        exprs[2],
-        tuple(alg_blocks),
-        kinded,
-        keys=ir.reduced.flat.keys,
-    )
+        if jac is None or cs.depends_on(jac, y):
+            self.kinds.append("newton")
+            self.z += cs.vertsplit(y)
+            self.alg += cs.vertsplit(res)
+            self.alg_blocks += [b] * res.numel()
+            return
+        self.loops.append((b, jac))
+        self.pieces += [self.solutions[self.run]] if self.run else []
+        self.run = []
+        if n <= MAX_LINEAR_LOOP:
+            self.kinds.append("linear")
+            sol = linsolve.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
+            self.defined += [position[u] for u in block.unknowns]
+            self.pieces.append(sol)
+            return
+        tearing = tear(jac, _nonzero_number)
+        syms, values = inner_solutions(res, y, jac, tearing)
+        if len(tearing.tears) <= MAX_SOLVED_TEARS:  # the tears first, then the others
+            self.kinds.append("torn-solved")
+            self.defined += [position[block.unknowns[j]] for j in tearing.tears]
+            self.pieces.append(_solved_tears(res, y, tearing, syms, values))
+        else:
+            self.kinds.append("torn")
+            self.z += [y[j] for j in tearing.tears]
+            self.alg += [res[i] for i in tearing.residual]
+            self.alg_blocks += [b] * len(tearing.residual)
+        self.defined += [position[block.unknowns[j]] for _, j in tearing.order]
+        self.pieces.append(cs.vertcat(cs.SX(0, 1), *values))
 
 
 def _substitute_chain(syms: cs.SX, values: cs.SX, exprs: list[cs.SX], calls: bool) -> list:
