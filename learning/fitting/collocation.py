@@ -42,7 +42,7 @@ from __future__ import annotations
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import casadi as cs
 import numpy as np
@@ -52,6 +52,10 @@ from solvers import simulator
 from solvers.capture import native_stderr
 
 from ..laws import Unknown
+from .collocation_assembly import Layout, Stack, nlp_functions
+
+if TYPE_CHECKING:
+    from .objective import ExperimentResiduals
 
 KNOWN_OPTIONS = {"max_iter", "subintervals", "degree", "dissipative", "ipopt"}
 # what to do when IPOPT stops without a solution, by its return status
@@ -121,274 +125,184 @@ def power_expressions(model: Any, system: Any) -> list[tuple[str, cs.SX]]:
     return out
 
 
-def scatter(values: cs.MX, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> cs.MX:
-    """The sparse matrix with ``values[k]`` added at ``(rows[k], cols[k])`` (duplicates
-    summed): ``nonzeros = A values`` with ``A`` the 0/1 matrix from each triplet to its
-    place."""
-    rows, cols = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)
-    sp, place = cs.Sparsity.triplet(*shape, rows.tolist(), cols.tolist(), True)
-    A = cs.DM(cs.Sparsity.triplet(sp.nnz(), rows.size, place, list(range(rows.size))), 1.0)
-    return cs.MX(sp, cs.mtimes(A, values)) if rows.size else cs.MX(*shape)
+@dataclass(frozen=True)
+class Settings:
+    """What every experiment's transcription shares: the fitted names, their start values
+    and NLP unknowns ``theta``, IDAS's tolerances for the start guess, and the options."""
+
+    names: Sequence[str]
+    start: np.ndarray
+    theta: cs.MX
+    rtol: float
+    atol: float
+    degree: int
+    subintervals: int
+    dissipative: bool
 
 
 @dataclass
-class Block:
-    """``fun(u_i, q_i)`` for the columns ``u_i`` of ``U`` (``q_i`` of ``Q``), mapped:
-    ``where[i, k]`` is the NLP unknown that entry ``k`` of ``u_i`` is, ``row`` the first
-    row of the block's values in their stack."""
+class Parts:
+    """The NLP as it is built: where the unknowns sit, the equality constraints ``g``, the
+    inequalities ``power >= 0`` and the weighted residuals ``res``."""
 
-    fun: cs.SX
-    u: cs.SX
-    q: cs.SX
-    U: cs.MX
-    Q: cs.MX
-    where: np.ndarray
-    row: int
-
-    @property
-    def n(self) -> int:
-        return self.where.shape[0]
-
-    def mapped(self, outputs: list[cs.SX], extra: Sequence[cs.SX], args: Sequence[cs.MX]) -> list:
-        """``outputs`` (expressions of ``u``, ``q`` and ``extra``) evaluated per column."""
-        F = cs.Function("f", [self.u, self.q, *extra], outputs).map(self.n)
-        return F.call([self.U, self.Q, *args])
-
-    def places(self, sparsity: cs.Sparsity, rows: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and NLP columns of a per-column Jacobian or Hessian's nonzeros, column
-        after column; ``rows`` maps a local row to the stack's (``None``: NLP unknowns)."""
-        r, c = (np.asarray(a, dtype=int) for a in sparsity.get_triplet())
-        cols = self.where[:, c]
-        if rows is None:
-            return self.where[:, r].ravel(), cols.ravel()
-        return rows(np.arange(self.n)[:, None], r[None, :]).ravel(), cols.ravel()
+    layout: Layout
+    g: Stack = field(default_factory=Stack)
+    ineq: Stack = field(default_factory=Stack)
+    res: Stack = field(default_factory=Stack)
 
 
-@dataclass
-class Stack:
-    """Stacked values ``v`` (a column) of mapped SX functions over the NLP unknowns
-    ``w``, with ``dv/dw`` and the Hessian of ``sum_k lam_k v_k`` (or of ``sigma ||v||^2``)
-    assembled from the per-column ones."""
-
-    blocks: list[Block] = field(default_factory=list)
-    size: int = 0
-
-    def add(self, fun: cs.SX, u: cs.SX, q: cs.SX, U: cs.MX, Q: cs.MX, where: np.ndarray) -> None:
-        self.blocks.append(Block(fun, u, q, U, Q, where, self.size))
-        self.size += where.shape[0] * fun.numel()
-
-    def extend(self, other: Stack) -> None:
-        """Append ``other``'s blocks below this stack's."""
-        for b in other.blocks:
-            self.blocks.append(Block(b.fun, b.u, b.q, b.U, b.Q, b.where, self.size + b.row))
-        self.size += other.size
-
-    def value(self) -> cs.MX:
-        return cs.vertcat(*[cs.vec(b.mapped([b.fun], [], [])[0]) for b in self.blocks])
-
-    def jacobian(self, ncols: int) -> cs.MX:
-        """``dv/dw`` (``size x ncols``, sparse)."""
-        vals, rows, cols = [], [], []
-        for b in self.blocks:
-            J = cs.jacobian(b.fun, b.u)
-            m = b.fun.numel()
-            vals.append(cs.vec(b.mapped([cs.vertcat(*J.nonzeros())], [], [])[0]))
-            r, c = b.places(J.sparsity(), lambda i, k, b=b, m=m: b.row + i * m + k)
-            rows.append(r)
-            cols.append(c)
-        return scatter(
-            cs.vertcat(*vals), np.concatenate(rows), np.concatenate(cols), (self.size, ncols)
-        )
-
-    def hessian(self, ncols: int, lam: cs.MX | None = None, sigma: cs.MX | None = None) -> cs.MX:
-        """The upper triangle of ``d2/dw2 (lam^T v)``, or of ``sigma ||v||^2``."""
-        vals, rows, cols = [], [], []
-        for b in self.blocks:
-            m = b.fun.numel()
-            c = cs.SX.sym("c", m if lam is not None else 1)
-            weighted = cs.dot(c, b.fun) if lam is not None else c * cs.sumsqr(b.fun)
-            H = cs.hessian(weighted, b.u)[0]
-            mult = cs.reshape(lam[b.row : b.row + b.n * m], m, b.n) if lam is not None else sigma
-            vals.append(cs.vec(b.mapped([cs.vertcat(*H.nonzeros())], [c], [mult])[0]))
-            r, k = b.places(H.sparsity(), None)
-            rows.append(r)
-            cols.append(k)
-        r, k = np.concatenate(rows), np.concatenate(cols)
-        upper = np.flatnonzero(r <= k)
-        v = cs.vertcat(*vals)[upper.tolist()]
-        return scatter(v, r[upper], k[upper], (ncols, ncols))
-
-
-@dataclass
-class Layout:
-    """Where each experiment's unknowns sit in the NLP's vector ``w``."""
-
-    symbols: list[cs.MX] = field(default_factory=list)
-    guess: list[np.ndarray] = field(default_factory=list)
-    size: int = 0
-
-    def new(self, name: str, rows: int, cols: int, guess: np.ndarray) -> tuple[cs.MX, np.ndarray]:
-        """A block of unknowns and the index of each of its entries (``rows x cols``)."""
-        sym = cs.MX.sym(name, rows, cols)
-        index = self.size + np.arange(rows * cols).reshape(cols, rows).T
-        self.symbols.append(cs.vec(sym))
-        self.guess.append(np.asarray(guess, dtype=float).ravel(order="F"))
-        self.size += rows * cols
-        return sym, index
-
-
-def _experiment(
-    e: Any,
-    names: Sequence[str],
-    theta: cs.MX,
-    start: np.ndarray,
-    layout: Layout,
-    g: Stack,
-    ineq: Stack,
-    res: Stack,
-    opts: Mapping[str, Any],
-    rtol: float,
-    atol: float,
-) -> None:
-    """Add one experiment ``e`` (a :class:`learning.fitting.objective.Experiment`): its unknowns to
-    ``layout``, its constraints to ``g`` and ``ineq``, its weighted residuals to ``res``."""
+def _parameters(e: ExperimentResiduals, s: Settings) -> tuple[np.ndarray, cs.Function]:
+    """The model's parameter values at the start, and ``p(theta)``: the fixed values with
+    the fitted ones in their places."""
     model = e.model
-    if model.dae.modes:
-        raise OptionError(
-            f"fit: {model.name} has discrete modes (switches, events); method='collocation' "
-            "does not handle them: use method='least_squares'"
-        )
-    degree, subintervals = opts["degree"], opts["subintervals"]
-    dae, nx, nz, nth = model.dae, model.dae.x.numel(), model.dae.z.numel(), len(names)
     pnames = list(model.parameters)
     pvals = np.array(list(model.parameters.values()), dtype=float)
     cols = [pnames.index(n) for n in e.pnames]
-    pvals[cols] = start[e.columns]
+    pvals[cols] = s.start[e.columns]
     if cols and cs.depends_on(model.breakpoints, model.p[cols]):
         raise OptionError(
             f"fit: in {model.name} the time of an input's discontinuity depends on a fitted "
             "parameter; method='collocation' keeps its mesh fixed: use method='least_squares'"
         )
-    # p(theta): the fixed values with the fitted ones in their places
-    th = cs.SX.sym("theta", nth)
+    th = cs.SX.sym("theta", len(s.names))
     fixed = pvals.copy()
     fixed[cols] = 0.0
-    select = cs.DM.zeros(len(pnames), nth)
+    select = cs.DM.zeros(len(pnames), len(s.names))
     for c, k in zip(cols, e.columns):
         select[c, k] = 1
-    p_of = cs.Function("p", [th], [cs.DM(fixed) + cs.mtimes(select, th)])
-    args = [dae.x, dae.z, model.p, model.t]
-
-    tau, D = radau(degree)
-    grid = e.grid
-    breaks = model.breakpoint_times(pvals, float(grid[0]), float(grid[-1]))
-    edges = mesh(grid, breaks, subintervals)
-    h = np.diff(edges)
-    n = h.size
-    times = edges[:-1, None] + h[:, None] * tau[None, :]
-    ends = np.isin(edges[1:], breaks)  # left limit of the input at a discontinuity
-    times[ends, -1] -= 1e-9 * h[ends]
-    # the start guess: IDAS at the start parameters on the collocation times
-    sim_grid = np.concatenate([[grid[0]], times.ravel()])
-    sim = simulator(model, sim_grid, rtol, atol, pvals, e.simulators)
-    with native_stderr([]):
-        xs, zs = sim.run(pvals)
-    xs, zs = xs.reshape(nx, sim_grid.size), zs.reshape(nz, sim_grid.size)
-    x0, ix0 = layout.new("x0", nx, 1, xs[:, 0])
-    z0, iz0 = layout.new("z0", nz, 1, zs[:, 0])
-    X, iX = layout.new("X", nx, degree * n, xs[:, 1:])
-    Z, iZ = layout.new("Z", nz, degree * n, zs[:, 1:])
-    ith = np.arange(nth)
-
-    # start: the initialization residual
-    u0 = cs.SX.sym("u0", nx + nz + nth)
-    x_, z_, t_ = u0[:nx], u0[nx : nx + nz], u0[nx + nz :]
-    none = cs.SX.sym("none", 0)
-    g.add(
-        sim.init.residual(x_, z_, p_of(t_)),
-        u0,
-        none,
-        cs.vertcat(x0, z0, theta),
-        cs.MX(0, 1),
-        np.concatenate([ix0[:, 0], iz0[:, 0], ith])[None, :],
-    )
-
-    # the pieces: u_i = (x_start, vec X_i, vec Z_i, theta), q_i = (t_i1..t_id, h_i)
-    nu = nx + degree * (nx + nz) + nth
-    u, q = cs.SX.sym("u", nu), cs.SX.sym("q", degree + 1)
-    xs_ = u[:nx]
-    Xi = cs.reshape(u[nx : nx + nx * degree], nx, degree)
-    Zi = cs.reshape(u[nx + nx * degree : nu - nth], nz, degree)
-    p = p_of(u[nu - nth :])
-    slopes = cs.horzcat(xs_, Xi) @ cs.DM(D.T)  # h x' at the points
-    ode, alg = cs.Function("ode", args, [dae.ode]), cs.Function("alg", args, [dae.alg])
-    eqs = []
-    for j in range(degree):
-        point = (Xi[:, j], Zi[:, j], p, q[j])
-        eqs += [slopes[:, j] - q[degree] * ode(*point), alg(*point)]
-    last = np.arange(1, n + 1) * degree - 1  # the columns at tau = 1
-    starts = np.concatenate([ix0, iX[:, last[:-1]]], axis=1)  # x_start of each piece
-    where = np.concatenate(
-        [
-            starts.T,
-            iX.T.reshape(n, degree * nx),
-            iZ.T.reshape(n, degree * nz),
-            np.tile(ith, (n, 1)),
-        ],
-        axis=1,
-    )
-    Xstart = cs.horzcat(x0, X[:, last[:-1].tolist()]) if n > 1 else x0
-    U = cs.vertcat(
-        Xstart, cs.reshape(X, nx * degree, n), cs.reshape(Z, nz * degree, n), cs.repmat(theta, 1, n)
-    )
-    Q = cs.DM(np.vstack([times.T, h[None, :]]))
-    g.add(cs.vertcat(*eqs), u, q, U, Q, where)
-    if opts["dissipative"]:
-        powers = [w for _, w in power_expressions(model, e.system)]
-        if powers:
-            power = cs.Function("power", args, [cs.vertcat(*powers)])
-            at = [power(Xi[:, j], Zi[:, j], p, q[j]) for j in range(degree)]
-            ineq.add(cs.vertcat(*at), u, q, U, Q, where)
-
-    # outputs at the data times: the piece ends on the grid (x0, z0 at the start)
-    on_grid = last[np.searchsorted(edges[1:], grid[1:])]
-    ixg = np.concatenate([ix0, iX[:, on_grid]], axis=1)[:, e.offset :]
-    izg = np.concatenate([iz0, iZ[:, on_grid]], axis=1)[:, e.offset :]
-    Xg = cs.horzcat(x0, X[:, on_grid.tolist()])[:, e.offset :]
-    Zg = cs.horzcat(z0, Z[:, on_grid.tolist()])[:, e.offset :]
-    rows = [model.check_name(r) for r in e.outputs]
-    out = cs.Function("out", args, [cs.vertcat(*[model.outputs[r] for r in rows])])
-    nodes = grid.size - e.offset
-    scale = np.zeros((len(rows), nodes))
-    target = np.zeros_like(scale)
-    for j, (ym, mask, s) in enumerate(zip(e.measured, e.masks, e.scales)):
-        scale[j, mask], target[j, mask] = s, ym
-    ux = cs.SX.sym("u", nx + nz + nth)
-    qy = cs.SX.sym("q", 2 * len(rows) + 1)  # (scale, target, t)
-    y = out(ux[:nx], ux[nx : nx + nz], p_of(ux[nx + nz :]), qy[-1])
-    r = qy[: len(rows)] * (y - qy[len(rows) : -1])
-    res.add(
-        r,
-        ux,
-        qy,
-        cs.vertcat(Xg, Zg, cs.repmat(theta, 1, nodes)),
-        cs.DM(np.vstack([scale, target, grid[None, e.offset :]])),
-        np.concatenate([ixg.T, izg.T, np.tile(ith, (nodes, 1))], axis=1),
-    )
+    return pvals, cs.Function("p", [th], [cs.DM(fixed) + cs.mtimes(select, th)])
 
 
-def _nlp_functions(w: cs.MX, g: Stack, res: Stack) -> tuple[cs.Function, cs.Function]:
-    """The constraint Jacobian ``(w, p) -> (g, dg/dw)`` and the Hessian of the Lagrangian
-    ``(w, p, sigma, lam) -> triu(d2/dw2 (sigma ||r||^2 + lam^T g))`` for IPOPT, both
-    assembled from the mapped per-piece ones."""
-    p, sigma, lam = cs.MX.sym("p", 0), cs.MX.sym("sigma"), cs.MX.sym("lam", g.size)
-    n = w.numel()
-    jac_g = cs.Function("jac_g", [w, p], [g.value(), g.jacobian(n)], ["x", "p"], ["g", "jac_g_x"])
-    hess = res.hessian(n, sigma=sigma) + g.hessian(n, lam=lam)
-    hess_lag = cs.Function(
-        "hess_lag", [w, p, sigma, lam], [hess], ["x", "p", "lam_f", "lam_g"], ["hess"]
-    )
-    return jac_g, hess_lag
+class _Transcription:
+    """One experiment ``e`` collocated: its pieces on the mesh and its unknowns in
+    ``layout``, started from IDAS at the start parameters on the collocation times; then
+    :meth:`initialization`, :meth:`pieces` and :meth:`outputs` add its constraints and
+    residuals to the NLP."""
+
+    def __init__(self, e: ExperimentResiduals, s: Settings, layout: Layout) -> None:
+        model = e.model
+        if model.dae.modes:
+            raise OptionError(
+                f"fit: {model.name} has discrete modes (switches, events); "
+                "method='collocation' does not handle them: use method='least_squares'"
+            )
+        self.e, self.s, self.model, self.dae = e, s, model, model.dae
+        self.nx, self.nz, self.nth = model.dae.x.numel(), model.dae.z.numel(), len(s.names)
+        pvals, self.p_of = _parameters(e, s)
+        self.args = [self.dae.x, self.dae.z, model.p, model.t]
+        self.tau, self.D = radau(s.degree)
+        grid = e.grid
+        self.breaks = model.breakpoint_times(pvals, float(grid[0]), float(grid[-1]))
+        self.edges = mesh(grid, self.breaks, s.subintervals)
+        self.h = np.diff(self.edges)
+        self.n = self.h.size
+        times = self.edges[:-1, None] + self.h[:, None] * self.tau[None, :]
+        ends = np.isin(self.edges[1:], self.breaks)  # left limit of the input at a jump
+        times[ends, -1] -= 1e-9 * self.h[ends]
+        self.times = times
+        # the start guess: IDAS at the start parameters on the collocation times
+        sim_grid = np.concatenate([[grid[0]], times.ravel()])
+        self.sim = simulator(model, sim_grid, s.rtol, s.atol, pvals, e.simulators)
+        with native_stderr([]):
+            xs, zs = self.sim.run(pvals)
+        xs, zs = xs.reshape(self.nx, sim_grid.size), zs.reshape(self.nz, sim_grid.size)
+        self.x0, self.ix0 = layout.new("x0", self.nx, 1, xs[:, 0])
+        self.z0, self.iz0 = layout.new("z0", self.nz, 1, zs[:, 0])
+        self.X, self.iX = layout.new("X", self.nx, s.degree * self.n, xs[:, 1:])
+        self.Z, self.iZ = layout.new("Z", self.nz, s.degree * self.n, zs[:, 1:])
+        self.ith = np.arange(self.nth)
+        self.last = np.arange(1, self.n + 1) * s.degree - 1  # the columns at tau = 1
+
+    def initialization(self, g: Stack) -> None:
+        """The initialization residual at the start, in ``(x0, z0, theta)``."""
+        nx, nz = self.nx, self.nz
+        u0 = cs.SX.sym("u0", nx + nz + self.nth)
+        x_, z_, t_ = u0[:nx], u0[nx : nx + nz], u0[nx + nz :]
+        none = cs.SX.sym("none", 0)
+        g.add(
+            self.sim.init.residual(x_, z_, self.p_of(t_)),
+            u0,
+            none,
+            cs.vertcat(self.x0, self.z0, self.s.theta),
+            cs.MX(0, 1),
+            np.concatenate([self.ix0[:, 0], self.iz0[:, 0], self.ith])[None, :],
+        )
+
+    def pieces(self, g: Stack, ineq: Stack) -> None:
+        """The collocation equations of every piece, mapped over the pieces: ``u_i =
+        (x_start, vec X_i, vec Z_i, theta)``, ``q_i = (t_i1..t_id, h_i)``; with
+        ``dissipative``, ``power >= 0`` of every Unknown at every point."""
+        nx, nz, nth, n, degree = self.nx, self.nz, self.nth, self.n, self.s.degree
+        nu = nx + degree * (nx + nz) + nth
+        u, q = cs.SX.sym("u", nu), cs.SX.sym("q", degree + 1)
+        xs_ = u[:nx]
+        Xi = cs.reshape(u[nx : nx + nx * degree], nx, degree)
+        Zi = cs.reshape(u[nx + nx * degree : nu - nth], nz, degree)
+        p = self.p_of(u[nu - nth :])
+        slopes = cs.horzcat(xs_, Xi) @ cs.DM(self.D.T)  # h x' at the points
+        ode = cs.Function("ode", self.args, [self.dae.ode])
+        alg = cs.Function("alg", self.args, [self.dae.alg])
+        eqs = []
+        for j in range(degree):
+            point = (Xi[:, j], Zi[:, j], p, q[j])
+            eqs += [slopes[:, j] - q[degree] * ode(*point), alg(*point)]
+        last = self.last
+        starts = np.concatenate([self.ix0, self.iX[:, last[:-1]]], axis=1)  # x_start of each
+        where = np.concatenate(
+            [
+                starts.T,
+                self.iX.T.reshape(n, degree * nx),
+                self.iZ.T.reshape(n, degree * nz),
+                np.tile(self.ith, (n, 1)),
+            ],
+            axis=1,
+        )
+        X, Z, theta = self.X, self.Z, self.s.theta
+        Xstart = cs.horzcat(self.x0, X[:, last[:-1].tolist()]) if n > 1 else self.x0
+        U = cs.vertcat(
+            Xstart,
+            cs.reshape(X, nx * degree, n),
+            cs.reshape(Z, nz * degree, n),
+            cs.repmat(theta, 1, n),
+        )
+        Q = cs.DM(np.vstack([self.times.T, self.h[None, :]]))
+        g.add(cs.vertcat(*eqs), u, q, U, Q, where)
+        if self.s.dissipative:
+            powers = [w for _, w in power_expressions(self.model, self.e.system)]
+            if powers:
+                power = cs.Function("power", self.args, [cs.vertcat(*powers)])
+                at = [power(Xi[:, j], Zi[:, j], p, q[j]) for j in range(degree)]
+                ineq.add(cs.vertcat(*at), u, q, U, Q, where)
+
+    def outputs(self, res: Stack) -> None:
+        """The weighted residuals at the data times: the outputs at the piece ends on the
+        grid (``x0``, ``z0`` at the start)."""
+        e, model, nx, nz = self.e, self.model, self.nx, self.nz
+        grid = e.grid
+        on_grid = self.last[np.searchsorted(self.edges[1:], grid[1:])]
+        ixg = np.concatenate([self.ix0, self.iX[:, on_grid]], axis=1)[:, e.offset :]
+        izg = np.concatenate([self.iz0, self.iZ[:, on_grid]], axis=1)[:, e.offset :]
+        Xg = cs.horzcat(self.x0, self.X[:, on_grid.tolist()])[:, e.offset :]
+        Zg = cs.horzcat(self.z0, self.Z[:, on_grid.tolist()])[:, e.offset :]
+        rows = [model.check_name(r) for r in e.outputs]
+        out = cs.Function("out", self.args, [cs.vertcat(*[model.outputs[r] for r in rows])])
+        nodes = grid.size - e.offset
+        scale = np.zeros((len(rows), nodes))
+        target = np.zeros_like(scale)
+        for j, (ym, mask, s) in enumerate(zip(e.measured, e.masks, e.scales)):
+            scale[j, mask], target[j, mask] = s, ym
+        ux = cs.SX.sym("u", nx + nz + self.nth)
+        qy = cs.SX.sym("q", 2 * len(rows) + 1)  # (scale, target, t)
+        y = out(ux[:nx], ux[nx : nx + nz], self.p_of(ux[nx + nz :]), qy[-1])
+        r = qy[: len(rows)] * (y - qy[len(rows) : -1])
+        res.add(
+            r,
+            ux,
+            qy,
+            cs.vertcat(Xg, Zg, cs.repmat(self.s.theta, 1, nodes)),
+            cs.DM(np.vstack([scale, target, grid[None, e.offset :]])),
+            np.concatenate([ixg.T, izg.T, np.tile(self.ith, (nodes, 1))], axis=1),
+        )
 
 
 @dataclass
@@ -406,7 +320,7 @@ class CollocationNLP:
 
 
 def build(
-    experiments: Sequence[Any],
+    experiments: Sequence[ExperimentResiduals],
     names: Sequence[str],
     start: np.ndarray,
     rtol: float,
@@ -421,22 +335,24 @@ def build(
             f"fit: options {sorted(unknown)} are not collocation options; "
             f"use {sorted(KNOWN_OPTIONS)} (IPOPT's own go in options['ipopt'])"
         )
-    mesh_opts = {
-        "degree": int(opts.get("degree", 3)),
-        "subintervals": int(opts.get("subintervals", 1)),
-        "dissipative": bool(opts.get("dissipative", False)),
-    }
-    if mesh_opts["degree"] < 1 or mesh_opts["subintervals"] < 1:
+    degree, subintervals = int(opts.get("degree", 3)), int(opts.get("subintervals", 1))
+    if degree < 1 or subintervals < 1:
         raise OptionError("fit: collocation needs degree >= 1 and subintervals >= 1")
     layout = Layout()
     theta, _ = layout.new("theta", len(names), 1, start)
-    g, ineq, res = Stack(), Stack(), Stack()
-    for e in experiments:
-        _experiment(e, names, theta, start, layout, g, ineq, res, mesh_opts, rtol, atol)
+    dissipative = bool(opts.get("dissipative", False))
+    s = Settings(names, start, theta, rtol, atol, degree, subintervals, dissipative)
+    nlp = Parts(layout)
+    for e in experiments:  # each experiment's unknowns, then its constraints and residuals
+        one = _Transcription(e, s, layout)
+        one.initialization(nlp.g)
+        one.pieces(nlp.g, nlp.ineq)
+        one.outputs(nlp.res)
+    g, res = nlp.g, nlp.res
     n_eq = g.size
-    g.extend(ineq)  # inequalities after the equalities, in one constraint vector
+    g.extend(nlp.ineq)  # inequalities after the equalities, in one constraint vector
     w = cs.vertcat(*layout.symbols)
-    jac_g, hess_lag = _nlp_functions(w, g, res)
+    jac_g, hess_lag = nlp_functions(w, g, res)
     return CollocationNLP(
         nlp={"x": w, "f": cs.sumsqr(res.value()), "g": g.value()},
         jac_g=jac_g,
@@ -491,7 +407,7 @@ class IterationCallback(cs.Callback):
 
 
 def collocate(
-    experiments: Sequence[Any],
+    experiments: Sequence[ExperimentResiduals],
     names: Sequence[str],
     start: np.ndarray,
     rtol: float,

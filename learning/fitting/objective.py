@@ -59,7 +59,7 @@ def _numbers(values: Any, what: str) -> np.ndarray:
         ) from None
 
 
-class Experiment:
+class ExperimentResiduals:
     """One system with its measured outputs on its output grid; ``columns`` are the
     indices of the fitted values this experiment's model takes, ``pnames`` their names in
     the model (shared names and this experiment's own copies, ``@index`` removed)."""
@@ -203,7 +203,7 @@ class Objective:
         times = starts(t_start, len(experiments))
         each = weights if isinstance(weights, Sequence) else [weights or {}] * len(experiments)
         self.exps = [
-            Experiment(s, d, w, self.names, k, t0, m)
+            ExperimentResiduals(s, d, w, self.names, k, t0, m)
             for k, ((s, d), w, m, t0) in enumerate(zip(experiments, each, models, times))
         ]
         measured = {name for _, d in experiments for name in d if name not in ("t", "time")}
