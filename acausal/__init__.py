@@ -23,7 +23,8 @@ from .errors import (
     UnitError,
     UnknownNameError,
 )
-from .flatten import FlatDAE, flatten
+from .flat import FlatDAE
+from .flatten import flatten
 from .model import Model, compile
 from .signals import ramp, sampled, signal, sine, spline, step
 from .symbols import (

@@ -16,7 +16,8 @@ import casadi as cs
 import numpy as np
 
 from .errors import EquationError, OptionError, unknown_name
-from .flatten import FlatDAE, display_name, displayed, flatten
+from .flat import FlatDAE, display_name, displayed
+from .flatten import flatten
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
 from .structure.alias import Reduced, eliminate_aliases

@@ -7,7 +7,7 @@ changed roots."""
 import numpy as np
 import pytest
 
-from acausal.flatten import Symbol
+from acausal.flat import Symbol
 from acausal.structure.alias import preference_ranks
 from acausal.structure.graph import substitute_rows
 from acausal.structure.union_find import ONE, SignedUnionFind, axpy

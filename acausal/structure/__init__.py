@@ -13,7 +13,8 @@ and ``acausal.model.assemble(flat)`` runs the stages after ``flatten`` into a ``
 Every form prints as a compiler's dump (``print(red)``) and pickles.
 """
 
-from ..flatten import FlatDAE, flatten
+from ..flat import FlatDAE
+from ..flatten import flatten
 from .alias import Reduced, eliminate_aliases
 from .blt import Block, sort_blt
 from .causalize import SemiExplicit, causalize

@@ -33,7 +33,7 @@ import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
-from ..flatten import FlatDAE, FlatEquation, Symbol
+from ..flat import FlatDAE, FlatEquation, Symbol
 from ..symbols import derivative_name, vstack
 from ..table import SymbolTable, Table
 from .graph import affine_rows, incidence, replace_rows, substitute_rows

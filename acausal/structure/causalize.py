@@ -25,7 +25,7 @@ import casadi as cs
 import numpy as np
 
 from ..errors import StructureError
-from ..flatten import displayed
+from ..flat import displayed
 from ..symbols import vstack
 from ..table import Table
 from . import linsolve

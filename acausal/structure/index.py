@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import StateSelectionWarning, StructureError
-from ..flatten import FlatEquation, Symbol
+from ..flat import FlatEquation, Symbol
 from ..symbols import derivative_name, vstack
 from ..table import SymbolTable, Table
 from .algorithms import Col, StructuralFailure, pantelides, states_and_algebraic

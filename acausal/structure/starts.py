@@ -15,7 +15,7 @@ import casadi as cs
 import numpy as np
 
 from ..errors import InitializationError
-from ..flatten import FlatDAE
+from ..flat import FlatDAE
 from ..symbols import as_sx
 
 # (sign, representative or None, constant: a number or an expression of parameters)
