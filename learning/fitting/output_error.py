@@ -271,12 +271,7 @@ def fit(
     """
     tic = _time.perf_counter()
     no_params("fit", params)
-    if method not in METHODS:
-        raise OptionError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
-    if max_nfev is not None:
-        check_count("fit", "max_nfev", max_nfev, hint="the budget of objective evaluations")
-    if max_time is not None and not (np.isfinite(max_time) and max_time > 0):
-        raise OptionError(f"fit: max_time={max_time!r} must be a positive number of seconds")
+    _check_options(method, max_nfev, max_time)
     deadline = tic + (max_time if max_time is not None else np.inf)
     runs = as_pairs(system, data, experiments, "fit")
     exps = [(r.system, r.data) for r in runs]
@@ -327,15 +322,11 @@ def fit(
         best = obj.best_x if obj.best_x is not None else best
         message = f"stopped: max_time ({max_time:g} s) was reached; the best values seen"
     best_loss = obj.history[-1] if collocated else obj.best  # collocation: nan if it failed
-    fitted = dict(zip(names, best.tolist()))
     report(best_loss, force=True, best=best_loss)
-    weights_of: dict[str, dict[str, float]] = {}
-    for k, s in enumerate(systems):  # each Unknown at the values of its first experiment
-        for u in unknowns([s]):
-            weights_of.setdefault(u.full_name, u.weights(experiment_values(fitted, k)))
+    fitted_values = dict(zip(names, best.tolist()))
     return FitResult(
-        params=fitted,
-        weights=weights_of,
+        params=fitted_values,
+        weights=_weights(systems, fitted_values),
         loss=float(best_loss),
         loss_history=list(obj.history),
         n_simulations=obj.n_simulations,
@@ -346,13 +337,39 @@ def fit(
         method=method,
         start=dict(zip(names, start.tolist())),
         n_iterations=report.iteration,
-        models=tuple(
-            m.with_parameters(_own(experiment_values(fitted, k), m)) for k, m in enumerate(models)
+        models=_fitted_models(models, fitted_values),
+        systems=tuple(
+            with_values(s, experiment_values(fitted_values, k)) for k, s in enumerate(systems)
         ),
-        systems=tuple(with_values(s, experiment_values(fitted, k)) for k, s in enumerate(systems)),
         failures=tuple(obj.failures),
         rtol=obj.rtol,
         atol=obj.atol,
+    )
+
+
+def _check_options(method: str, max_nfev: int | None, max_time: float | None) -> None:
+    if method not in METHODS:
+        raise OptionError(f"fit: method={method!r} is not one of {', '.join(map(repr, METHODS))}")
+    if max_nfev is not None:
+        check_count("fit", "max_nfev", max_nfev, hint="the budget of objective evaluations")
+    if max_time is not None and not (np.isfinite(max_time) and max_time > 0):
+        raise OptionError(f"fit: max_time={max_time!r} must be a positive number of seconds")
+
+
+def _weights(systems: Sequence[ac.System], fitted: Mapping[str, float]) -> dict[str, dict]:
+    """The constrained weights of each Unknown at the fitted values of the first
+    experiment that has it."""
+    weights_of: dict[str, dict[str, float]] = {}
+    for k, s in enumerate(systems):
+        for u in unknowns([s]):
+            weights_of.setdefault(u.full_name, u.weights(experiment_values(fitted, k)))
+    return weights_of
+
+
+def _fitted_models(models: Sequence[ac.Model], fitted: Mapping[str, float]) -> tuple[ac.Model, ...]:
+    """Each experiment's compiled model with its fitted values as parameter defaults."""
+    return tuple(
+        m.with_parameters(_own(experiment_values(fitted, k), m)) for k, m in enumerate(models)
     )
 
 

@@ -260,25 +260,12 @@ def train(
             "recurrent window are correlated along it and the standard errors would be too small"
         )
     threads = thread_count("train", threads)
-    trajs = [Trajectory(model, d, inputs) for d in trajectories]
-    checks = [Trajectory(model, d, inputs) for d in validation]
-    if not trajs:
-        raise OptionError("train: give one or more trajectories")
-    hs = {round(tr.h, 15) for tr in trajs + checks}
-    if len(hs) > 1:
-        raise OptionError(f"train: the trajectories have different sample times {sorted(hs)}")
+    trajs, checks = _trajectories(model, trajectories, validation, inputs)
     tp = Trained(model, source, fitted, physical, x0, bounds, "train")
     names, trained, p, scales, lo, hi = tp.names, tp.trained, tp.p, tp.scales, tp.lo, tp.hi
     every = list(model.parameters)
     step = StepMap(model, trajs[0].h, list(inputs), scheme)
-    x_all = np.hstack([tr.x for tr in trajs])
-    var = np.var(x_all, axis=1)
-    weights = 1.0 / np.where(var > 0, var, 1.0)
-    for s, w in (state_weights or {}).items():
-        k = next((model.states.index(n) for n in model.names_of(s) if n in model.states), None)
-        if k is None:
-            raise unknown_name("state", s, model.states)
-        weights[k] = float(w)
+    weights = _state_weights(model, trajs, state_weights)
     objective = RolloutLoss(step, horizon, trained, scales, weights[:, None], penalties, threads)
     train_w = Windows(step, trajs, horizon, stride, p)
     check_w = Windows(step, checks, horizon, stride, p) if checks else train_w
@@ -296,15 +283,9 @@ def train(
         (lo, hi),
     )
     q, message = run.x, run.message()
-    if polish and polish.method == "least_squares":
-        q, why = least_squares(
-            lambda x: objective.stacked(train_w, x, p, batch)[:2], q, polish, (lo, hi)
-        )
-        message += f", then least squares ({why})"
-    elif polish:
-        every_window = np.arange(train_w.count)
-        q, why = lbfgs(lambda x: objective(train_w, every_window, x, p), q, polish, (lo, hi))
-        message += f", then L-BFGS-B ({why})"
+    if polish:
+        q, then = _polish(objective, train_w, q, p, batch, polish, (lo, hi))
+        message += then
     fitted = dict(zip(names, (q * scales).tolist()))
     spread = (
         _uncertainty(objective, train_w, q, p, batch, names, physical, scales, uncertainty)
@@ -324,6 +305,57 @@ def train(
         systems=systems,
         uncertainty=spread,
     )
+
+
+def _trajectories(
+    model: ac.Model, data: Sequence[Any], validation: Sequence[Any], inputs: Sequence[str]
+) -> tuple[list[Trajectory], list[Trajectory]]:
+    """The training and the validation trajectories, all on one sample time."""
+    trajs = [Trajectory(model, d, inputs) for d in data]
+    checks = [Trajectory(model, d, inputs) for d in validation]
+    if not trajs:
+        raise OptionError("train: give one or more trajectories")
+    hs = {round(tr.h, 15) for tr in trajs + checks}
+    if len(hs) > 1:
+        raise OptionError(f"train: the trajectories have different sample times {sorted(hs)}")
+    return trajs, checks
+
+
+def _state_weights(
+    model: ac.Model, trajs: Sequence[Trajectory], given: Mapping[str, float] | None
+) -> np.ndarray:
+    """``C_s = 1 / var(x_s)`` over the training trajectories (1 for a constant state),
+    overridden by the ``given`` weights by state name."""
+    x_all = np.hstack([tr.x for tr in trajs])
+    var = np.var(x_all, axis=1)
+    weights = 1.0 / np.where(var > 0, var, 1.0)
+    for s, w in (given or {}).items():
+        k = next((model.states.index(n) for n in model.names_of(s) if n in model.states), None)
+        if k is None:
+            raise unknown_name("state", s, model.states)
+        weights[k] = float(w)
+    return weights
+
+
+def _polish(
+    objective: RolloutLoss,
+    windows: Windows,
+    q: np.ndarray,
+    p: np.ndarray,
+    batch: int,
+    how: Polish,
+    bounds: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, str]:
+    """The full-batch refinement after Adam: least squares on the stacked residuals or
+    L-BFGS-B on the loss; the refined point and what ran, for the message."""
+    if how.method == "least_squares":
+        q, why = least_squares(
+            lambda x: objective.stacked(windows, x, p, batch)[:2], q, how, bounds
+        )
+        return q, f", then least squares ({why})"
+    every_window = np.arange(windows.count)
+    q, why = lbfgs(lambda x: objective(windows, every_window, x, p), q, how, bounds)
+    return q, f", then L-BFGS-B ({why})"
 
 
 def _uncertainty(
