@@ -220,13 +220,32 @@ def sign_pattern(con: Constitutive, ctx: Context) -> tuple[bool, str] | None:
 
 
 def dissipativity(con: Constitutive, ctx: Context) -> Finding:
-    """Power into a resistive component: by construction (the law's constraint), by sympy
-    on the relation solved for one variable, and along the trajectory."""
-    name = con.component.full_name
-    comp = con.component
+    """Power into a resistive component: by construction (the law's constraint, or its
+    weights' sign pattern), by sympy on the relation solved for one variable, and along the
+    trajectory; each later source can refute what an earlier one could not prove."""
     data: dict = {}
     status, how = "unknown", ""
-    if (
+    proven = _by_construction(con)
+    if proven is not None:
+        status, how = "proven", proven
+    pattern = sign_pattern(con, ctx)
+    if pattern is not None:
+        data["sign_pattern"] = pattern[1]
+        if pattern[0] and status != "proven":
+            status, how = "proven", pattern[1]
+    if con.template in (1, 2):
+        status, how = _by_sympy(con, ctx, data, status, how)
+    if ctx.result is not None:
+        status, how = _along_trajectory(con, ctx, data, status, how)
+    return _dissipativity_finding(con, data, status, how, pattern)
+
+
+def _by_construction(con: Constitutive) -> str | None:
+    """Why every weight the constraint allows is dissipative (None: not by construction):
+    a Type 1/2 Unknown whose laws are all Polynomial or NeuralNet with
+    ``constraint="dissipative"``."""
+    comp = con.component
+    if not (
         con.template in (1, 2)
         and isinstance(comp, Unknown)
         and all(
@@ -234,65 +253,81 @@ def dissipativity(con: Constitutive, ctx: Context) -> Finding:
             for law in comp.laws
         )
     ):
-        prop = (
-            f"Prop 4.{con.template + 1}"
-            if isinstance(comp.law, Polynomial)
-            else "g decreasing in f, increasing in x, g(0) = 0: NeuralNet's 'dissipative'"
-        )
-        status, how = "proven", f"for every weight its constraint allows ({prop})"
-    pattern = sign_pattern(con, ctx)
-    if pattern is not None:
-        data["sign_pattern"] = pattern[1]
-        if pattern[0] and status != "proven":
-            status, how = "proven", pattern[1]
+        return None
+    prop = (
+        f"Prop 4.{con.template + 1}"
+        if isinstance(comp.law, Polynomial)
+        else "g decreasing in f, increasing in x, g(0) = 0: NeuralNet's 'dissipative'"
+    )
+    return f"for every weight its constraint allows ({prop})"
+
+
+def _by_sympy(
+    con: Constitutive, ctx: Context, data: dict, status: str, how: str
+) -> tuple[str, str]:
+    """The power ``f x`` of a Type 1/2 relation solved for one variable, shown ``>= 0``
+    or negative somewhere by sympy (``data`` gets the power and where it is negative)."""
     fl, pt = real_symbol(con.flow), real_symbol(con.power_label())
-    if con.template in (1, 2):
-        try:
-            g = sb.to_sympy(at_values(con.relations[0].g, ctx), namer)
-        except sb.NotConvertible:
-            g = None
-        power = None
-        if g is not None:
-            x_of_f = sb.solve_unique(g, pt)
-            f_of_x = sb.solve_unique(g, fl) if x_of_f is None else None
-            power = (
-                fl * x_of_f if x_of_f is not None else pt * f_of_x if f_of_x is not None else None
-            )
-        if power is not None:
-            power = sp.expand(power)
-            data["power"] = sb.text(power)
-            shown = f"{fl}*{pt} = {data['power']}"
-            if con.template == 2:
-                shown = f"(f_a + f_b)*{pt} = {data['power']}"
-            if sb.is_nonnegative(power):
-                if status != "proven":
-                    status, how = "proven", f"{shown} >= 0 (sympy)"
-            else:
-                region = sb.negative_set(power)
-                if region is not None and region[1] != sp.S.EmptySet:
-                    var, where = region
-                    data["negative_where"] = {str(var): sb.set_text(where)}
-                    status, how = "violated", f"{shown} < 0 for {var} in {sb.set_text(where)}"
-                elif region is not None and status != "proven":
-                    status, how = "proven", f"{shown} >= 0 (sympy)"
-                elif (-power).is_positive:
-                    status, how = "violated", f"{shown} < 0 everywhere but 0"
-    if ctx.result is not None:
-        p = power_along(con, ctx.result)
-        scale = float(np.max(np.abs(p))) if p.size else 0.0
-        k = int(np.argmin(p))
-        data["min_power"] = float(p[k])
-        data["t_min_power"] = float(np.asarray(ctx.result.t)[k])
-        if p[k] < -(1e-6 * scale + 1e-12):
-            along = f"power {con.power_text()} reaches {p[k]:.4g} at t = {data['t_min_power']:.4g}"
-            status = "violated"
-            how = (
-                f"{how}; along the trajectory the {along}"
-                if how
-                else f"along the trajectory the {along}"
-            )
-        elif status == "unknown":
-            status, how = "trajectory", f"power {con.power_text()} >= {p[k]:.3g} (not proven)"
+    try:
+        g = sb.to_sympy(at_values(con.relations[0].g, ctx), namer)
+    except sb.NotConvertible:
+        g = None
+    power = None
+    if g is not None:
+        x_of_f = sb.solve_unique(g, pt)
+        f_of_x = sb.solve_unique(g, fl) if x_of_f is None else None
+        power = fl * x_of_f if x_of_f is not None else pt * f_of_x if f_of_x is not None else None
+    if power is None:
+        return status, how
+    power = sp.expand(power)
+    data["power"] = sb.text(power)
+    shown = f"{fl}*{pt} = {data['power']}"
+    if con.template == 2:
+        shown = f"(f_a + f_b)*{pt} = {data['power']}"
+    if sb.is_nonnegative(power):
+        if status != "proven":
+            status, how = "proven", f"{shown} >= 0 (sympy)"
+    else:
+        region = sb.negative_set(power)
+        if region is not None and region[1] != sp.S.EmptySet:
+            var, where = region
+            data["negative_where"] = {str(var): sb.set_text(where)}
+            status, how = "violated", f"{shown} < 0 for {var} in {sb.set_text(where)}"
+        elif region is not None and status != "proven":
+            status, how = "proven", f"{shown} >= 0 (sympy)"
+        elif (-power).is_positive:
+            status, how = "violated", f"{shown} < 0 everywhere but 0"
+    return status, how
+
+
+def _along_trajectory(
+    con: Constitutive, ctx: Context, data: dict, status: str, how: str
+) -> tuple[str, str]:
+    """The power along the simulated trajectory: its minimum (in ``data``) below
+    round-off refutes any proof; otherwise, with nothing proven, it is the evidence."""
+    p = power_along(con, ctx.result)
+    scale = float(np.max(np.abs(p))) if p.size else 0.0
+    k = int(np.argmin(p))
+    data["min_power"] = float(p[k])
+    data["t_min_power"] = float(np.asarray(ctx.result.t)[k])
+    if p[k] < -(1e-6 * scale + 1e-12):
+        along = f"power {con.power_text()} reaches {p[k]:.4g} at t = {data['t_min_power']:.4g}"
+        status = "violated"
+        how = (
+            f"{how}; along the trajectory the {along}"
+            if how
+            else f"along the trajectory the {along}"
+        )
+    elif status == "unknown":
+        status, how = "trajectory", f"power {con.power_text()} >= {p[k]:.3g} (not proven)"
+    return status, how
+
+
+def _dissipativity_finding(
+    con: Constitutive, data: dict, status: str, how: str, pattern: tuple[bool, str] | None
+) -> Finding:
+    """The finding for what the sources showed, with the advice for a violation."""
+    name, comp = con.component.full_name, con.component
     if status == "proven":
         return Finding("dissipativity", "ok", f"dissipative: {how}", name, data)
     if status in ("violated", "unknown", "trajectory") and pattern is not None:
