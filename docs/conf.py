@@ -37,7 +37,8 @@ extensions = [
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build", "jupyter_execute", "tutorials/**"]
+# sphinx-gallery also writes a notebook per tutorial: not a source here (MyST-NB would run it again)
+exclude_patterns = ["_build", "jupyter_execute", "tutorials/**", "auto_tutorials/*.ipynb"]
 templates_path = []
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
