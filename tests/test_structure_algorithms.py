@@ -143,7 +143,7 @@ def test_least_cost_dummies_are_those_of_an_assignment_solver(seed):
     unique) the same columns; a block without a full matching is a StructuralFailure."""
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-    from acausal.structure.dummies import _least_cost
+    from acausal.structure.dummies import least_cost_columns
 
     rng = np.random.default_rng(seed)
     m, n = 40 + seed, 70 + 3 * seed
@@ -153,7 +153,7 @@ def test_least_cost_dummies_are_those_of_an_assignment_solver(seed):
     pairs = {(i, int(j)) for i, j in enumerate(rng.permutation(n)[:m])}
     pairs |= {(int(rng.integers(m)), int(rng.integers(n))) for _ in range(2 * m)}
     rows = [frozenset(cols[j] for i2, j in pairs if i2 == i) for i in range(m)]
-    picked = _least_cost(list(range(m)), cols, rows, weights.tolist())
+    picked = least_cost_columns(list(range(m)), cols, rows, weights.tolist())
     i_idx, j_idx = zip(*sorted(pairs))
     mat = sp.csr_matrix((weights[list(j_idx)], (i_idx, j_idx)), shape=(m, n))
     _, solver = min_weight_full_bipartite_matching(mat)
@@ -162,7 +162,7 @@ def test_least_cost_dummies_are_those_of_an_assignment_solver(seed):
     # two equations holding only one shared column: no full matching
     rows_bad = [*rows[:-2], frozenset({cols[0]}), frozenset({cols[0]})]
     with pytest.raises(StructuralFailure):
-        _least_cost(list(range(m)), cols, rows_bad, weights.tolist())
+        least_cost_columns(list(range(m)), cols, rows_bad, weights.tolist())
 
 
 def _blt_by_networkx(inc):

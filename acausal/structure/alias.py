@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from ..flat import FlatDAE, FlatEquation, Symbol
 from ..symbols import derivative_name, vstack
 from ..table import SymbolTable, Table
-from .graph import affine_rows, incidence, replace_rows, substitute_rows
+from .graph import affine_rows, flat_incidence, incidence, replace_rows, substitute_rows
 from .starts import merge_starts
 from .union_find import ONE, ZERO, Lin, SignedUnionFind, holds_atoms
 
@@ -248,7 +248,7 @@ class _Rows:
         self.params = (start, start + len(flat.parameters))  # their columns
         self.values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
         self.n_variables = len(unknowns)  # (the first columns)
-        self.pattern = _incidence(flat, self.residuals, self.allsyms, self.position)
+        self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position)
         self.deferred = np.zeros(len(self.sources), dtype=bool)
 
     def unite(self, check: list[int], classes: _Classes, with_offsets: bool) -> set[int]:
@@ -480,25 +480,6 @@ def _substitutions(
         dbase.append(root)
         dsigns.append(s)
     return old, roots + dbase, signs + dsigns, offsets + [ZERO] * len(dbase), fresh, gone
-
-
-def _incidence(
-    flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, position: dict[str | None, int]
-) -> sp.csr_matrix:
-    """The equations' incidence in ``allsyms`` (``position``: each name's row): the components'
-    equations by :func:`.graph.incidence`, the connection sets' (the last rows) from the
-    variables flatten recorded for them. Those rows hold a ground's flow balance and its
-    potential, the dense row and column that make CasADi's sparsity pass slow."""
-    entries = flat.connection_entries
-    n_conn = len(entries.indptr) - 1
-    n_own = residuals.numel() - n_conn
-    own = incidence(residuals[:n_own] if n_own else cs.SX(0, 1), allsyms)
-    cols = np.array([position[q] for q in entries.names], dtype=np.int64)
-    data = np.ones(len(cols), dtype=np.int8)
-    conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, allsyms.numel()))
-    conn.sum_duplicates()
-    conn.data[:] = 1
-    return sp.csr_matrix(sp.vstack([own, conn], format="csr"), dtype=np.int8)
 
 
 def _offset_values(classes: _Classes, offsets: list[Lin]) -> list[float | cs.SX]:

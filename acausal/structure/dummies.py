@@ -167,7 +167,7 @@ def _choose(
     eqs, cols = block
     weights = [c + r / (len(eqs) + 1) for c, r in prices]
     single = len(cols) == 1  # one equation holding one candidate: nothing to choose
-    cheapest = picked = [0] if single else _least_cost(eqs, cols, rows, weights)
+    cheapest = picked = [0] if single else least_cost_columns(eqs, cols, rows, weights)
     status = "unchecked"
     if mat is not None and np.all(np.isfinite(mat.data)):
         status, picked = regular_choice(mat, picked, np.argsort(weights, kind="stable"))
@@ -178,7 +178,7 @@ def _choose(
     )
 
 
-def _least_cost(
+def least_cost_columns(
     eqs: list[int], cols: list[Col], rows: Sequence[frozenset[Col]], weights: list[float]
 ) -> list[int]:
     """Positions in ``cols`` of a least-weight matching that covers every equation.

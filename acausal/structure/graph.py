@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from ..flat import FlatDAE
 from ..symbols import vstack
 
 #: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
@@ -149,6 +150,26 @@ def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.
     order = np.empty(mat.shape[0], dtype=np.int64)
     order[np.concatenate([kept, np.asarray(rows)])] = np.arange(mat.shape[0])
     return sp.csr_matrix(sp.vstack([mat[kept], new], format="csr")[order])
+
+
+def flat_incidence(
+    flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, position: dict[str | None, int]
+) -> sp.csr_matrix:
+    """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
+    (``position``: each name's row): the components' equations by :func:`incidence`, the
+    connection sets' (the last rows) from the variables flatten recorded for them. Those
+    rows hold a ground's flow balance and its potential, the dense row and column that
+    make CasADi's sparsity pass slow."""
+    entries = flat.connection_entries
+    n_conn = len(entries.indptr) - 1
+    n_own = residuals.numel() - n_conn
+    own = incidence(residuals[:n_own] if n_own else cs.SX(0, 1), allsyms)
+    cols = np.array([position[q] for q in entries.names], dtype=np.int64)
+    data = np.ones(len(cols), dtype=np.int8)
+    conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, allsyms.numel()))
+    conn.sum_duplicates()
+    conn.data[:] = 1
+    return sp.csr_matrix(sp.vstack([own, conn], format="csr"), dtype=np.int8)
 
 
 #: Rows holding more symbols than this are differentiated apart by :func:`jacobian`.
