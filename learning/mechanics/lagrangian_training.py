@@ -135,15 +135,7 @@ def train_lagrangian(
     homogeneous = len(_unforced(samples, known)) == len(known)
     checks = _samples(validation, coordinates, "validation", known) if validation else None
     residual = _residual(component, known, samples, losses)
-    names = component.parameter_names()
-    start = {**component.initial_params(), **(x0 or {})}
-    unknown = sorted(set(x0 or {}) - set(names))
-    if unknown:
-        raise OptionError(
-            f"train_lagrangian: x0 names {unknown[:3]}, not weights of {component.full_name} "
-            f"(e.g. {names[0]!r})"
-        )
-    theta0 = np.array([start[n] for n in names])
+    names, theta0 = _start(component, x0)
     columns = _columns(samples, coordinates, known)
     held = _columns(checks, coordinates, known) if checks else None
     # homogeneous: the scale the data cannot fix is the start's, mean tr M_KK = m_0
@@ -164,19 +156,7 @@ def train_lagrangian(
         best = polished if kept else best
         message += f", then least squares ({why}; {'kept' if kept else 'not kept: no better'})"
     _warn_at_floor(component, columns[: len(coordinates)], best, known)
-    if unmeasured:
-        message += (
-            f"; without Q for {', '.join(unmeasured)} the parts of M and V that depend on "
-            f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
-            "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.identified), not "
-            "raw M or V"
-        )
-    if homogeneous:
-        message += (
-            "; every measured force is zero, so the Lagrangian's scale is not identified "
-            f"either (any multiple fits; fixed at the start's mean tr M_KK = {gauge[0]:.4g}): "
-            "compare them divided by it (Lagrangian.identified(..., scale_free=True))"
-        )
+    message += _not_identified(unmeasured, homogeneous, gauge[0])
     return run.result(
         dict(zip(names, best.tolist())),
         {},
@@ -186,6 +166,40 @@ def train_lagrangian(
         dict(zip(names, theta0.tolist())),
         tic,
     )
+
+
+def _start(component: Lagrangian, x0: Mapping[str, float] | None) -> tuple[list[str], np.ndarray]:
+    """The weights' names and start values: the component's, overridden by ``x0``."""
+    names = component.parameter_names()
+    start = {**component.initial_params(), **(x0 or {})}
+    unknown = sorted(set(x0 or {}) - set(names))
+    if unknown:
+        raise OptionError(
+            f"train_lagrangian: x0 names {unknown[:3]}, not weights of {component.full_name} "
+            f"(e.g. {names[0]!r})"
+        )
+    return names, np.array([start[n] for n in names])
+
+
+def _not_identified(unmeasured: Sequence[str], homogeneous: bool, scale: float) -> str:
+    """What the data leave unidentified, for the message: the parts of ``M`` and ``V``
+    on unforced coordinates alone, and with every measured force zero the scale (fixed
+    at the start's mean ``tr M_KK`` = ``scale``)."""
+    note = ""
+    if unmeasured:
+        note += (
+            f"; without Q for {', '.join(unmeasured)} the parts of M and V that depend on "
+            f"{', '.join(unmeasured)} alone are not identified (a family of solutions): "
+            "compare forward dynamics, M_KK, M_KE and dV/dq_K (Lagrangian.identified), not "
+            "raw M or V"
+        )
+    if homogeneous:
+        note += (
+            "; every measured force is zero, so the Lagrangian's scale is not identified "
+            f"either (any multiple fits; fixed at the start's mean tr M_KK = {scale:.4g}): "
+            "compare them divided by it (Lagrangian.identified(..., scale_free=True))"
+        )
+    return note
 
 
 def _warn_at_floor(

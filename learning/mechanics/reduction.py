@@ -91,50 +91,12 @@ def reduce_mechanism(
     hidden = check_layers("reduce_mechanism", hidden)
     threads = thread_count("reduce_mechanism", threads)
     losses = dict(losses if losses is not None else {"rec": 1.0, "sim": 1.0})
-    if set(losses) - {"rec", "sim"} or not any(w > 0 for w in losses.values()):
-        raise OptionError(f"reduce_mechanism: losses={losses!r} must weight 'rec' and/or 'sim'")
-    if activation not in SMOOTH:
-        raise OptionError(
-            f"reduce_mechanism: activation={activation!r} must be one of {SMOOTH} (the "
-            "simulation loss differentiates the decoder twice)"
-        )
-    if not 0 < validation < 0.5:
-        raise OptionError(f"reduce_mechanism: validation={validation} must be in (0, 0.5)")
+    _check_options(data, losses, activation, validation)
     recs = data.records
-    if not recs or any(r["t"].size < 10 for r in recs):
-        raise OptionError("reduce_mechanism: every record needs 10 or more samples")
-    m, n = data.mobility, len(data.names)
     X = np.vstack([r["x"] for r in recs])
     A = np.vstack([r["a"] for r in recs])
-    mean, spread = X.mean(axis=0), X.std(axis=0)
-    varying = spread > 1e-9 * max(1.0, np.max(np.abs(X)))
+    decoder, encoder, names, varying = _networks(data, X, hidden, activation)
     given = data.minimal is not None
-    copies: tuple[tuple[int, int], ...] = ()
-    if given:
-        XM = np.vstack([r["xm"] for r in recs])
-        dec_in = (XM.mean(axis=0), np.where(XM.std(axis=0) > 0, XM.std(axis=0), 1.0))
-        names = tuple(_label(k) for k in data.minimal)
-        if len(set(names)) < len(names):
-            raise OptionError(
-                f"reduce_mechanism: the minimal coordinates {list(data.minimal)} have the same "
-                f"local name in {list(names)} (dots and other signs become '_'); rename one"
-            )
-        copies = _selected(X, XM)
-    else:
-        dec_in = (np.zeros(m), np.ones(m))
-        names = tuple(f"z{k + 1}" for k in range(m))
-    sizes = (m, *hidden, n)
-    decoder = Dense(sizes, activation, *dec_in, mean, np.where(varying, spread, 0.0), copies)
-    encoder = None
-    if not given:
-        encoder = Dense(
-            (n, *reversed(hidden), m),
-            activation,
-            mean,
-            np.where(varying, spread, 1.0),
-            np.zeros(m),
-            np.ones(m),
-        )
     rng = np.random.default_rng(seed)
     theta0 = decoder.draw(rng)
     if encoder is not None:
@@ -164,6 +126,63 @@ def reduce_mechanism(
         wall_time=_time.perf_counter() - tic,
         message=run.message(losses),
     )
+
+
+def _check_options(
+    data: NaturalCoordinates, losses: Mapping[str, float], activation: str, validation: float
+) -> None:
+    if set(losses) - {"rec", "sim"} or not any(w > 0 for w in losses.values()):
+        raise OptionError(f"reduce_mechanism: losses={losses!r} must weight 'rec' and/or 'sim'")
+    if activation not in SMOOTH:
+        raise OptionError(
+            f"reduce_mechanism: activation={activation!r} must be one of {SMOOTH} (the "
+            "simulation loss differentiates the decoder twice)"
+        )
+    if not 0 < validation < 0.5:
+        raise OptionError(f"reduce_mechanism: validation={validation} must be in (0, 0.5)")
+    if not data.records or any(r["t"].size < 10 for r in data.records):
+        raise OptionError("reduce_mechanism: every record needs 10 or more samples")
+
+
+def _networks(
+    data: NaturalCoordinates, X: np.ndarray, hidden: Sequence[int], activation: str
+) -> tuple[Dense, Dense | None, tuple[str, ...], np.ndarray]:
+    """The decoder (minimal -> natural coordinates, copying those given as minimal), the
+    encoder when the minimal coordinates are learned (None when given), the minimal
+    coordinates' names, and which natural coordinates vary in ``X`` (the others decode
+    to their constant mean)."""
+    recs = data.records
+    m, n = data.mobility, len(data.names)
+    mean, spread = X.mean(axis=0), X.std(axis=0)
+    varying = spread > 1e-9 * max(1.0, np.max(np.abs(X)))
+    given = data.minimal is not None
+    copies: tuple[tuple[int, int], ...] = ()
+    if given:
+        XM = np.vstack([r["xm"] for r in recs])
+        dec_in = (XM.mean(axis=0), np.where(XM.std(axis=0) > 0, XM.std(axis=0), 1.0))
+        names = tuple(_label(k) for k in data.minimal)
+        if len(set(names)) < len(names):
+            raise OptionError(
+                f"reduce_mechanism: the minimal coordinates {list(data.minimal)} have the same "
+                f"local name in {list(names)} (dots and other signs become '_'); rename one"
+            )
+        copies = _selected(X, XM)
+    else:
+        dec_in = (np.zeros(m), np.ones(m))
+        names = tuple(f"z{k + 1}" for k in range(m))
+    sizes = (m, *hidden, n)
+    decoder = Dense(sizes, activation, *dec_in, mean, np.where(varying, spread, 0.0), copies)
+    encoder = None
+    if not given:
+        encoder = Dense(
+            (n, *reversed(hidden), m),
+            activation,
+            mean,
+            np.where(varying, spread, 1.0),
+            np.zeros(m),
+            np.ones(m),
+        )
+    return decoder, encoder, names, varying
 
 
 def _selected(X: np.ndarray, XM: np.ndarray) -> tuple[tuple[int, int], ...]:

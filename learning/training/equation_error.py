@@ -54,7 +54,14 @@ from solvers.buffers import numeric_call
 
 from ..core import Experiment, as_records, blas_threads, finite_column, no_params, with_values
 from ..laws import unknowns
-from ..optimization import FitResult, Polish, from_jacobian, least_squares, remember_last
+from ..optimization import (
+    FitResult,
+    Polish,
+    Uncertainty,
+    from_jacobian,
+    least_squares,
+    remember_last,
+)
 from .rollout import check_smooth, newton_along, state_derivative, with_inputs
 from .rollout_loss import with_trained
 from .rollout_training import Trained, compiled
@@ -117,37 +124,11 @@ def fit_equations(
         J = (Js.reshape(len(rows), count, -1) * weight[:, :, None]).transpose(1, 0, 2)
         return (R * weight).T.ravel(), J.reshape(count * len(rows), -1)
 
-    q0 = tp.p[tp.trained] / tp.scales
-    linear = _linear_set(model, tp, rows)
-    if len(linear) < len(tp.names):  # a network's output layer is linear but ill-posed at
-        linear = [j for j in linear if tp.names[j] in tp.physical]  # its random start
-    message = ""
-    if linear:
-        q0 = _closed_form(rJ, q0, linear, tp)
-        message = f"{len(linear)} of {len(tp.names)} parameters linear: solved in closed form"
-    if len(linear) < len(tp.names):
-        bounded = np.any(np.isfinite(tp.lo)) or np.any(np.isfinite(tp.hi))
-        how = Polish("least_squares", max_nfev, 1e-8)  # scipy's default tolerances
-        q0, why = least_squares(rJ, q0, how, (tp.lo, tp.hi), "trf" if bounded else "lm")
-        message = (message + "; " if message else "") + f"least squares ({why})"
+    q0, message = _solve(rJ, model, tp, rows, max_nfev)
     rv, Jv = rJ(q0)
     fitted = tp.values(q0)
-    nuisance = [j for j, n in enumerate(tp.names) if tp.physical and n not in tp.physical]
-    shown = [j for j in range(len(tp.names)) if j not in nuisance]
-    window = np.repeat(np.arange(count), len(rows))
-    kind = np.tile(np.arange(len(rows)), count)
     linked = np.concatenate([_linked(rec) for rec in records])
-    spread = from_jacobian(
-        [tp.names[j] for j in shown],
-        (q0 * tp.scales)[shown],
-        rv,
-        Jv,
-        nuisance,
-        tp.scales,
-        (window, kind, linked),
-        noise="filtered",
-        lags=lags,
-    )
+    spread = _standard_errors(tp, q0, rv, Jv, (count, len(rows)), linked, lags)
     every = dict(zip(model.parameters, tp.p.tolist()))
     return FitResult(
         params=fitted,
@@ -165,6 +146,63 @@ def fit_equations(
         models=(model.with_parameters({**every, **fitted}),),
         systems=(with_values(source, fitted),) if source is not None else (),
         uncertainty=spread,
+    )
+
+
+def _solve(
+    rJ: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    model: ac.Model,
+    tp: Trained,
+    rows: list[int],
+    max_nfev: int,
+) -> tuple[np.ndarray, str]:
+    """The scaled parameters that minimize the equation error, and how: those the
+    residuals are linear in by one linear least-squares solve, the rest by least squares
+    (trust-region reflective with bounds, else MINPACK's Levenberg-Marquardt)."""
+    q0 = tp.p[tp.trained] / tp.scales
+    linear = _linear_set(model, tp, rows)
+    if len(linear) < len(tp.names):  # a network's output layer is linear but ill-posed at
+        linear = [j for j in linear if tp.names[j] in tp.physical]  # its random start
+    message = ""
+    if linear:
+        q0 = _closed_form(rJ, q0, linear, tp)
+        message = f"{len(linear)} of {len(tp.names)} parameters linear: solved in closed form"
+    if len(linear) < len(tp.names):
+        bounded = np.any(np.isfinite(tp.lo)) or np.any(np.isfinite(tp.hi))
+        how = Polish("least_squares", max_nfev, 1e-8)  # scipy's default tolerances
+        q0, why = least_squares(rJ, q0, how, (tp.lo, tp.hi), "trf" if bounded else "lm")
+        message = (message + "; " if message else "") + f"least squares ({why})"
+    return q0, message
+
+
+def _standard_errors(
+    tp: Trained,
+    q0: np.ndarray,
+    rv: np.ndarray,
+    Jv: np.ndarray,
+    shape: tuple[int, int],
+    linked: np.ndarray,
+    lags: int,
+) -> Uncertainty:
+    """Standard errors of the physical parameters (of all when there are none), the
+    others profiled out, from the residuals ``rv`` and Jacobian ``Jv`` at ``q0``;
+    ``shape``: (samples, residual rows per sample), the residuals sample-major; the noise
+    filtered (correlated along a record over ``lags`` samples, ``linked``)."""
+    count, n_rows = shape
+    nuisance = [j for j, n in enumerate(tp.names) if tp.physical and n not in tp.physical]
+    shown = [j for j in range(len(tp.names)) if j not in nuisance]
+    window = np.repeat(np.arange(count), n_rows)
+    kind = np.tile(np.arange(n_rows), count)
+    return from_jacobian(
+        [tp.names[j] for j in shown],
+        (q0 * tp.scales)[shown],
+        rv,
+        Jv,
+        nuisance,
+        tp.scales,
+        (window, kind, linked),
+        noise="filtered",
+        lags=lags,
     )
 
 
