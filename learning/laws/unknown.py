@@ -106,58 +106,82 @@ class Unknown(ac.Component):
 
         laws = self._laws(law)
         tokens = self._tokens(inputs, laws)
-        if template == 3:
-            if f0 is not None or x0 is not None:
-                raise OptionError(f"Unknown {name}: f0/x0 apply to templates 1 and 2 only")
-            bases = {"f_a": fa, "f_b": fb, "x_a": xa, "x_b": xb}
-            bases |= {f"{flow}_a": fa, f"{flow}_b": fb, f"{pot}_a": xa, f"{pot}_b": xb}
-            canon = {f"{flow}_a": "f_a", f"{flow}_b": "f_b", f"{pot}_a": "x_a", f"{pot}_b": "x_b"}
-        else:
-            # the law's f and x in the port's units (f0 = "2 mA" converts as any value)
-            fu, xu = (connector_type.units.get(v, "") for v in (flow, pot))
-            f0, x0 = self.initial(f"{flow}0", f0, fu), self.initial(f"{pot}0", x0, xu)
-            f = self.variable(flow, start=f0, fixed=f0 is not None, unit=fu)
-            x = self.variable(pot, start=x0, fixed=x0 is not None, unit=xu)
-            setattr(self, flow, f)
-            setattr(self, pot, x)
-            if template == 1:
-                self.equations(fa + fb == 0, f == fa, x == xa - xb)
-            else:
-                self.equations(xa == xb, f == fa + fb, x == xa)
-            bases, canon = {"f": f, "x": x, flow: f, pot: x}, {flow: "f", pot: "x"}
-
+        bases, canon = self._template_quantities(connector_type, f0, x0)
         self.laws: list[Law] = []
         self.inputs: list[tuple[str, ...]] = []
         self.law_inputs: list[list[cs.SX]] = []
         self._spellings: list[dict[str, str]] = []  # per law: every name of an input -> label
-        domain = {c: d for d, c in canon.items()}  # "f" -> "i" on a pin
         self.theta: dict[str, cs.SX] = {}
         self.prefixes = ("g1_", "g2_") if template == 3 else ("",)
         for k, (lw, toks) in enumerate(zip(laws, tokens)):
-            exprs, labels, spellings = [], [], {}
-            for tok in toks:
-                expr, canonical = self._input(tok, bases, canon)
-                exprs.append(expr)
-                labels.append(input_label(canonical))
-                m = _TOKEN.fullmatch(canonical)
-                in_domain = m.group(1) + domain.get(m.group(2), m.group(2)) + m.group(3)
-                for name in (tok.replace(" ", ""), canonical, in_domain, labels[-1]):
-                    spellings[name] = labels[-1]
-            bound = lw.bound(labels)
-            prefix = self.prefixes[k]
-            theta = []
-            for raw, value in zip(bound.raw_names, bound.raw_init):
-                sym = self.parameter(prefix + raw, float(value))
-                self.theta[prefix + raw] = sym
-                theta.append(sym)
-            lhs, rhs = bound.relation(exprs, theta)
-            self.equations(lhs == rhs)
-            self.laws.append(bound)
-            self._spellings.append(spellings)
-            self.inputs.append(tuple(toks))
-            self.law_inputs.append(exprs)
+            self._place(lw, toks, self.prefixes[k], bases, canon)
         self.law = self.laws[0]
         self.power = fa * xa + fb * xb  # f_a x_a + f_b x_b, as an expression
+
+    def _template_quantities(
+        self, connector_type: ac.ConnectorType, f0: float | str | None, x0: float | str | None
+    ) -> tuple[dict[str, cs.SX], dict[str, str]]:
+        """The template's quantities a law may read, by every name (``bases``), and each
+        domain name's canonical one (``canon``: ``"i"`` -> ``"f"`` on a pin). Templates 1
+        and 2 declare the law's ``f`` and ``x`` (in the port's units, with their start
+        values ``f0``, ``x0``) and the equations tying them to the connectors; template 3
+        reads the connector variables themselves."""
+        flow, pot = connector_type.flows[0], connector_type.potentials[0]
+        a, b = self.ports
+        fa, fb = getattr(a, flow), getattr(b, flow)
+        xa, xb = getattr(a, pot), getattr(b, pot)
+        if self.template == 3:
+            if f0 is not None or x0 is not None:
+                raise OptionError(f"Unknown {self.name}: f0/x0 apply to templates 1 and 2 only")
+            bases = {"f_a": fa, "f_b": fb, "x_a": xa, "x_b": xb}
+            bases |= {f"{flow}_a": fa, f"{flow}_b": fb, f"{pot}_a": xa, f"{pot}_b": xb}
+            canon = {f"{flow}_a": "f_a", f"{flow}_b": "f_b", f"{pot}_a": "x_a", f"{pot}_b": "x_b"}
+            return bases, canon
+        # the law's f and x in the port's units (f0 = "2 mA" converts as any value)
+        fu, xu = (connector_type.units.get(v, "") for v in (flow, pot))
+        f0, x0 = self.initial(f"{flow}0", f0, fu), self.initial(f"{pot}0", x0, xu)
+        f = self.variable(flow, start=f0, fixed=f0 is not None, unit=fu)
+        x = self.variable(pot, start=x0, fixed=x0 is not None, unit=xu)
+        setattr(self, flow, f)
+        setattr(self, pot, x)
+        if self.template == 1:
+            self.equations(fa + fb == 0, f == fa, x == xa - xb)
+        else:
+            self.equations(xa == xb, f == fa + fb, x == xa)
+        return {"f": f, "x": x, flow: f, pot: x}, {flow: "f", pot: "x"}
+
+    def _place(
+        self,
+        law: Law,
+        tokens: Sequence[str],
+        prefix: str,
+        bases: Mapping[str, cs.SX],
+        canon: Mapping[str, str],
+    ) -> None:
+        """Bind ``law`` to the quantities ``tokens`` name: its raw parameters (named with
+        ``prefix``) and its relation ``lhs == rhs`` join the component."""
+        domain = {c: d for d, c in canon.items()}  # "f" -> "i" on a pin
+        exprs, labels, spellings = [], [], {}
+        for tok in tokens:
+            expr, canonical = self._input(tok, bases, canon)
+            exprs.append(expr)
+            labels.append(input_label(canonical))
+            m = _TOKEN.fullmatch(canonical)
+            in_domain = m.group(1) + domain.get(m.group(2), m.group(2)) + m.group(3)
+            for name in (tok.replace(" ", ""), canonical, in_domain, labels[-1]):
+                spellings[name] = labels[-1]
+        bound = law.bound(labels)
+        theta = []
+        for raw, value in zip(bound.raw_names, bound.raw_init):
+            sym = self.parameter(prefix + raw, float(value))
+            self.theta[prefix + raw] = sym
+            theta.append(sym)
+        lhs, rhs = bound.relation(exprs, theta)
+        self.equations(lhs == rhs)
+        self.laws.append(bound)
+        self._spellings.append(spellings)
+        self.inputs.append(tuple(tokens))
+        self.law_inputs.append(exprs)
 
     # -- construction helpers -----------------------------------------------------------
     def _laws(self, law: Law | Sequence[Law]) -> list[Law]:
