@@ -2,7 +2,9 @@
 
 Build (strict: every warning is an error, every executed page must run)::
 
-    sphinx-build -W --keep-going -b html docs site
+    sphinx-build -W --keep-going -b html docs site/html
+
+(MyST-NB writes its executed notebooks beside the output folder, in site/jupyter_execute.)
 
 Narrative pages are MyST Markdown executed by MyST-NB (their printed output is the real
 one); tutorials are sphinx-gallery scripts in ``docs/tutorials`` run at build time, their

@@ -61,4 +61,6 @@ fig.tight_layout()
 # While stuck, the brake's force is whatever holds the mass: it equals the push, to the
 # solver's precision.
 held = res.t > res.events[-1][0] + 1e-3
-print(f"largest |b.f - F.f| while held: {np.max(np.abs(res['b.f'][held] - res['F.f'][held])):.1e} N")
+print(
+    f"largest |b.f - F.f| while held: {np.max(np.abs(res['b.f'][held] - res['F.f'][held])):.1e} N"
+)

@@ -60,4 +60,6 @@ fig.tight_layout()
 last = res.events[-1][0]
 tau = 200.0 * 100e-6
 ratio = res["C.v"][-1] / np.interp(last, res.t, res["C.v"])
-print(f"decay since the last event {ratio:.6f}, closed form {np.exp(-(res.t[-1] - last) / tau):.6f}")
+print(
+    f"decay since the last event {ratio:.6f}, closed form {np.exp(-(res.t[-1] - last) / tau):.6f}"
+)

@@ -29,7 +29,9 @@ def cauer(r1: ac.Component) -> ac.System:
     s = ac.System("cauer")
     V = el.SineVoltage("V", V=6.0, f=0.05)
     R2 = el.Resistor("R2", R=1.0)
-    C1, C3, C5 = (el.Capacitor(n, C=c, v0=0.0) for n, c in (("C1", 1.072), ("C3", 1.682), ("C5", 0.7262)))
+    C1, C3, C5 = (
+        el.Capacitor(n, C=c, v0=0.0) for n, c in (("C1", 1.072), ("C3", 1.682), ("C5", 0.7262))
+    )
     C2 = el.Capacitor("C2", C=1 / (1.704992**2 * 1.304))
     C4 = el.Capacitor("C4", C=1 / (1.179945**2 * 0.8586))
     L1, L2 = el.Inductor("L1", L=1.304, i0=0.0), el.Inductor("L2", L=0.8586, i0=0.0)

@@ -46,12 +46,18 @@ print({name: (round(float(v.min()), 4), round(float(v.max()), 4)) for name, v in
 # ``executor="threads"`` runs the members on CasADi's threads (``"processes"``, a Dask
 # client or a scheduler address work the same way; see :doc:`/howto/many_runs`).
 batch = simulate_many(model, design, t_end=20.0, dt=0.05, outputs=["Rl.v"], executor="threads")
-print(f"{batch.n_members} members in {batch.wall_time:.2f} s on {batch.executor}, {len(batch.errors)} failed")
+print(
+    f"{batch.n_members} members in {batch.wall_time:.2f} s on {batch.executor}, "
+    f"{len(batch.errors)} failed"
+)
 
 mean = batch.mean("Rl.v")
 lo, hi = batch.percentile("Rl.v", [5, 95])
 peak = int(np.argmax(mean))
-print(f"overshoot peak {mean[peak]:.4f} V at t = {batch.t[peak]:.2f} s (5-95 %: {lo[peak]:.4f} to {hi[peak]:.4f} V)")
+print(
+    f"overshoot peak {mean[peak]:.4f} V at t = {batch.t[peak]:.2f} s "
+    f"(5-95 %: {lo[peak]:.4f} to {hi[peak]:.4f} V)"
+)
 
 fig, ax = plt.subplots(figsize=(8, 4))
 for k in range(20):

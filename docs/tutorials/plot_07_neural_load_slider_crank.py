@@ -36,7 +36,9 @@ L1, L2 = 0.05, 0.29
 THETA, OMEGA = "sc.crank_joint.phi", "der(sc.crank_joint.phi)"
 
 
-def mechanism(load: ac.Component, torque: object = None, m_slider: float = 0.77, bm: float = 0.007) -> ac.System:
+def mechanism(
+    load: ac.Component, torque: object = None, m_slider: float = 0.77, bm: float = 0.007
+) -> ac.System:
     s = ac.System("slider_crank")
     world = pl.World("world", g=0.0)  # a horizontal plane
     sc = pl.SliderCrank("sc", l1=L1, l2=L2, m_slider=m_slider, theta0=0.0, w0=0.0)
@@ -74,18 +76,34 @@ rng = np.random.default_rng(0)
 
 
 def truth_load() -> ln.Unknown:
-    """The true load as a known law ``f == F(x, der(x))`` (a component belongs to one system: a new one each time)."""
+    """The true load as a known law ``f == F(x, der(x))`` (a new one for each system: a
+    component belongs to one system)."""
     law = ln.Known(lambda f, x, v: f == true_force(x, v), n_inputs=3)
     return ln.Unknown("load", ac.Flange, law, inputs=("f", "x", "der(x)"))
 
 
 records = []
-for k in range(4):
-    tau = 0.35 + sum(rng.uniform(0.05, 0.3) * np.sin(2 * np.pi * rng.uniform(1, 8) * t + rng.uniform(0, 6.3)) for _ in range(3))
+for _ in range(4):
+    tau = 0.35 + sum(
+        rng.uniform(0.05, 0.3) * np.sin(2 * np.pi * rng.uniform(1, 8) * t + rng.uniform(0, 6.3))
+        for _ in range(3)
+    )
     res = simulate(mechanism(truth_load(), torque=(t, tau)), grid=t, rtol=1e-10, atol=1e-12)
     step = 2 * np.pi / 8192
-    records.append({"t": t, THETA: np.round(res[THETA] / step) * step, OMEGA: res[OMEGA], "tau": tau, "d": res["load.s"], "v": res["der(load.s)"]})
-experiments = [ln.Experiment(r, measured=[THETA, OMEGA], inputs={"motor.tau_constant": "tau"}, name=f"run {k}") for k, r in enumerate(records)]
+    records.append(
+        {
+            "t": t,
+            THETA: np.round(res[THETA] / step) * step,
+            OMEGA: res[OMEGA],
+            "tau": tau,
+            "d": res["load.s"],
+            "v": res["der(load.s)"],
+        }
+    )
+experiments = [
+    ln.Experiment(r, measured=[THETA, OMEGA], inputs={"motor.tau_constant": "tau"}, name=f"run {k}")
+    for k, r in enumerate(records)
+]
 print(experiments[0])
 
 # %%
@@ -94,12 +112,28 @@ print(experiments[0])
 # A 16-unit ReLU network on the slider's position ``x`` and speed ``der(x)``, its inputs
 # standardized by the range the data visit; the slider mass and the motor friction start
 # 50 % off their true values and are learned with it (``physical=``).
-visited = {"x": np.concatenate([r["d"] for r in records]), "der(x)": np.concatenate([r["v"] for r in records])}
+visited = {
+    "x": np.concatenate([r["d"] for r in records]),
+    "der(x)": np.concatenate([r["v"] for r in records]),
+}
 law = ln.MLP((16,), "relu", inputs=("x", "der(x)"), seed=1).standardized(visited)
 load = ln.Unknown("load", ac.Flange, law)
 system = mechanism(load, m_slider=0.77 * 1.5, bm=0.007 * 1.5)
-fit = ln.train(system, experiments, physical=["sc.slider.m", "Bm.d"], horizon=1, scheme="euler", epochs=12, batch=100, lr=3e-3, progress=False)
-print(f"loss {fit.loss:.3g}; slider mass {fit.params['sc.slider.m']:.3f} kg (truth 0.77), motor friction {fit.params['Bm.d']:.4f} N m s/rad (truth 0.007)")
+fit = ln.train(
+    system,
+    experiments,
+    physical=["sc.slider.m", "Bm.d"],
+    horizon=1,
+    scheme="euler",
+    epochs=12,
+    batch=100,
+    lr=3e-3,
+    progress=False,
+)
+print(
+    f"loss {fit.loss:.3g}; slider mass {fit.params['sc.slider.m']:.3f} kg (truth 0.77), "
+    f"motor friction {fit.params['Bm.d']:.4f} N m s/rad (truth 0.007)"
+)
 
 # %%
 # Free run and the learned force

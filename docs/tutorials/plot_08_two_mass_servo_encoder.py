@@ -32,7 +32,9 @@ TRUTH = {"motor.J": 0.005, "load.J": 0.045, "shaft.c": 69.0, "shaft.d": 0.15}
 COULOMB, VISCOUS = {"motor": 0.16, "load": 0.08}, 0.02
 
 
-def servo(motor_friction: list, load_friction: list, drive: object = None, values: dict | None = None) -> ac.System:
+def servo(
+    motor_friction: list, load_friction: list, drive: object = None, values: dict | None = None
+) -> ac.System:
     """Each friction element between its inertia (flange_a) and the housing (flange_b);
     ``drive``: the torque's samples, or None for a parameter ``drive.tau_constant``. The
     load's flange_b stays free (the compiler warns that it gets zero torque)."""
@@ -41,7 +43,11 @@ def servo(motor_friction: list, load_friction: list, drive: object = None, value
     motor = rot.Inertia("motor", J=v["motor.J"], phi0=0.0, w0=0.0)
     load = rot.Inertia("load", J=v["load.J"], phi0=0.0, w0=0.0)
     shaft = rot.SpringDamper("shaft", c=v["shaft.c"], d=v["shaft.d"])
-    source = rot.ConstantTorque("drive", tau_constant=0.0) if drive is None else rot.Torque("drive", tau=drive)
+    source = (
+        rot.ConstantTorque("drive", tau_constant=0.0)
+        if drive is None
+        else rot.Torque("drive", tau=drive)
+    )
     housing = rot.Fixed("housing")
     s.connect(source.flange, motor.flange_a, *(f.flange_a for f in motor_friction))
     s.connect(motor.flange_b, shaft.flange_a)
@@ -52,7 +58,10 @@ def servo(motor_friction: list, load_friction: list, drive: object = None, value
 
 def true_friction(side: str) -> list:
     """Coulomb friction with stick/slip events plus viscous friction."""
-    return [rot.CoulombFriction(f"{side}_coulomb", tau_coulomb=COULOMB[side]), rot.Damper(f"{side}_viscous", d=VISCOUS)]
+    return [
+        rot.CoulombFriction(f"{side}_coulomb", tau_coulomb=COULOMB[side]),
+        rot.Damper(f"{side}_viscous", d=VISCOUS),
+    ]
 
 
 # %%
@@ -62,8 +71,12 @@ def true_friction(side: str) -> list:
 rate, step = 1000.0, 4.2e-4
 t = np.arange(1500) / rate
 rng = np.random.default_rng(3)
-tau = np.sin(2 * np.pi * 2.0 * t) + sum(0.3 * np.sin(2 * np.pi * rng.uniform(5, 40) * t + rng.uniform(0, 6.3)) for _ in range(6))
-truth = simulate(servo(true_friction("motor"), true_friction("load"), (t, tau)), grid=t, rtol=1e-8, atol=1e-10)
+tau = np.sin(2 * np.pi * 2.0 * t) + sum(
+    0.3 * np.sin(2 * np.pi * rng.uniform(5, 40) * t + rng.uniform(0, 6.3)) for _ in range(6)
+)
+truth = simulate(
+    servo(true_friction("motor"), true_friction("load"), (t, tau)), grid=t, rtol=1e-8, atol=1e-10
+)
 angles = {side: np.round(truth[f"{side}.phi"] / step) * step for side in ("motor", "load")}
 
 # %%
@@ -76,7 +89,9 @@ record = {"t": t, "tau": tau}
 for side in ("motor", "load"):
     rec = ln.reconstruct(t, angles[side], step=step)
     record[f"{side}.phi"], record[f"{side}.w"], record[f"der({side}.w)"] = rec.q, rec.qd, rec.qdd
-    error = np.mean(np.abs(rec.qdd - truth[f"der({side}.w)"])) / np.mean(np.abs(truth[f"der({side}.w)"]))
+    error = np.mean(np.abs(rec.qdd - truth[f"der({side}.w)"])) / np.mean(
+        np.abs(truth[f"der({side}.w)"])
+    )
     print(f"{side}: acceleration error {100 * error:.1f} % of its mean magnitude")
 rec.plot()
 
@@ -86,12 +101,25 @@ rec.plot()
 # A friction network reads its inertia's speed (``der(x)`` of the flange it sits on). The
 # physical parameters start 20-30 % off the truth.
 networks = {
-    side: ln.Unknown(f"{side}_friction", ac.RotFlange, ln.MLP((3,), "tanh", inputs=("der(x)",), seed=k).standardized({"der(x)": record[f"{side}.w"]}))
+    side: ln.Unknown(
+        f"{side}_friction",
+        ac.RotFlange,
+        ln.MLP((3,), "tanh", inputs=("der(x)",), seed=k).standardized(
+            {"der(x)": record[f"{side}.w"]}
+        ),
+    )
     for k, side in enumerate(("motor", "load"))
 }
-start = {"motor.J": 0.005 * 1.3, "load.J": 0.045 * 0.7, "shaft.c": 69.0 * 1.2, "shaft.d": 0.15 * 0.8}
+start = {
+    "motor.J": 0.005 * 1.3,
+    "load.J": 0.045 * 0.7,
+    "shaft.c": 69.0 * 1.2,
+    "shaft.d": 0.15 * 0.8,
+}
 hybrid = servo([networks["motor"]], [networks["load"]], values=start)
-fit = ln.fit_equations(hybrid, ln.Experiment(record, inputs={"drive.tau_constant": "tau"}), physical=list(TRUTH))
+fit = ln.fit_equations(
+    hybrid, ln.Experiment(record, inputs={"drive.tau_constant": "tau"}), physical=list(TRUTH)
+)
 for name, value in TRUTH.items():
     print(f"{name:8s} fitted {fit.params[name]:.4g} (truth {value:g})")
 

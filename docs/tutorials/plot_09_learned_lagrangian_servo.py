@@ -63,9 +63,14 @@ for k in range(3):
     trials.append(
         {
             "t": res.t,
-            "q_x": res["rail.s"], "v_x": res["rail.v"], "a_x": res["der(der(rail.s))"],
-            "q_theta": res["pivot.phi"], "v_theta": res["pivot.w"], "a_theta": res["der(der(pivot.phi))"],
-            "Q_x": res["rail.f"], "Q_theta": np.zeros_like(res.t),
+            "q_x": res["rail.s"],
+            "v_x": res["rail.v"],
+            "a_x": res["der(der(rail.s))"],
+            "q_theta": res["pivot.phi"],
+            "v_theta": res["pivot.w"],
+            "a_theta": res["der(der(pivot.phi))"],
+            "Q_x": res["rail.f"],
+            "Q_theta": np.zeros_like(res.t),
         }
     )
 
@@ -88,7 +93,15 @@ def learned_system(motion: object) -> tuple[ac.System, ln.Lagrangian]:
 
 _, component = learned_system(0.0)
 fit = ln.train_lagrangian(
-    component, [ln.Experiment(r) for r in trials], epochs=30, batch=256, lr=1e-2, decay=0.99, polish=True, max_nfev=40, progress=False
+    component,
+    [ln.Experiment(r) for r in trials],
+    epochs=30,
+    batch=256,
+    lr=1e-2,
+    decay=0.99,
+    polish=True,
+    max_nfev=40,
+    progress=False,
 )
 print(fit.message)
 
@@ -107,7 +120,12 @@ truth = {
     "M_thetatheta": np.full_like(theta, M_BOB * LENGTH**2),
     "dV/dtheta": M_BOB * G * LENGTH * np.sin(theta),
 }
-mine = {"M_xx": got["M"][:, 0, 0], "M_xtheta": got["M"][:, 0, 1], "M_thetatheta": got["M"][:, 1, 1], "dV/dtheta": got["dVdq"][:, 1]}
+mine = {
+    "M_xx": got["M"][:, 0, 0],
+    "M_xtheta": got["M"][:, 0, 1],
+    "M_thetatheta": got["M"][:, 1, 1],
+    "dV/dtheta": got["dVdq"][:, 1],
+}
 fig, axes = plt.subplots(1, 4, figsize=(13, 3.2))
 for ax, name in zip(axes, truth):
     ax.plot(theta, truth[name], "k", lw=3, alpha=0.3, label="truth")
@@ -115,7 +133,10 @@ for ax, name in zip(axes, truth):
     ax.set_title(name)
     ax.set_xlabel("theta [rad]")
     ax.grid(alpha=0.3)
-    print(f"{name:13s} largest error {np.max(np.abs(mine[name] - truth[name])) / np.max(np.abs(truth[name])):.2%}")
+    print(
+        f"{name:13s} largest error "
+        f"{np.max(np.abs(mine[name] - truth[name])) / np.max(np.abs(truth[name])):.2%}"
+    )
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 
@@ -137,4 +158,8 @@ ax.set_ylabel("theta [rad]")
 ax.legend()
 ax.grid(alpha=0.3)
 fig.tight_layout()
-print(f"theta on the unseen motion: largest error {np.max(np.abs(mine['lnn.q_theta'] - ref['pivot.phi'])) / np.ptp(ref['pivot.phi']):.2%} of its range")
+print(
+    "theta on the unseen motion: largest error "
+    f"{np.max(np.abs(mine['lnn.q_theta'] - ref['pivot.phi'])) / np.ptp(ref['pivot.phi']):.2%}"
+    " of its range"
+)

@@ -47,7 +47,13 @@ def two_bar(forces: tuple) -> ac.System:
         rail = pl.Fixed(f"rail{i}", r=(float(i - 1), 0.0))
         slide = pl.Prismatic(f"slide{i}", axis=(0.0, 1.0), use_axis=True, s0=0.0, v0=0.0)
         pin = pl.Revolute(f"pin{i}", state_priority=0, phi_start=PHI[i - 1])
-        bar = pl.Body(f"bar{i}", m=MASS[i - 1], I=INERTIA[i - 1], r_cm=(LENGTH[i - 1] / 2, 0.0), phi_start=PHI[i - 1])
+        bar = pl.Body(
+            f"bar{i}",
+            m=MASS[i - 1],
+            I=INERTIA[i - 1],
+            r_cm=(LENGTH[i - 1] / 2, 0.0),
+            phi_start=PHI[i - 1],
+        )
         tip = pl.FixedTranslation(f"tip{i}", r=(LENGTH[i - 1], 0.0))
         s.connect(rail.frame_b, slide.frame_a)
         s.connect(slide.frame_b, pin.frame_a)
@@ -72,9 +78,24 @@ train_run = simulate(full_model, t_end=5.0, dt=2.5e-3, rtol=1e-10, atol=1e-12)
 # -------------------------------------
 # The sliders' heights are given as the minimal coordinates, and their axis forces as the
 # forces acting along them.
-data = ln.natural_coordinates(train_run, ("bar1", "bar2"), minimal=("slide1.s", "slide2.s"), forces={"slide1.s": "slide1.f", "slide2.s": "slide2.f"})
+data = ln.natural_coordinates(
+    train_run,
+    ("bar1", "bar2"),
+    minimal=("slide1.s", "slide2.s"),
+    forces={"slide1.s": "slide1.f", "slide2.s": "slide2.f"},
+)
 print(f"{len(data.names)} natural coordinates: {', '.join(data.names)}")
-reduction = ln.reduce_mechanism(data, hidden=(32, 32), losses={"rec": 1.0, "sim": 1.0}, epochs=60, lr=3e-3, decay=0.98, batch=256, seed=0, progress=False)
+reduction = ln.reduce_mechanism(
+    data,
+    hidden=(32, 32),
+    losses={"rec": 1.0, "sim": 1.0},
+    epochs=60,
+    lr=3e-3,
+    decay=0.98,
+    batch=256,
+    seed=0,
+    progress=False,
+)
 print(f"{reduction.message}: loss {reduction.loss:.3g} in {reduction.wall_time:.1f} s")
 
 # %%
@@ -84,7 +105,9 @@ print(f"{reduction.message}: loss {reduction.loss:.3g} in {reduction.wall_time:.
 # coordinate (``comp.port(name)``); the same springs, dampers and forces act on it.
 reduced = ac.System("two_bar_reduced")
 zero = dict.fromkeys(reduction.coordinates, 0.0)
-comp = reduction.component("red", q0=zero, v0=zero, ports=dict.fromkeys(reduction.coordinates, ac.Flange))
+comp = reduction.component(
+    "red", q0=zero, v0=zero, ports=dict.fromkeys(reduction.coordinates, ac.Flange)
+)
 for i, (name, force) in enumerate(zip(reduction.coordinates, unseen_forces), 1):
     mount(reduced, i, comp.port(name), force)
 red = simulate(reduced, t_end=5.0, dt=2.5e-3, rtol=1e-8, atol=1e-10)
@@ -97,7 +120,9 @@ for row, bar in zip(axes, ("bar1", "bar2")):
         ax.plot(red.t, red[f"red.{bar}.{axis}_cm"], "--", label="reduced (2 coordinates)")
         ax.set_ylabel(f"{bar}.{axis}_cm [m]")
         ax.grid(alpha=0.3)
-        error = np.max(np.abs(red[f"red.{bar}.{axis}_cm"] - full[f"{bar}.{axis}_cm"])) / np.ptp(full[f"{bar}.{axis}_cm"])
+        error = np.max(np.abs(red[f"red.{bar}.{axis}_cm"] - full[f"{bar}.{axis}_cm"])) / np.ptp(
+            full[f"{bar}.{axis}_cm"]
+        )
         print(f"{bar}.{axis}_cm: largest error {error:.2%} of its range")
 for ax in axes[1]:
     ax.set_xlabel("time [s] (forces never seen in training)")
