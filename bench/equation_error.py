@@ -39,8 +39,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import acausal as ac  # noqa: E402
 import learning as ln  # noqa: E402
 from examples import two_mass_servo as ts  # noqa: E402
+from examples.references.oscillator import oscillator  # noqa: E402
 from solvers import simulate  # noqa: E402
-from tests.test_rollout import oscillator  # noqa: E402
 
 TRUTH = {"m.m": 1.0, "k.c": 40.0, "d.d": 0.5}
 START = {k: 1.3 * v for k, v in TRUTH.items()}

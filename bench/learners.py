@@ -44,8 +44,8 @@ import acausal as ac  # noqa: E402
 import learning as ln  # noqa: E402
 from examples import cart_pendulum as cp  # noqa: E402
 from examples import two_bar_actuator as tb  # noqa: E402
+from examples.references.oscillator import oscillator  # noqa: E402
 from solvers import simulate  # noqa: E402
-from tests.test_rollout import oscillator  # noqa: E402
 
 INPUTS = {"F.f_constant": "F"}
 

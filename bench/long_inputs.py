@@ -34,8 +34,8 @@ T_END, DT = 25.0, 0.01
 
 def measure(n: int, kind: str) -> dict:
     import acausal as ac
+    from examples.references.rc_record import exact_response, rc, record
     from solvers import simulate
-    from tests.test_long_inputs import exact_response, rc, record
 
     tk, uk = record(n, T_END)
     out: dict = {"n": n, "kind": kind}
@@ -59,8 +59,8 @@ def floor(n: int, kind: str) -> dict:
     time and IDAS's step count."""
     import casadi as cs
 
+    from examples.references.rc_record import TAU, record
     from solvers.functions import idas_options
-    from tests.test_long_inputs import TAU, record
 
     tk, uk = record(n, T_END)
     grid = np.arange(0.0, T_END + DT / 2, DT)

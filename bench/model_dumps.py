@@ -48,8 +48,17 @@ from examples import cauer_filter, ladders  # noqa: E402
 from examples import furuta_pendulum as fp  # noqa: E402
 from examples import positioning_axis as pa  # noqa: E402
 from examples import two_mass_servo as ts  # noqa: E402
-from tests import mechanisms  # noqa: E402
-from tests.slider_crank_reference import FRICTION, L1, L2, M_CRANK, M_ROD, M_SLIDER, G, J  # noqa: E402
+from examples.references import mechanisms  # noqa: E402
+from examples.references.slider_crank_reference import (  # noqa: E402
+    FRICTION,
+    L1,
+    L2,
+    M_CRANK,
+    M_ROD,
+    M_SLIDER,
+    G,
+    J,
+)
 
 LIBRARY = (el, tr, rot, th, pl)
 SAMPLES = (np.linspace(0.0, 1.0, 11), np.sin(np.linspace(0.0, 1.0, 11)))  # a sampled signal

@@ -6,14 +6,14 @@ DAE, 10 s at 1 ms output (rtol 1e-8, atol 1e-10); the reduction is the example's
 (``examples/reduce_two_bar.py``: decoder 2 x 32 x 32 x 8, tanh, reconstruction + simulation
 losses, ``--epochs`` epochs on sim1).
 
-``four_bar``: the crank-rocker of ``tests/mechanisms.py`` driven from rest by its constant
-torque against the damper (inertia, motor and damper on the crank axis), reduced to the
-crank angle ``B1.phi`` (given minimal coordinate, its generalized force ``B1.tau``; decoder
-1 x 32 x 32 x 12, ``--epochs`` epochs on the run itself), 1.5 s at 1 ms output (rtol 1e-8,
-atol 1e-10: the crank turns from 0 to 8.2 rad); the reduced system carries the same
-inertia, motor and damper on its crank port. Per model: IDAS steps, right-hand side and
-Jacobian evaluations (``nfevals``, ``nlinsetups``) and the CasADi instructions of the
-DAE's right-hand side.
+``four_bar``: the crank-rocker of ``examples/references/mechanisms.py`` driven from rest by
+its constant torque against the damper (inertia, motor and damper on the crank axis),
+reduced to the crank angle ``B1.phi`` (given minimal coordinate, its generalized force
+``B1.tau``; decoder 1 x 32 x 32 x 12, ``--epochs`` epochs on the run itself), 1.5 s at 1 ms
+output (rtol 1e-8, atol 1e-10: the crank turns from 0 to 8.2 rad); the reduced system
+carries the same inertia, motor and damper on its crank port. Per model: IDAS steps,
+right-hand side and Jacobian evaluations (``nfevals``, ``nlinsetups``) and the CasADi
+instructions of the DAE's right-hand side.
 
 ``slider_crank``: the slider-crank of ``examples/reduce_slider_crank.py`` (a load
 connector at the slider) on 3 s of its ``train`` force at 1 ms output, reduced to one
@@ -51,9 +51,9 @@ import learning as ln  # noqa: E402
 from components import rotational as rot  # noqa: E402
 from examples import reduce_slider_crank as sc  # noqa: E402
 from examples import two_bar_actuator as tb  # noqa: E402
+from examples.references import mechanisms as mech  # noqa: E402
 from solvers import simulate  # noqa: E402
 from solvers.simulate import simulator  # noqa: E402
-from tests import mechanisms as mech  # noqa: E402
 
 TOL = {"rtol": 1e-8, "atol": 1e-10}
 FOUR_BAR = mech.Variant("four_bar", "crank", "torque", 0.0)

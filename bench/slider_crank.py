@@ -54,7 +54,7 @@ from machine import fmt, machine
 
 # the mechanism
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from tests.slider_crank_reference import (  # noqa: E402 - the hand-derived reference model
+from examples.references.slider_crank_reference import (  # noqa: E402 - the hand-derived reference model
     FRICTION,
     L1,
     L2,

@@ -1,4 +1,4 @@
-"""State selection on closed loops: the variant matrix of ``tests/mechanisms.py``.
+"""State selection on closed loops: the variant matrix of ``examples/references/mechanisms.py``.
 
 For each slider-crank (MSL Engine1a) and four-bar variant (start values on the crank joint,
 on the inertia, on the rocker joint - the piston pin of the slider-crank - or nowhere;
@@ -25,7 +25,7 @@ import warnings
 from machine import machine
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from tests import mechanisms as mech  # noqa: E402 - the shared builders
+from examples.references import mechanisms as mech  # noqa: E402 - the shared builders
 
 T_END, DT, RTOL, ATOL = 6.5, 0.01, 1e-9, 1e-11
 

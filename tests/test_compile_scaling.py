@@ -12,7 +12,7 @@ from scipy.integrate import solve_ivp
 import acausal as ac
 from examples.cauer_filter import build as cauer
 from examples.ladders import chain, rc_ladder
-from tests.mechanisms import Variant
+from examples.references.mechanisms import Variant
 
 
 @pytest.mark.parametrize("n", [2, 7, 40])
@@ -130,7 +130,7 @@ def _thermal():
 def _systems():
     """Small systems of every connector kind: electrical, translational (offsets from a
     wall), thermal, planar (a loop, offsets of parameters)."""
-    from tests.ivp_mechanisms import andrews
+    from examples.references.ivp_mechanisms import andrews
     from tests.test_planar import slider_crank
 
     with warnings.catch_warnings():

@@ -8,10 +8,10 @@ import pytest
 
 import acausal as ac
 from components import rotational as rot
+from examples.references import mechanisms as mech
 from solvers import simulate
 from solvers.dynamic_states import abs_det
 
-from . import mechanisms as mech
 from .test_state_selection import Pendulum
 
 # the start values on the piston pin (slider-crank at 0 deg) or on the rocker (four-bar at

@@ -8,8 +8,9 @@ import pytest
 import acausal as ac
 import learning as ln
 from components import translational as tr
+from examples.references.oscillator import C_TRUE, D_TRUE, INPUTS, diode_circuit, oscillator
 from solvers import simulate
-from tests.test_rollout import C_TRUE, D_TRUE, INPUTS, diode_circuit, oscillator, trajectories
+from tests.shared import trajectories
 
 
 def records(noise=0.0, seed=0):

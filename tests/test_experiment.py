@@ -11,8 +11,9 @@ import pytest
 import acausal as ac
 import learning as ln
 from components import electrical as el
+from examples.references.oscillator import D_TRUE, INPUTS, oscillator
 from solvers import simulate
-from tests.test_rollout import D_TRUE, INPUTS, oscillator, trajectories
+from tests.shared import trajectories
 
 S0 = 0.1  # the experiment's initial position, given as its per-experiment parameter
 

@@ -17,9 +17,9 @@ import learning as ln
 from components import electrical as el
 from components import translational as tr
 from examples.ladders import rc_ladder
+from examples.references import mechanisms as mech
 from solvers.time_scales import MAX_POINTS, time_scales
 
-from . import mechanisms as mech
 from .test_feasibility_modes import circuit
 
 # the negative elements below are meant

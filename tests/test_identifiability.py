@@ -17,10 +17,9 @@ from components import planar as pl
 from components import rotational as rot
 from components import translational as tr
 from components.translational_masses import Mass
+from examples.references.slider_crank_reference import FRICTION, L1, L2, M_CRANK, M_ROD, M_SLIDER, J
 from solvers import simulate, simulator
 from solvers.transition import transition_sensitivities
-
-from .slider_crank_reference import FRICTION, L1, L2, M_CRANK, M_ROD, M_SLIDER, J
 
 TIGHT = {"rtol": 1e-10, "atol": 1e-12}
 

@@ -26,10 +26,9 @@ import pytest
 
 import acausal as ac
 from acausal.structure import linsolve
+from examples.references import ivp_mechanisms as ivp
 from solvers import DAEFunctions, Simulator, initial_values, simulate
 from solvers.diagnose import singular_block
-
-from . import ivp_mechanisms as ivp
 
 # the warnings of compiling are read where they matter (compiled()); elsewhere they repeat
 pytestmark = pytest.mark.filterwarnings("ignore::acausal.StateSelectionWarning")

@@ -9,9 +9,10 @@ import acausal as ac
 import learning as ln
 from acausal.errors import OptionError
 from components import electrical as el
+from examples.references.oscillator import INPUTS, oscillator
 from learning.training import train
 from solvers import simulate
-from tests.test_rollout import INPUTS, oscillator, trajectories
+from tests.shared import trajectories
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")
 TAU = 1.0  # R C of the truth

@@ -54,7 +54,7 @@ def test_block_on_inclined_spring_matches_closed_form():
 
 
 # -- the slider-crank of the paper ----------------------------------------------------------
-from .slider_crank_reference import (  # noqa: E402 - the paper's data, shared with bench/
+from examples.references.slider_crank_reference import (  # noqa: E402 - the paper's data, shared with bench/
     FRICTION,
     L1,
     L2,

@@ -10,9 +10,10 @@ import pytest
 
 import acausal as ac
 import learning as ln
+from examples.references.oscillator import INPUTS, oscillator
 from learning.fitting.tolerances import noise_level, quantization_step, tolerance_rule
 from learning.training import train
-from tests.test_rollout import INPUTS, oscillator, trajectories
+from tests.shared import trajectories
 
 STEP = 2 * np.pi / 2**14  # a 14-bit encoder's step (rad)
 

@@ -1,59 +1,21 @@
 """Rollouts of compiled models and training through them (issue 11): the step map against
 IDAS, gradients against central differences, parameters recovered from trajectories."""
 
-import functools
-
 import numpy as np
 import pytest
 
 import acausal as ac
-from components import electrical as el
 from components import translational as tr
+from examples.references.oscillator import C_TRUE, D_TRUE, INPUTS, diode_circuit, oscillator
 from learning.evaluation import cross_validate, free_run_rmse
 from learning.training import train
 from learning.training.rollout import StepMap, Trajectory, predict
 from learning.training.rollout_loss import RolloutLoss, Windows
 from solvers import simulate
 
+from .shared import trajectories
+
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")
-C_TRUE, D_TRUE = 40.0, 0.5
-
-
-def oscillator(force=None, c=C_TRUE, d=D_TRUE, s0=0.1):
-    """A mass on a spring and a damper to a fixed point, pushed by a force: a sampled
-    signal (to make data) or the parameter ``F.f_constant`` (an input of the rollout)."""
-    s = ac.System("oscillator")
-    m = tr.Mass("m", m=1.0, s0=s0, v0=0.0)
-    k, damper, fixed = tr.Spring("k", c=c), tr.Damper("d", d=d), tr.Fixed("fx")
-    push = tr.ConstantForce("F", f_constant=0.0) if force is None else tr.Force("F", f=force)
-    s.connect(push.flange, m.flange_a)
-    s.connect(m.flange_b, k.flange_b, damper.flange_b)
-    s.connect(k.flange_a, damper.flange_a, fixed.flange)
-    return s
-
-
-def trajectories(freqs=(3.0, 5.0, 8.0), t_end=2.0, dt=2e-3):
-    """IDAS at 1e-12 with the force 2 sin(w t), sampled with its states: each call a fresh
-    copy (the runs themselves are made once per process)."""
-    return [{k: v.copy() for k, v in d.items()} for d in _trajectories(tuple(freqs), t_end, dt)]
-
-
-@functools.lru_cache(maxsize=4)
-def _trajectories(freqs, t_end, dt):
-    out = []
-    for j, w in enumerate(freqs):
-        res = simulate(
-            oscillator(2.0 * ac.sin(w * ac.time), s0=0.05 * j),
-            t_end=t_end,
-            dt=dt,
-            rtol=1e-12,
-            atol=1e-14,
-        )
-        out.append({"t": res.t, "m.s": res["m.s"], "m.v": res["m.v"], "F": 2 * np.sin(w * res.t)})
-    return out
-
-
-INPUTS = {"F.f_constant": "F"}
 
 
 def test_a_free_run_of_the_step_map_agrees_with_idas():
@@ -75,20 +37,6 @@ def test_a_free_run_of_the_step_map_agrees_with_idas():
     free = simulate(oscillator(0.0), grid=data["t"], rtol=1e-12, atol=1e-14)
     still = {"t": free.t, "m.s": free["m.s"], "m.v": free["m.v"], "F": 0 * free.t}
     assert np.max(np.abs(predict(model, still, INPUTS)["m.s"] - free["m.s"])) < 1e-10
-
-
-def diode_circuit(R1=10.0, R2=5.0, Is=1e-6):
-    """V -> R1 -> node with C to ground and R2 + exponential diode to ground: R2 and the
-    diode are a nonlinear algebraic block (Newton) inside the rollout."""
-    s = ac.System("diode_rc")
-    v, g = el.ConstantVoltage("V", V=1.0), el.Ground("G")
-    r1, r2 = el.Resistor("R1", R=R1), el.Resistor("R2", R=R2)
-    c, d = el.Capacitor("C", C=0.01, v0=0.0), el.Diode("D", Is=Is)
-    s.connect(v.p, r1.p)
-    s.connect(r1.n, c.p, r2.p)
-    s.connect(r2.n, d.p)
-    s.connect(v.n, c.n, d.n, g.p)
-    return s
 
 
 def test_rollout_gradient_through_a_newton_block_matches_central_differences():

@@ -9,8 +9,8 @@ at the start point, ties named at compile time, advice in the model's domain.
   equations are nonlinear (a mechanism), a recorded fact when linear (a capacitor loop);
 * MSL Engine1a with the start values on the crank joint: the crank angle is the state, and
   the run matches the Modelica reference, closes the loop and conserves energy;
-* the variant matrix of :mod:`tests.mechanisms`: the states chosen for every variant, and
-  ten revolutions for those a static choice can carry;
+* the variant matrix of :mod:`examples.references.mechanisms`: the states chosen for every
+  variant, and ten revolutions for those a static choice can carry;
 * a singular block of a mechanism is explained with joints and ``state_priority``.
 """
 
@@ -27,9 +27,9 @@ from acausal.structure.diagnose import explain_block, is_singular
 from acausal.structure.dummies import independent_columns, regular_choice, select_dummies
 from acausal.structure.selection import Worth, strongest
 from components import electrical as el
+from examples.references import mechanisms as mech
 from solvers import simulate
 
-from . import mechanisms as mech
 from .validation.reference import load, max_error
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")

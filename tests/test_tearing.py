@@ -9,8 +9,8 @@ import pytest
 import acausal as ac
 from acausal.structure.causalize import _solved_tears
 from acausal.structure.tearing import inner_solutions, tear
+from examples.references.slider_crank_reference import FRICTION
 from solvers import simulate
-from tests.slider_crank_reference import FRICTION
 from tests.test_planar import slider_crank
 
 

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import acausal as ac
+from examples.references.oscillator import C_TRUE, D_TRUE, INPUTS, oscillator
 from learning.optimization.uncertainty import from_jacobian
 from learning.training import train
-from tests.test_rollout import C_TRUE, D_TRUE, INPUTS, oscillator, trajectories
+from tests.shared import trajectories
 
 
 def test_profiling_out_nuisance_columns_is_the_block_of_the_full_inverse():

@@ -16,9 +16,7 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 import acausal as ac
-from solvers import simulate
-
-from ..mechanisms import (
+from examples.references.mechanisms import (
     I_ROD,
     J_CRANK,
     J_EXTRA,
@@ -33,6 +31,8 @@ from ..mechanisms import (
     G,
     Variant,
 )
+from solvers import simulate
+
 from .reference import load, max_error
 
 EXAMPLE = "Mechanics.MultiBody.Examples.Loops.Engine1a"
@@ -42,7 +42,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors")  # in
 
 
 def build() -> ac.System:
-    """Engine1a (:mod:`tests.mechanisms`): start values on the crank shaft's inertia."""
+    """Engine1a (:mod:`examples.references.mechanisms`): start values on the crank shaft's
+    inertia."""
     return ENGINE1A.build()
 
 
