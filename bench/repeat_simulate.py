@@ -2,7 +2,8 @@
 
 Per model: the first ``simulate(model, ...)`` (builds the initializer, the model's CasADi
 functions and IDAS, then runs), then ``--repeats`` further calls at other parameter values
-each way, interleaved so that a load change on a shared machine hits both alike:
+each way, interleaved so that a load change on a shared machine hits both alike; every call
+reads one output (the result's readout functions are built on first use):
 
 * plain:  ``simulate(model, ..., params=...)``: builds its own simulator each call;
 * held:   ``simulate(model, ..., params=..., simulators=sims)`` with one
@@ -32,31 +33,32 @@ from examples.cauer_filter import build as cauer  # noqa: E402
 from examples.ladders import rc_ladder  # noqa: E402
 from solvers import Simulations, simulate  # noqa: E402
 
+# model: (builder, simulate's arguments, the parameter varied, the output read)
 CASES = {
-    "Cauer filter": (cauer, dict(t_end=60.0, dt=0.012, rtol=1e-8, atol=1e-10), "R1.R"),
-    "RC ladder N=300": (lambda: rc_ladder(300), dict(t_end=1.0, dt=0.01), "R1.R"),
+    "Cauer filter": (cauer, dict(t_end=60.0, dt=0.012, rtol=1e-8, atol=1e-10), "R1.R", "C1.v"),
+    "RC ladder N=300": (lambda: rc_ladder(300), dict(t_end=1.0, dt=0.01), "R1.R", "C300.v"),
 }
 
 
-def _ms(model: ac.Model, **kwargs: object) -> float:
-    """One ``simulate(model, **kwargs)``, in ms."""
+def _ms(model: ac.Model, output: str, **kwargs: object) -> float:
+    """One ``simulate(model, **kwargs)`` and the read of ``output``, in ms."""
     start = time.perf_counter()
-    simulate(model, **kwargs)
+    simulate(model, **kwargs)[output]
     return 1e3 * (time.perf_counter() - start)
 
 
-def measure(build: object, args: dict, param: str, repeats: int) -> dict[str, float]:
+def measure(build: object, args: dict, param: str, output: str, repeats: int) -> dict:
     """First call, then the medians of ``repeats`` plain and held calls (ms)."""
     model = ac.compile(build())
     value = model.parameters[param]
-    first = _ms(model, **args)
+    first = _ms(model, output, **args)
     sims = Simulations()
-    simulate(model, **args, simulators=sims)  # the held simulator, built once
+    simulate(model, **args, simulators=sims)[output]  # the held simulator, built once
     plain, held = [], []
     for k in range(repeats):
         params = {param: value * (1.0 + 0.01 * (k + 1))}
-        plain.append(_ms(model, **args, params=params))
-        held.append(_ms(model, **args, params=params, simulators=sims))
+        plain.append(_ms(model, output, **args, params=params))
+        held.append(_ms(model, output, **args, params=params, simulators=sims))
     return {
         "first": first,
         "plain": statistics.median(plain),
@@ -76,8 +78,8 @@ def main() -> None:
     )
     print("| model | first simulate | repeated, plain | repeated, simulators=Simulations() |")
     print("|---|---|---|---|")
-    for name, (build, sim_args, param) in CASES.items():
-        r = measure(build, sim_args, param, args.repeats)
+    for name, (build, sim_args, param, output) in CASES.items():
+        r = measure(build, sim_args, param, output, args.repeats)
         print(f"| {name} | {fmt(r['first'])} ms | {fmt(r['plain'])} ms | {fmt(r['held'])} ms |")
 
 
