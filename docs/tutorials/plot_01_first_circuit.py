@@ -77,4 +77,4 @@ print(f"largest deviation from the closed form: {np.max(np.abs(res['C.v'] - exac
 # %%
 # The result also gives a table (``res.to_dataframe()``, pandas) and a quick plot with one
 # labelled axis per unit:
-res.plot("C.v", "L.i")
+axes = res.plot("C.v", "L.i")

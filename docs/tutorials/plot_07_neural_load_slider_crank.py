@@ -140,6 +140,11 @@ print(
 # ------------------------------
 # ``ln.predict`` free-runs the fitted model from a trajectory's first state with the
 # logged torque; ``fit.law("load")`` evaluates the learned force where the slider went.
+# With four short trajectories and 12 epochs the free run already follows the measured
+# speed, while the slider mass is still some 15 % off and the network takes up part of
+# its inertia force. The paper-sized run (``examples/learn_slider_crank.py``: 20
+# trajectories, 150 epochs, then a recurrent stage) reports the slider mass within about
+# 1 % and the load within 2 % of its range.
 free = ln.predict(fit.model, experiments[0])
 r = records[0]
 learned = np.ravel(fit.law("load")({"x": r["d"], "der(x)": r["v"]}))

@@ -93,7 +93,7 @@ for side in ("motor", "load"):
         np.abs(truth[f"der({side}.w)"])
     )
     print(f"{side}: acceleration error {100 * error:.1f} % of its mean magnitude")
-rec.plot()
+_ = rec.plot()  # the spectrum, its quantization floor and the chosen cut-off
 
 # %%
 # The hybrid model and its fit
