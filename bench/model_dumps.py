@@ -99,8 +99,8 @@ def pendulums() -> dict[str, ac.System]:
 
 
 def slider_crank() -> ac.System:
-    """The paper's slider-crank (:mod:`tests.slider_crank_reference`'s data) from planar
-    components, a rotational motor and damper on the crank axis."""
+    """The paper's slider-crank (the data of :mod:`examples.references.slider_crank_reference`)
+    from planar components, a rotational motor and damper on the crank axis."""
     s = ac.System("slider_crank")
     world = pl.World("world", g=G)
     sc = pl.SliderCrank(

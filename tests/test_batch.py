@@ -269,7 +269,7 @@ def test_threads_group_members_by_breakpoints_and_run_event_models_member_by_mem
     """Step times 1 s and 2 s need two simulators (their breakpoints differ): two mapped
     calls. The half-wave rectifier has diode modes (events): no single mapped function, so
     each member goes through ``simulate``. Both equal the serial members."""
-    from tests.test_events import half_wave
+    from examples.references.switching import half_wave
 
     steps = {"V.start_time": [1.0, 2.0, 1.0, 2.0], "R1.R": [1.0, 1.0, 1.2, 1.2]}
     rectifier = {"R.R": [50.0, 100.0, 200.0]}

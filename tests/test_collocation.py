@@ -9,11 +9,12 @@ import pytest
 import acausal as ac
 import learning as ln
 from components import electrical as el
+from examples.references.sine_rc import CubicResistor, T, measure, rc
 from learning.fitting.collocation import build, collocate, radau
 from learning.fitting.objective import Objective
 from learning.laws import unknowns
 from solvers import simulate
-from tests.test_fit import CubicResistor, T, map_error, measure, rc, unknown
+from tests.shared import map_error, unknown
 
 TOL = dict(rtol=1e-8, atol=1e-10)  # those of the fit
 

@@ -131,7 +131,7 @@ def _systems():
     """Small systems of every connector kind: electrical, translational (offsets from a
     wall), thermal, planar (a loop, offsets of parameters)."""
     from examples.references.ivp_mechanisms import andrews
-    from tests.test_planar import slider_crank
+    from examples.references.slider_crank_reference import slider_crank
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

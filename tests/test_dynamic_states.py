@@ -9,10 +9,9 @@ import pytest
 import acausal as ac
 from components import rotational as rot
 from examples.references import mechanisms as mech
+from examples.references.pendulum import Pendulum
 from solvers import simulate
 from solvers.dynamic_states import abs_det
-
-from .test_state_selection import Pendulum
 
 # the start values on the piston pin (slider-crank at 0 deg) or on the rocker (four-bar at
 # 90 deg): the static choice keeps that coordinate, which has dead points on the way

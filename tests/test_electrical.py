@@ -176,8 +176,8 @@ def test_sensitivities_through_a_newton_block_a_breakpoint_and_the_start():
     d/db, d/dC and d/d(start value) against central differences, and against CasADi's
     own forward derivative of the integrator (a second method). The references run at
     rtol 1e-12 across the breakpoint: that needs the current re-solved to rounding."""
+    from examples.references.sine_rc import CubicResistor
     from solvers.simulate import simulator
-    from tests.test_fit import CubicResistor
 
     s = ac.System("cubic_rc")
     V, R = el.StepVoltage("V", V=2.0, start_time=0.37), CubicResistor("Rc", a=1.0, b=0.5)

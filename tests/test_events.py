@@ -8,21 +8,22 @@ import acausal as ac
 from components import electrical as el
 from components import rotational as rot
 from components import translational as tr
+from examples.references.switching import (
+    FC,
+    FS,
+    MASS,
+    OMEGA,
+    V0,
+    A,
+    C,
+    F,
+    R,
+    friction_system,
+    half_wave,
+)
 from solvers import simulate
 
-V0, F, C, R = 10.0, 50.0, 1e-4, 100.0
 W = 2 * np.pi * F
-
-
-def half_wave(Ron=1e-6, Goff=1e-9):
-    s = ac.System("half_wave")
-    src = el.SineVoltage("V", V=V0, f=F)
-    d = el.IdealDiode("D", Ron=Ron, Goff=Goff)
-    cap, load, gnd = el.Capacitor("C", C=C, v0=0.0), el.Resistor("R", R=R), el.Ground("G")
-    s.connect(src.p, d.p)
-    s.connect(d.n, cap.p, load.p)
-    s.connect(src.n, cap.n, load.n, gnd.p)
-    return s
 
 
 def closed_form(t_end):
@@ -164,9 +165,6 @@ def test_modes_that_alternate_at_one_instant_are_resolved_with_a_warning():
     assert [m for _, m in res.events] == [{"T.m": 1.0}]
 
 
-A, OMEGA, MASS, FC, FS = 2.0, np.pi, 1.0, 1.0, 1.5
-
-
 def stick_slip_exact(t_end):
     """Mass on a fixed base with Coulomb friction (kinetic FC, static FS) under the force
     A sin(wt), by hand: while stuck, wait for |F| = FS; while sliding in direction d,
@@ -214,18 +212,6 @@ def exact_velocity(t, pieces):
                 - d * FC * (t[inside] - t0)
             ) / MASS
     return v
-
-
-def friction_system():
-    s = ac.System("stick_slip")
-    mass = tr.Mass("m", m=MASS, s0=0.0, v0=0.0)
-    fr = tr.CoulombFriction("fr", f_coulomb=FC, f_static=FS)
-    base = tr.Fixed("base")
-    force = tr.Force("F", f=A * ac.sin(OMEGA * ac.time))
-    s.connect(force.flange, mass.flange_a)
-    s.connect(mass.flange_b, fr.flange_b)
-    s.connect(fr.flange_a, base.flange)
-    return s
 
 
 def test_coulomb_friction_stick_slip_against_exact_event_times():

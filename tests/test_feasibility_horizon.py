@@ -18,9 +18,8 @@ from components import electrical as el
 from components import translational as tr
 from examples.ladders import rc_ladder
 from examples.references import mechanisms as mech
+from examples.references.switching import sine_with_load
 from solvers.time_scales import MAX_POINTS, time_scales
-
-from .test_feasibility_modes import circuit
 
 # the negative elements below are meant
 pytestmark = pytest.mark.filterwarnings("ignore::acausal.ParameterWarning")
@@ -91,7 +90,7 @@ def test_warnings_become_findings_and_none_escapes():
     before overflows there (exp(2t) > 1.8e308 for t > 355), and a diode with a negative load
     chatters at its switches. Each is a finding; no warning reaches the caller."""
     unstable = rc(el.StepVoltage("V", V=1.0, start_time=0.5), R=-1.0, C=1.0)
-    chatter = circuit(el.IdealDiode("D"), -1.0)
+    chatter = sine_with_load(el.IdealDiode("D"), -1.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         grows = ln.check_feasibility(unstable, t_end=800.0)

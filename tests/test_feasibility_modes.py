@@ -15,6 +15,7 @@ import learning as ln
 from components import electrical as el
 from components import rotational as rot
 from components import translational as tr
+from examples.references.switching import sine_with_load
 
 # a negative load makes an ideal diode chatter at its switches: the event iteration warns
 # (its own tests are in test_events.py); here the report is what is checked
@@ -57,16 +58,6 @@ def clutch(d):
     return s
 
 
-def circuit(element, R):
-    """A 1 V, 1 Hz sine source, ``element`` and a load resistor ``R``."""
-    s = ac.System("switching")
-    V, load, G = el.SineVoltage("V", V=1.0, f=1.0), el.Resistor("R", R=R), el.Ground("G")
-    s.connect(V.p, element.p)
-    s.connect(element.n, load.p)
-    s.connect(load.n, V.n, G.p)
-    return s
-
-
 def square():
     return ac.if_else(ac.sin(2 * np.pi * ac.time) > 0, 1.0, 0.0)
 
@@ -96,8 +87,8 @@ CASES = {  # builder of (feasible, infeasible) by the sign of the element beside
     ),
     "translational Coulomb friction": (slide, "d"),
     "clutch": (clutch, "d"),
-    "ideal diode": (lambda sign: circuit(el.IdealDiode("D"), sign), "R"),
-    "ideal switch": (lambda sign: circuit(el.IdealSwitch("S", control=square()), sign), "R"),
+    "ideal diode": (lambda sign: sine_with_load(el.IdealDiode("D"), sign), "R"),
+    "ideal switch": (lambda sign: sine_with_load(el.IdealSwitch("S", control=square()), sign), "R"),
 }
 
 
@@ -118,13 +109,15 @@ def test_a_loop_singular_in_one_mode_is_found_in_that_mode():
     and the sign change of det J at each switch (-Ron - R to 1 + Goff R) is no root. Checked
     without simulating: the relation's modes 0 and 1."""
     Ron = 1e-5
-    singular = ln.check_feasibility(circuit(el.IdealDiode("D", Ron=Ron), -Ron), simulate=False)
+    singular = ln.check_feasibility(
+        sine_with_load(el.IdealDiode("D", Ron=Ron), -Ron), simulate=False
+    )
     (block,) = [b for b in singular.blocks if b.finding.severity == "error"]
     assert "identically zero" in block.finding.message
     assert "in the mode D.off = 0" in block.finding.message
-    regular = ln.check_feasibility(circuit(el.IdealDiode("D", Ron=Ron), 1.0), simulate=False)
+    regular = ln.check_feasibility(sine_with_load(el.IdealDiode("D", Ron=Ron), 1.0), simulate=False)
     assert regular.ok and all(b.finding.severity == "ok" for b in regular.blocks)
-    simulated = ln.check_feasibility(circuit(el.IdealDiode("D", Ron=Ron), -1.0), t_end=2.0)
+    simulated = ln.check_feasibility(sine_with_load(el.IdealDiode("D", Ron=Ron), -1.0), t_end=2.0)
     assert not any(f.check == "block" for f in simulated.errors)  # the switches are no root
 
 

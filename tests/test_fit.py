@@ -8,70 +8,17 @@ import pytest
 import acausal as ac
 import learning as ln
 from components import electrical as el
+from examples.references.sine_rc import TRUTH_TOL, CubicResistor, T, measure, rc
 from learning.core import FitProgress
 from learning.fitting.objective import Objective
 from solvers import simulate
 
-T = np.linspace(0.0, 6.0, 61)
-TRUTH_TOL = dict(rtol=1e-10, atol=1e-12)
-
-
-class CubicResistor(el.OnePort):
-    """A user component: ``v = a i + b i^3``."""
-
-    def __init__(self, name, a=1.0, b=0.5):
-        super().__init__(name)
-        a, b = self.parameter("a", a), self.parameter("b", b)
-        self.equations(self.v == a * self.i + b * self.i**3)
-
-
-def rc(resistor, V=3.0, f=0.3, name="rc"):
-    """Sine source -> resistor -> 1 F capacitor: the resistor's current changes sign."""
-    s = ac.System(name)
-    src, C, G = el.SineVoltage("V", V=V, f=f), el.Capacitor("C", C=1.0, v0=0.0), el.Ground("G")
-    s.connect(src.p, resistor.p)
-    s.connect(resistor.n, C.p)
-    s.connect(C.n, src.n, G.p)
-    return s
-
-
-def measure(resistor, grid=T, **kw):
-    """Data of the truth circuit: only the capacitor voltage, plus the visited currents."""
-    res = simulate(rc(resistor, **kw), grid=grid, **TRUTH_TOL)
-    return {"t": grid, "C.v": res["C.v"]}, res[f"{resistor.name}.i"]
+from .shared import map_error, unknown
 
 
 @pytest.fixture(scope="module")
 def linear_data():
     return measure(el.Resistor("R1", R=2.0))
-
-
-def unknown(order=3, constraint="dissipative", **kw):
-    return ln.Unknown("Rx", ac.Pin, law=ln.Polynomial(order=order, constraint=constraint, **kw))
-
-
-def learned_voltage(w, i, order):
-    """The v with g_f(i) = g_x(v) for the learned odd polynomials: the one real root of
-    sum_k w_xk v^k - g_f(i) (g_x strictly increasing), by numpy's polynomial roots."""
-    out = []
-    for ik in i:
-        gf = sum(w[f"w_f{p}"] * ik**p for p in range(1, 2 * order, 2))
-        coeffs = np.zeros(2 * order)  # highest power first: v^(2 order - 1) ... v^0
-        for p in range(1, 2 * order, 2):
-            coeffs[2 * order - 1 - p] = w[f"w_x{p}"]
-        coeffs[-1] = -gf
-        roots = np.roots(np.trim_zeros(coeffs, "f"))
-        real = roots[np.abs(roots.imag) < 1e-7].real
-        assert real.size == 1
-        out.append(real[0])
-    return np.array(out)
-
-
-def map_error(fit, order, i_visited, v_true):
-    """max |v_learned(i) - v_true(i)| / max |v_true| over the visited current range."""
-    i = np.linspace(i_visited.min(), i_visited.max(), 101)
-    v = learned_voltage(fit.weights["Rx"], i, order)
-    return np.max(np.abs(v - v_true(i))) / np.max(np.abs(v_true(i)))
 
 
 def rms_error(fit, data):

@@ -11,10 +11,11 @@ import acausal as ac
 import learning as ln
 from components import electrical as el
 from components import translational as tr
+from examples.references.sine_rc import T, measure, rc
 from learning.fitting.objective import Objective
 from learning.fitting.tolerances import noise_level
 from solvers import simulate
-from tests.test_fit import T, measure, rc, unknown
+from tests.shared import unknown
 
 TRUTH = dict(rtol=1e-12, atol=1e-18)
 M, D, F = 0.5, 20.0, 1e-3  # kg, N s/m, N: micrometre motions in SI units

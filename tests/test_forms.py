@@ -18,8 +18,8 @@ import acausal as ac
 import learning as ln
 from components import electrical as el
 from components import translational as tr
+from examples.references.sine_rc import T, rc
 from solvers import simulate
-from tests.test_fit import T, rc
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,8 +91,8 @@ def test_model_and_fit_result_round_trip_through_pickle_into_a_fresh_process(tmp
 def test_models_with_events_and_index_reduction_round_trip_through_pickle(which):
     """The forms of index reduction (new derivative symbols) and of events (modes, crossing
     functions, updates) survive pickling: equal models, identical runs and event logs."""
-    from tests.test_events import friction_system, half_wave
-    from tests.test_planar import cart_pendulum
+    from examples.references.mechanisms import cart_pendulum
+    from examples.references.switching import friction_system, half_wave
 
     build, kw = {
         "diode_events": (half_wave, dict(t_end=0.05, dt=1e-4)),
@@ -114,7 +114,7 @@ def test_symbol_tables_stack_their_own_symbols_also_after_pickling():
     any list of them by one indexing: the stack must hold the records' very symbols (the
     ones the equations use), in every form, after the stages' additions, and in a model
     restored from a pickle."""
-    from tests.test_planar import cart_pendulum
+    from examples.references.mechanisms import cart_pendulum
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

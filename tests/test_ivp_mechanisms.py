@@ -1,5 +1,5 @@
 """Three index-3 mechanisms of the Test Set for IVP Solvers written as user components
-(:mod:`tests.ivp_mechanisms`), left to the compiler, against the test set's reference
+(:mod:`examples.references.ivp_mechanisms`), left to the compiler, against the test set's reference
 solutions at its t_end.
 
 * Andrews' squeezing mechanism (t_end = 0.03) and the car axis (t_end = 3) with every start

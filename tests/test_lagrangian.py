@@ -11,8 +11,12 @@ import acausal as ac
 import learning as ln
 from acausal.errors import OptionError
 from components import translational as tr
+from examples.cart_pendulum import LENGTH as STRING
+from examples.cart_pendulum import M_BOB, M_CART
+from examples.cart_pendulum import G as G_CART
+from examples.references.mechanisms import cart_pendulum
 from solvers import simulate
-from tests.test_planar import G_CART, M_BOB, M_CART, STRING, cart_pendulum
+from tests.shared import finite_difference_dynamics
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors:UserWarning")
 COORDINATES = {"x": ac.Flange, "theta": ac.RotFlange}
@@ -113,26 +117,6 @@ def test_a_load_point_acts_by_its_virtual_work():
     work = cumulative_simpson(res["pend.P_theta"] + res["pend.P_bob"], x=res.t, initial=0.0)
     assert np.ptp(res["pend.E"]) > 0.05
     assert np.max(np.abs(res["pend.E"] - res["pend.E"][0] - work)) < 1e-6
-
-
-def finite_difference_dynamics(
-    component: ln.Lagrangian, q: dict, v: np.ndarray, a: np.ndarray, h: float = 1e-6
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``M``, the bias ``b`` and ``Q^ = M a + b`` at samples (rows of ``v``, ``a``; ``q`` by
-    coordinate) from ``M`` and ``V`` evaluated numerically by ``Lagrangian.dynamics`` and
-    their derivatives by central differences, in numpy (independent of the symbolic
-    assembly and of CasADi's derivatives)."""
-    at = component.dynamics(q)
-    shifted = [
-        (component.dynamics({**q, c: q[c] + h}), component.dynamics({**q, c: q[c] - h}))
-        for c in component.coordinates
-    ]
-    dM = [(up["M"] - down["M"]) / (2 * h) for up, down in shifted]
-    dV = np.stack([(up["V"] - down["V"]) / (2 * h) for up, down in shifted], axis=1)
-    Mdot = sum(d * v[:, i, None, None] for i, d in enumerate(dM))
-    dT = np.stack([0.5 * np.einsum("ki,kij,kj->k", v, d, v) for d in dM], axis=1)
-    bias = np.einsum("kij,kj->ki", Mdot, v) - dT + dV
-    return at["M"], bias, np.einsum("kij,kj->ki", at["M"], a) + bias
 
 
 def test_learned_equations_against_finite_differences_of_the_network():

@@ -10,7 +10,7 @@ from acausal.errors import OptionError
 from examples import cart_pendulum as cp
 from learning.mechanics.lagrangian_training import _columns, _residual
 from learning.training import SampleLoss
-from tests.test_lagrangian import finite_difference_dynamics
+from tests.shared import finite_difference_dynamics
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*unconnected connectors:UserWarning")
 

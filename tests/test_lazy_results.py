@@ -11,6 +11,7 @@ import pytest
 
 import acausal as ac
 from components import electrical as el
+from examples.references.sine_rc import ImplicitCubicResistor
 from solvers import simulate
 
 R, L, V = 2.0, 0.5, 1.0
@@ -29,28 +30,11 @@ def rl_circuit() -> ac.System:
     return s
 
 
-class CubicResistor(ac.Component):
-    """``v = R i + a i^3``: solved for ``i`` by Newton (a Newton unknown of the model)."""
-
-    def __init__(self, name: str, R: float = 1.0, a: float = 0.5) -> None:
-        super().__init__(name)
-        self.p = self.connector("p", ac.Pin)
-        self.n = self.connector("n", ac.Pin)
-        R, a = self.parameter("R", R), self.parameter("a", a)
-        v, i = self.variable("v"), self.variable("i")
-        self.equations(
-            v == self.p.v - self.n.v,
-            self.p.i + self.n.i == 0,
-            i == self.p.i,
-            v == R * i + a * i**3,
-        )
-
-
 def nonlinear_circuit() -> ac.System:
     """A 2 V source charging a capacitor through the cubic resistor."""
     s = ac.System("cubic_rc")
     src = el.ConstantVoltage("V", V=2.0)
-    res = CubicResistor("Rx", R=1.0, a=0.5)
+    res = ImplicitCubicResistor("Rx", R=1.0, a=0.5)
     cap = el.Capacitor("C", C=0.3, v0=0.0)
     gnd = el.Ground("G")
     s.connect(src.p, res.p)

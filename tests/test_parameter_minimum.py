@@ -14,7 +14,7 @@ from components import planar as pl
 from components import rotational as rot
 from components import thermal as th
 from components import translational as tr
-from tests.test_library_units import CLASSES
+from tests.library import CLASSES
 
 # (class, keyword, its quantity's name, the value that is too small, the minimum)
 BELOW = [

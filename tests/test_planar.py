@@ -16,7 +16,6 @@ from scipy.integrate import cumulative_simpson, solve_ivp
 
 import acausal as ac
 from components import planar as pl
-from components import rotational as rot
 from components import translational as tr
 from examples import cart_pendulum as cp
 from solvers import simulate
@@ -54,44 +53,14 @@ def test_block_on_inclined_spring_matches_closed_form():
 
 
 # -- the slider-crank of the paper ----------------------------------------------------------
+from examples.references.mechanisms import cart_pendulum  # noqa: E402
 from examples.references.slider_crank_reference import (  # noqa: E402 - the paper's data, shared with bench/
     FRICTION,
     L1,
     L2,
-    M_CRANK,
-    M_ROD,
-    M_SLIDER,
-    G,
-    J,
     lagrangian_terms,
+    slider_crank,
 )
-
-
-def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
-    """The mechanism in a vertical plane: the slider line horizontal (+x), gravity -y."""
-    s = ac.System("slider_crank")
-    world = pl.World("world", g=G)
-    sc = pl.SliderCrank(
-        "sc",
-        l1=L1,
-        l2=L2,
-        m_crank=M_CRANK,
-        m_rod=M_ROD,
-        m_slider=M_SLIDER,
-        J=J,
-        theta0=theta0,
-        w0=w0,
-    )
-    s.connect(world.frame_b, sc.frame_a)
-    housing = rot.Fixed("housing")
-    if friction is not None:
-        damper = rot.Damper("friction", d=friction)
-        s.connect(housing.flange, damper.flange_a)
-        s.connect(damper.flange_b, sc.crank_axis)
-    if torque is not None:
-        motor = rot.Torque("motor", tau=torque)
-        s.connect(motor.flange, sc.crank_axis)
-    return s
 
 
 def closed_form_d(theta):
@@ -100,7 +69,8 @@ def closed_form_d(theta):
 
 
 def crank_ode(torque, friction):
-    """theta'' of the hand-derived slider-crank (:mod:`tests.slider_crank_reference`)."""
+    """theta'' of the hand-derived slider-crank
+    (:mod:`examples.references.slider_crank_reference`)."""
     q, mass, dmass, dpot = lagrangian_terms()
     f_mass, f_dmass, f_dpot = (sp.lambdify(q, e, "numpy") for e in (mass, dmass, dpot))
 
@@ -189,28 +159,6 @@ def x_servo(t):
 
 def xdot_servo(t):
     return -0.4 * np.sin(2 * t)
-
-
-class WorkMeter(ac.Component):
-    """``W = int x'(t) Q_e dt`` as a state: the closed-form cart speed times the force the
-    servo applies to the cart (an expression of another component's variable)."""
-
-    def __init__(self, name, force):
-        super().__init__(name)
-        self.W = self.variable("W", start=0.0, fixed=True)
-        self.equations(ac.der(self.W) == -0.4 * ac.sin(2 * ac.time) * force)
-
-
-def cart_pendulum(drive=None):
-    """Cart on a rail with a pendulum (``examples/cart_pendulum.truth``), driven through the
-    rail's axis: by default the servo x(t) = 0.2 (cos 2t - 1) with a work meter; else by
-    ``drive`` (a 1-D source with a ``flange``) on a free cart starting at rest at 0."""
-    if drive is not None:
-        return cp.truth(drive=drive)
-    s = cp.truth(0.2 * (ac.cos(2 * ac.time) - 1))
-    rail = next(c for c in s.all_components() if c.name == "rail")
-    s.add(WorkMeter("work", rail.f))
-    return s
 
 
 @pytest.fixture(scope="module")

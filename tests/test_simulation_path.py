@@ -12,9 +12,9 @@ import pytest
 
 import acausal as ac
 from components import electrical as el
+from examples.references.sine_rc import ImplicitCubicResistor
 from solvers import simulate, simulator
 from solvers.initialize import build_initializer, own_starts
-from tests.test_lazy_results import CubicResistor
 
 GRID = np.linspace(0.0, 2.0, 81)
 
@@ -24,7 +24,7 @@ def stepped_circuit(start_time: float = 0.3) -> ac.System:
     current): a breakpoint with an algebraic unknown that jumps there."""
     s = ac.System("stepped")
     src = el.StepVoltage("V", V=2.0, start_time=start_time)
-    res = CubicResistor("Rx", R=1.0, a=0.5)
+    res = ImplicitCubicResistor("Rx", R=1.0, a=0.5)
     cap = el.Capacitor("C", C=0.3, v0=0.0)
     gnd = el.Ground("G")
     s.connect(src.p, res.p)

@@ -28,6 +28,7 @@ from acausal.structure.dummies import independent_columns, regular_choice, selec
 from acausal.structure.selection import Worth, strongest
 from components import electrical as el
 from examples.references import mechanisms as mech
+from examples.references.pendulum import Pendulum
 from solvers import simulate
 
 from .validation.reference import load, max_error
@@ -139,23 +140,6 @@ def test_greedy_basis_of_the_columns():
 
 
 # -- small models ----------------------------------------------------------------------------
-class Pendulum(ac.Component):
-    """A point mass on a rod of length L in Cartesian coordinates (index 3)."""
-
-    def __init__(self, name, L=1.0, m=1.0, g=9.81, x_start=0.6, y_start=-0.8):
-        super().__init__(name)
-        v = self.variable
-        self.x, self.y = v("x", start=x_start), v("y", start=y_start)
-        self.vx, self.vy, lam = v("vx"), v("vy"), v("lam")
-        self.equations(
-            self.vx == ac.der(self.x),
-            self.vy == ac.der(self.y),
-            m * ac.der(self.vx) == -lam * self.x,
-            m * ac.der(self.vy) == -lam * self.y - m * g,
-            self.x**2 + self.y**2 == L**2,
-        )
-
-
 class Probe(ac.Component):
     """A variable equal to a signal of another component: an alias of it."""
 

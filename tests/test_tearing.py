@@ -9,9 +9,8 @@ import pytest
 import acausal as ac
 from acausal.structure.causalize import _solved_tears
 from acausal.structure.tearing import inner_solutions, tear
-from examples.references.slider_crank_reference import FRICTION
+from examples.references.slider_crank_reference import FRICTION, slider_crank
 from solvers import simulate
-from tests.test_planar import slider_crank
 
 
 def test_a_torn_block_solves_the_same_system_as_a_dense_solve():

@@ -362,14 +362,14 @@ def test_the_command_line_checks_units(tmp_path, capsys):
 
 # -- the library and the examples -------------------------------------------------------------
 def library_classes():
-    from tests.test_library_units import CLASSES
+    from tests.library import CLASSES
 
     return [pytest.param(cls, id=name) for name, cls in CLASSES]
 
 
 @pytest.mark.parametrize("cls", library_classes())
 def test_every_library_component_passes_the_unit_check(cls):
-    from tests.test_library_units import MODE_DEPENDENT, MODE_DEPENDENT_IN, with_every_option
+    from tests.library import MODE_DEPENDENT, MODE_DEPENDENT_IN, with_every_option
 
     # only the path parameters (a friction's sa, a diode's s: an acceleration or a force by
     # mode) declare no unit, so every other quantity is checked

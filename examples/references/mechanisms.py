@@ -254,3 +254,18 @@ def loop_closure(res: object, mechanism: str) -> float:
 def revolutions(res: object, v: Variant) -> float:
     """Crank revolutions from the start."""
     return float(abs(res["B1.phi"][-1] - v.theta0) / (2 * np.pi))
+
+
+def cart_pendulum(drive: ac.Component | None = None) -> ac.System:
+    """The cart on a rail with a pendulum of ``examples/cart_pendulum.py`` (its ``truth``),
+    driven through the rail's axis: by default by the servo ``x(t) = 0.2 (cos 2t - 1)``
+    with a :class:`WorkMeter` ``work`` of the servo's power ``x'(t) f``; else by ``drive``
+    (a 1-D source with a ``flange``) on a free cart starting at rest at 0."""
+    from examples import cart_pendulum as cp  # imports learning: only when a cart is built
+
+    if drive is not None:
+        return cp.truth(drive=drive)
+    s = cp.truth(0.2 * (ac.cos(2 * ac.time) - 1))
+    rail = next(c for c in s.all_components() if c.name == "rail")
+    s.add(WorkMeter("work", -0.4 * ac.sin(2 * ac.time) * rail.f))
+    return s

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+import acausal as ac
+from components import planar as pl
+from components import rotational as rot
+
 L1, L2 = 0.05, 0.29
 M_CRANK, M_ROD, M_SLIDER = 0.23, 0.35, 0.77
 J, FRICTION, G = 0.0034, 0.007, 9.80665
@@ -31,3 +35,30 @@ def lagrangian_terms() -> tuple[sp.Symbol, sp.Expr, sp.Expr, sp.Expr]:
     )
     potential = G * (M_CRANK * tip[1] / 2 + M_ROD * rod_cm[1])
     return q, mass, mass.diff(q), potential.diff(q)
+
+
+def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
+    """The mechanism in a vertical plane: the slider line horizontal (+x), gravity -y."""
+    s = ac.System("slider_crank")
+    world = pl.World("world", g=G)
+    sc = pl.SliderCrank(
+        "sc",
+        l1=L1,
+        l2=L2,
+        m_crank=M_CRANK,
+        m_rod=M_ROD,
+        m_slider=M_SLIDER,
+        J=J,
+        theta0=theta0,
+        w0=w0,
+    )
+    s.connect(world.frame_b, sc.frame_a)
+    housing = rot.Fixed("housing")
+    if friction is not None:
+        damper = rot.Damper("friction", d=friction)
+        s.connect(housing.flange, damper.flange_a)
+        s.connect(damper.flange_b, sc.crank_axis)
+    if torque is not None:
+        motor = rot.Torque("motor", tau=torque)
+        s.connect(motor.flange, sc.crank_axis)
+    return s
