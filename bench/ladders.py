@@ -86,7 +86,7 @@ def _peak_gb() -> float:
 def run_project(ladder: str, n: int, arrays: bool = False) -> dict:
     """The user's path, timed stage by stage (``arrays``: built by ``Component.array``)."""
     import acausal as ac
-    from solvers import simulate
+    from solvers import Simulations, simulate
 
     out: dict = {}
     tic = time.perf_counter()
@@ -96,7 +96,7 @@ def run_project(ladder: str, n: int, arrays: bool = False) -> dict:
     model = ac.compile(system)
     out["compile"] = time.perf_counter() - tic
     name = OUTPUT[ladder].format(n=n)
-    args = {"t_end": T_END, "dt": DT, "rtol": RTOL, "atol": ATOL}
+    args = {"t_end": T_END, "dt": DT, "rtol": RTOL, "atol": ATOL, "simulators": Simulations()}
     tic = time.perf_counter()
     res = simulate(model, **args)
     out["sim1"] = time.perf_counter() - tic

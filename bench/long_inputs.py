@@ -35,7 +35,7 @@ T_END, DT = 25.0, 0.01
 def measure(n: int, kind: str) -> dict:
     import acausal as ac
     from examples.references.rc_record import exact_response, rc, record
-    from solvers import simulate
+    from solvers import Simulations, simulate
 
     tk, uk = record(n, T_END)
     out: dict = {"n": n, "kind": kind}
@@ -45,9 +45,11 @@ def measure(n: int, kind: str) -> dict:
     tic = time.perf_counter()
     model = ac.compile(system)
     out["compile"] = time.perf_counter() - tic
+    sims = Simulations()
     for key, r in (("sim1", 1.0), ("sim2", 1.1)):
         tic = time.perf_counter()
-        res = simulate(model, t_end=T_END, dt=DT, rtol=1e-6, atol=1e-8, params={"R.R": r})
+        tol = {"rtol": 1e-6, "atol": 1e-8, "simulators": sims}
+        res = simulate(model, t_end=T_END, dt=DT, params={"R.R": r}, **tol)
         out[key] = time.perf_counter() - tic
         if kind == "linear" and r == 1.0:
             out["error"] = float(np.max(np.abs(res["C.v"] - exact_response(tk, uk, res.t))))

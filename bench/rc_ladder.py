@@ -148,7 +148,7 @@ def measure(n: int, repeats: int, t_end: float, points: int, start_time: float) 
     import numpy as np
 
     import acausal as ac
-    from solvers import simulate, simulator
+    from solvers import Simulations, simulate, simulator
 
     rtol, atol = 1e-6, 1e-8
     grid = np.linspace(0.0, t_end, points)
@@ -214,17 +214,18 @@ def measure(n: int, repeats: int, t_end: float, points: int, start_time: float) 
             ),
         }
 
-        sim_args = {"t_end": t_end, "dt": dt, "rtol": rtol, "atol": atol}
+        sims = Simulations()  # kept between sim 1 and sim 2, as a caller re-running does
+        sim_args = {"t_end": t_end, "dt": dt, "rtol": rtol, "atol": atol, "simulators": sims}
         try:
             res1 = timed("sim1", simulate, model, **sim_args)
             y1 = timed("output", res1.__getitem__, f"C{n}.v")
             pvec = np.asarray(model.parameter_vector(), dtype=float)
-            first = simulator(model, res1.t, rtol, atol, pvec)  # the one simulate used
+            first = simulator(model, res1.t, rtol, atol, pvec, sims)  # the one simulate used
             timed("sim_core_run", first.sim, pvec)  # the bare CasADi call inside simulate
             p2 = {"R1.R": 1.1 * r}
             res2 = timed("sim2", simulate, model, **sim_args, params=p2)
             y2 = res2[f"C{n}.v"]
-            again = simulator(model, res2.t, rtol, atol, np.asarray(res2.p))
+            again = simulator(model, res2.t, rtol, atol, np.asarray(res2.p), sims)
         except Exception as exc:
             out["errors"]["simulate"] = _error(exc)
             continue

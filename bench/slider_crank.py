@@ -179,7 +179,7 @@ def _error(exc: BaseException) -> str:
 def measure(repeats: int, t_end: float, dt: float, rtol: float, atol: float) -> dict:
     """Best of ``repeats`` for every phase; differences from the last repeat."""
     import acausal as ac
-    from solvers import simulate, simulator
+    from solvers import Simulations, simulate, simulator
 
     n = int(round(t_end / dt))
     grid = dt * np.arange(n + 1)
@@ -238,12 +238,13 @@ def measure(repeats: int, t_end: float, dt: float, rtol: float, atol: float) -> 
             "variables": len(model.flat.variables),
             "aliases": len(model.reduced.eliminated),
         }
-        args = {"t_end": t_end, "dt": dt, "rtol": rtol, "atol": atol}
+        kept = Simulations()  # kept between sim 1 and sim 2, as a caller re-running does
+        args = {"t_end": t_end, "dt": dt, "rtol": rtol, "atol": atol, "simulators": kept}
         try:
             res1 = timed("sim1", simulate, model, **args)
             theta1 = timed("output", res1.__getitem__, "sc.crank_joint.phi")
             pvec = np.asarray(model.parameter_vector(), dtype=float)
-            first = simulator(model, res1.t, rtol, atol, pvec)  # the one simulate used
+            first = simulator(model, res1.t, rtol, atol, pvec, kept)  # the one simulate used
             if hasattr(first, "sim"):  # internal: the bare CasADi call
                 timed("sim_core_run", first.sim, pvec)
                 try:  # IDAS's step count: the integrator called numerically, not timed
@@ -256,7 +257,7 @@ def measure(repeats: int, t_end: float, dt: float, rtol: float, atol: float) -> 
         except Exception as exc:
             out["errors"]["simulate"] = _error(exc)
             continue
-        again = simulator(model, res2.t, rtol, atol, np.asarray(res2.p))
+        again = simulator(model, res2.t, rtol, atol, np.asarray(res2.p), kept)
         out["rebuilt_on_second_call"] = again is not first
         out["grid_equal"] = bool(np.array_equal(res1.t, grid))
         sims[TORQUE] = np.vstack([theta1, res1["sc.crank_joint.w"]])
@@ -303,7 +304,7 @@ def work_precision(repeats: int, t_end: float, dt: float, tolerances: list[float
     points (which reach two decades of tolerance further; None outside their range): the
     ratio at equal accuracy."""
     import acausal as ac
-    from solvers import simulate
+    from solvers import Simulations, simulate
 
     grid = dt * np.arange(int(round(t_end / dt)) + 1)
     ref = reference(grid, TORQUE)[0]
@@ -314,6 +315,7 @@ def work_precision(repeats: int, t_end: float, dt: float, tolerances: list[float
     tightest = min(tolerances)
     for rtol in [*tolerances, tightest / 10, tightest / 100]:  # the floor reaching further
         args = {"t_end": t_end, "dt": dt, "rtol": rtol, "atol": rtol / 100}
+        args["simulators"] = Simulations()
         runs = {"floor": partial(_floor_theta, build_floor(grid, rtol, rtol / 100))}
         if rtol in tolerances:
             simulate(model, **args)  # builds the simulator: then a second simulate is timed

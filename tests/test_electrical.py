@@ -4,7 +4,7 @@ import numpy as np
 
 import acausal as ac
 from components import electrical as el
-from solvers import simulate
+from solvers import Simulations, simulate
 
 
 def rc(R=2.0, C=0.5, V=1.0, v0=0.0, source=None):
@@ -36,8 +36,10 @@ def test_step_source_start_time():
 def test_params_rerun_without_recompiling():
     model = ac.compile(rc())
     before = model.parameters["R.R"]
-    first = simulate(model, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12)
-    second = simulate(model, t_end=2.0, dt=0.01, rtol=1e-10, atol=1e-12, params={"R.R": 4.0})
+    sims = Simulations()  # the caller keeps the simulators (no process-wide cache)
+    tol = dict(rtol=1e-10, atol=1e-12, simulators=sims)
+    first = simulate(model, t_end=2.0, dt=0.01, **tol)
+    second = simulate(model, t_end=2.0, dt=0.01, params={"R.R": 4.0}, **tol)
     assert second.model is first.model is model  # compiled once, parameters stay symbolic
     assert second.functions is first.functions  # the same simulator's CasADi functions
     assert model.parameters["R.R"] == before != 4.0  # overrides do not change the model's defaults

@@ -282,8 +282,9 @@ def test_negative_storage_parameters_warn_with_the_components_name():
 
 
 def test_a_fit_keeps_one_simulator_per_experiment_whatever_their_number():
-    """More experiments than the shared cache holds: each keeps its own simulator, built
-    once and reused at every evaluation (no rebuilding of integrators in the loop)."""
+    """More experiments than a :class:`solvers.Simulations` keeps by default: each keeps its
+    own simulator, built once and reused at every evaluation (no rebuilding of integrators
+    in the loop)."""
     from learning.fitting.objective import Objective
     from solvers.simulate import KEPT_SIMULATORS
 

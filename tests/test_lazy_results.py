@@ -64,25 +64,6 @@ def test_state_and_its_negated_alias_match_the_closed_form(rl):
     assert np.max(np.abs(res["G.p.v"])) == 0.0
 
 
-def test_a_second_result_reuses_the_functions(rl):
-    """Within a test: the solver-side cache is bounded, so the fixture's functions may have
-    been dropped by the other tests' models when this test runs."""
-    model = rl[0]
-    first = simulate(model, t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12)
-    first["R.v"]
-    readout = first.functions.readout
-    built = dict(readout._functions)
-    res = simulate(model, t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12, params={"R.R": 4.0})
-    assert res.functions.readout is readout
-    exact = V / 4.0 * (1 - np.exp(-4.0 * res.t / L))
-    assert np.max(np.abs(res["R.v"] - 4.0 * exact)) < 1e-7
-    assert readout._functions == built  # nothing new was built for the second result
-    # another grid: another integrator, the same functions of the model
-    other = simulate(model, t_end=0.5, dt=0.05, rtol=1e-10, atol=1e-12)
-    assert other.functions is first.functions
-    np.testing.assert_allclose(other["R.v"], first["R.v"][::5][: other.t.size], atol=1e-9)
-
-
 def outputs_directly(model: ac.Model, res) -> np.ndarray:
     """Every named variable from the model's output expressions, mapped by CasADi."""
     dae = model.dae
