@@ -65,8 +65,9 @@ ALLOWED = {
     "initializer; the calls of the user's process never fill it",
     ("solvers", "_WORKER"): "a worker's threads' unpickled payloads (pool, Dask or kept "
     "executor threads); the calls of the user's process build in their own Shared",
-    ("learning", "_openblas"): "issue 33, learning's owner to decide: functools.cache of a "
-    "zero-argument discovery of the loaded OpenBLAS libraries (a constant of the process)",
+    ("learning", "_openblas"): "functools.cache of a zero-argument discovery of the OpenBLAS "
+    "libraries numpy and scipy loaded: a fact of the process that cannot go stale, and "
+    "dlopen-ing them on every blas_threads block would cost more than the block saves",
 }
 
 
