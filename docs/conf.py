@@ -87,16 +87,23 @@ sphinx_gallery_conf = {
 suppress_warnings = ["config.cache"]
 
 # The docstrings are plain text with reST literals and roles; a set's size written |K|
-# would be a reST substitution reference, so bars around a bare word are escaped.
-_BARS = re.compile(r"(?<![`\\|])\|(\w+)\|(?![`|])")
+# would be a reST substitution reference, so bars around a bare word are escaped outside
+# literals and roles (inside them a backslash would show).
+_BARS = re.compile(r"(?<![\\|])\|(\w+)\|(?!\|)")
+_LITERALS = re.compile(r"(``.*?``|`[^`]*`)", re.DOTALL)  # may span lines
+
+
+def escape_bars(text: str) -> str:
+    """``text`` with ``|word|`` escaped where it is plain text (a grid table's cells have
+    spaces inside their bars and are left alone)."""
+    parts = _LITERALS.split(text)
+    return "".join(p if k % 2 else _BARS.sub(r"\\|\1\\|", p) for k, p in enumerate(parts))
 
 
 def _escape_bars(
     app: Sphinx, what: str, name: str, obj: object, options: object, lines: list[str]
 ) -> None:
-    for k, line in enumerate(lines):
-        if not line.lstrip().startswith(("|", "+")):
-            lines[k] = _BARS.sub(r"\\|\1\\|", line)
+    lines[:] = escape_bars("\n".join(lines)).split("\n")
 
 
 def setup(app: Sphinx) -> None:
