@@ -24,7 +24,9 @@ from sphinx.application import Sphinx
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("MPLBACKEND", "Agg")
+# tutorials draw with Agg in this process; the MyST-NB kernels (which inherit the
+# environment) with the inline backend, which renders each figure by Agg into the page
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 
 project = "acausal"
 author = "the acausal developers"
