@@ -17,7 +17,8 @@ Per size, two fresh subprocesses (so that each peak memory, ``ru_maxrss``, is it
   times the state vector in SX, ``cs.integrator(..., "idas")`` on the same grid with the
   options ``solvers`` gives IDAS (:func:`solvers.functions.idas_options`): build, run.
 
-A child that runs past ``--timeout`` or fails is reported as such in the table.
+A child that runs past ``--timeout`` or fails (as past ``--max-gb`` of address space) is
+reported as such in the table.
 
     PYTHONPATH=. python bench/plate.py                         # 10 x 10, 30 x 30, 100 x 100
     PYTHONPATH=. python bench/plate.py --sizes 300 --timeout 900
@@ -114,12 +115,14 @@ def floor(n: int) -> dict:
     return out
 
 
-def child(kind: str, n: int, timeout: float) -> dict:
-    """``project`` or ``floor`` of size ``n`` in a fresh interpreter; ``{"failed": why}`` if
-    it did not finish in ``timeout`` seconds or failed."""
+def child(kind: str, n: int, timeout: float, max_gb: float) -> dict:
+    """``project`` or ``floor`` of size ``n`` in a fresh interpreter limited to ``max_gb``
+    of address space; ``{"failed": why}`` if it did not finish in ``timeout`` seconds or
+    failed (a ``MemoryError`` past the limit)."""
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, here]))
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, str(n)]
+    cmd += ["--max-gb", str(max_gb)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -163,17 +166,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=DEFAULT_SIZES, help="n of n x n")
     parser.add_argument("--timeout", type=float, default=600.0, help="per child (s)")
+    parser.add_argument("--max-gb", type=float, default=12.0, help="address space per child")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        limit = int(args.max_gb * 1024**3)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         run = project if args.child[0] == "project" else floor
         print(json.dumps(run(int(args.child[1]))))
         return
     print(f"machine: {machine()}", flush=True)
     print(HEAD, flush=True)
     for n in args.sizes:
-        f = child("floor", n, args.timeout)
-        p = child("project", n, args.timeout)
+        f = child("floor", n, args.timeout, args.max_gb)
+        p = child("project", n, args.timeout, args.max_gb)
         print(row(n, p, f), flush=True)
 
 
