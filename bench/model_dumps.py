@@ -49,16 +49,7 @@ from examples import furuta_pendulum as fp  # noqa: E402
 from examples import positioning_axis as pa  # noqa: E402
 from examples import two_mass_servo as ts  # noqa: E402
 from examples.references import mechanisms  # noqa: E402
-from examples.references.slider_crank_reference import (  # noqa: E402
-    FRICTION,
-    L1,
-    L2,
-    M_CRANK,
-    M_ROD,
-    M_SLIDER,
-    G,
-    J,
-)
+from examples.references.slider_crank_reference import driven_slider_crank  # noqa: E402
 
 LIBRARY = (el, tr, rot, th, pl)
 SAMPLES = (np.linspace(0.0, 1.0, 11), np.sin(np.linspace(0.0, 1.0, 11)))  # a sampled signal
@@ -98,24 +89,8 @@ def pendulums() -> dict[str, ac.System]:
     }
 
 
-def slider_crank() -> ac.System:
-    """The paper's slider-crank (the data of :mod:`examples.references.slider_crank_reference`)
-    from planar components, a rotational motor and damper on the crank axis."""
-    s = ac.System("slider_crank")
-    world = pl.World("world", g=G)
-    sc = pl.SliderCrank(
-        "sc", l1=L1, l2=L2, m_crank=M_CRANK, m_rod=M_ROD, m_slider=M_SLIDER, J=J, theta0=0.0
-    )
-    housing, damper = rot.Fixed("housing"), rot.Damper("friction", d=FRICTION)
-    motor = rot.ConstantTorque("motor", tau_constant=0.3)
-    s.connect(world.frame_b, sc.frame_a)
-    s.connect(housing.flange, damper.flange_a)
-    s.connect(damper.flange_b, sc.crank_axis, motor.flange)
-    return s
-
-
 def mechanisms_() -> dict[str, ac.System]:
-    out = {"slider_crank": slider_crank()}
+    out = {"slider_crank": driven_slider_crank()}
     for v in mechanisms.variants():
         if v.theta0 == 0.0:
             out[f"{v.mechanism}_{v.place}_{v.drive}"] = v.build()

@@ -56,13 +56,7 @@ from machine import fmt, machine
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from examples.references.slider_crank_reference import (  # noqa: E402 - the hand-derived reference model
     FRICTION,
-    L1,
-    L2,
-    M_CRANK,
-    M_ROD,
-    M_SLIDER,
-    G,
-    J,
+    driven_slider_crank,
     lagrangian_terms,
 )
 
@@ -73,30 +67,7 @@ REF_TOL = 1e-12  # DOP853's rtol and atol for the reference
 # -- the component model -------------------------------------------------------------------
 def build_system(torque: float = TORQUE, friction: float = FRICTION):
     """The slider-crank from planar components, driven through the crank axis."""
-    import acausal as ac
-    from components import planar as pl
-    from components import rotational as rot
-
-    s = ac.System("slider_crank")
-    world = pl.World("world", g=G)
-    sc = pl.SliderCrank(
-        "sc",
-        l1=L1,
-        l2=L2,
-        m_crank=M_CRANK,
-        m_rod=M_ROD,
-        m_slider=M_SLIDER,
-        J=J,
-        theta0=0.0,
-        w0=0.0,
-    )
-    housing = rot.Fixed("housing")
-    damper = rot.Damper("friction", d=friction)
-    motor = rot.ConstantTorque("motor", tau_constant=torque)
-    s.connect(world.frame_b, sc.frame_a)
-    s.connect(housing.flange, damper.flange_a)
-    s.connect(damper.flange_b, sc.crank_axis, motor.flange)
-    return s
+    return driven_slider_crank(torque, friction)
 
 
 # -- the floor: the hand-derived 1-DOF ODE ------------------------------------------------

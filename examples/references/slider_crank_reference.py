@@ -62,3 +62,28 @@ def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
         motor = rot.Torque("motor", tau=torque)
         s.connect(motor.flange, sc.crank_axis)
     return s
+
+
+def driven_slider_crank(torque: float = 0.3, friction: float = FRICTION) -> ac.System:
+    """The slider-crank from rest, driven through its crank axis by the constant torque
+    ``motor.tau_constant`` against the viscous damper ``friction`` (the benchmarks')."""
+    s = ac.System("slider_crank")
+    world = pl.World("world", g=G)
+    sc = pl.SliderCrank(
+        "sc",
+        l1=L1,
+        l2=L2,
+        m_crank=M_CRANK,
+        m_rod=M_ROD,
+        m_slider=M_SLIDER,
+        J=J,
+        theta0=0.0,
+        w0=0.0,
+    )
+    housing = rot.Fixed("housing")
+    damper = rot.Damper("friction", d=friction)
+    motor = rot.ConstantTorque("motor", tau_constant=torque)
+    s.connect(world.frame_b, sc.frame_a)
+    s.connect(housing.flange, damper.flange_a)
+    s.connect(damper.flange_b, sc.crank_axis, motor.flange)
+    return s
