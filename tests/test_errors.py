@@ -419,3 +419,65 @@ def test_too_few_equations_and_a_shorted_source_are_structural_errors():
     short.connect(V.p, V.n, G.p)
     with pytest.raises(ac.StructureError, match=r"(?s)structurally singular.*V: v == V"):
         ac.compile(short)
+
+
+class ExtraEquation(ac.Component):
+    """A resistor that also fixes its own voltage: one equation too many."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.p, self.n = self.connector("p", ac.Pin), self.connector("n", ac.Pin)
+        v = self.variable("v")
+        self.equations(
+            v == self.p.v - self.n.v,
+            self.p.i + self.n.i == 0,
+            v == 2.0 * self.p.i,
+            v == 1.0,
+        )
+
+
+def test_an_unbalanced_model_names_the_component_that_lacks_or_adds_equations():
+    """Modelica's local balance: a component's equations plus its connectors' flows equal
+    its unknowns. B (2 pins, no variable) has 1 equation for 4 unknowns less 2 flows: one
+    missing; X has 4 for 5 less 2: one too many. The message names them, not only the
+    unknowns left over elsewhere."""
+    few = ac.System("few")
+    V, B, R, G = (
+        el.ConstantVoltage("V", V=1.0),
+        TooFewEquations("B"),
+        el.Resistor("R"),
+        el.Ground("G"),
+    )
+    few.connect(V.p, B.p)
+    few.connect(B.n, R.p)
+    few.connect(R.n, V.n, G.p)
+    with pytest.raises(ac.StructureError) as info:
+        ac.compile(few)
+    assert "B: 1 equation and 2 connector flows for 4 unknowns (1 missing)" in str(info.value)
+    assert "R:" not in str(info.value).split("Under-determined")[0]  # R is balanced
+    many = ac.System("many")
+    V, X, G = el.ConstantVoltage("V", V=1.0), ExtraEquation("X"), el.Ground("G")
+    many.connect(V.p, X.p)
+    many.connect(X.n, V.n, G.p)
+    with pytest.raises(ac.StructureError) as info:
+        ac.compile(many)
+    assert "X: 4 equations and 2 connector flows for 5 unknowns (1 too many)" in str(info.value)
+
+
+def test_every_complete_library_class_is_locally_balanced():
+    """The rule the message above applies holds for every class of the library, with its
+    defaults and with every option on; only the partial bases break it (they leave their
+    constitutive equation to a subclass)."""
+    from acausal.structure import flatten
+    from acausal.structure.diagnose import local_imbalance
+    from tests.library import CLASSES, with_every_option
+
+    broken = set()
+    for name, cls in CLASSES:
+        for options in ({}, with_every_option(cls)):
+            s = ac.System("one")
+            s.add(cls("c", **options))
+            if local_imbalance(flatten(s)):
+                broken.add(name)
+    partial = {n for n, _ in CLASSES if n.split(".")[1].startswith("Partial")}
+    assert broken == partial | {"electrical.OnePort"}  # Modelica's Interfaces.OnePort

@@ -9,6 +9,7 @@ import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
+from ..flat import ComponentEquation, FlatDAE
 from .alias import Reduced
 from .graph import dulmage_mendelsohn
 from .selection import class_priority, joint_of
@@ -59,6 +60,51 @@ def _roles(red: Reduced, q: str) -> set[str | None]:
     return {red.symbols[m].role for m in [q, *red.members.get(q, ())]}
 
 
+def local_imbalance(flat: FlatDAE) -> list[tuple[str, int, int, int]]:
+    """Components whose own equations do not balance their own unknowns, by Modelica's local
+    balance rule: a component's equations plus the flow variables of its connectors (the
+    connections supply one equation per flow) equal its unknowns (its variables and its
+    connectors' potentials and flows). ``(component, equations, flows, unknowns)`` for each
+    that breaks it, in declaration order (a partial base class does, a complete one does
+    not)."""
+    equations: dict[str, int] = {}
+    for eq in flat.equations:
+        if isinstance(eq.source, ComponentEquation):
+            equations[eq.source.component] = equations.get(eq.source.component, 0) + 1
+    unknowns: dict[str, list[int]] = {}
+    for q in flat.variables:
+        sym = flat.symbols[q]
+        if sym.component:
+            counts = unknowns.setdefault(sym.component, [0, 0])
+            counts[0] += 1
+            counts[1] += sym.role == "flow"
+    return [
+        (comp, equations.get(comp, 0), flows, n)
+        for comp, (n, flows) in unknowns.items()
+        if equations.get(comp, 0) + flows != n
+    ]
+
+
+def _imbalance_text(flat: FlatDAE) -> str:
+    """The components breaking the local balance rule (:func:`local_imbalance`), if any."""
+    lines = []
+    for comp, eqs, flows, n in local_imbalance(flat):
+        gap = n - eqs - flows
+        what = f"{gap} missing" if gap > 0 else f"{-gap} too many"
+        lines.append(
+            f"{comp}: {_plural(eqs, 'equation')} and {_plural(flows, 'connector flow')} for "
+            f"{_plural(n, 'unknown')} ({what})"
+        )
+    if not lines:
+        return ""
+    return (
+        "\n  Components whose own equations do not match their unknowns (a component needs"
+        "\n  as many equations as unknowns, less one per flow variable of its connectors):"
+        + _listing(lines)
+        + "\n  Give each of them its missing equations (or remove the extra ones) first."
+    )
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
 
@@ -74,7 +120,8 @@ def explain_singular(
         f"{_plural(n, 'equation')} for {_plural(m, 'unknown')} (after eliminating "
         f"{_plural(len(red.eliminated), 'alias')})."
     )
-    parts = [head]
+    local = _imbalance_text(red.flat) if n != m else ""
+    parts = [head, local]
     empty = [r for r in orows if inc.indptr[r + 1] == inc.indptr[r]]
     over = [r for r in orows if r not in set(empty)]
     if empty:
@@ -107,7 +154,9 @@ def explain_singular(
             )
         if rest:
             roles = set().union(*(_roles(red, red.unknowns[c]) for c in rest))
-            if "potential" in roles or empty:
+            if local:
+                advice = "These follow from the components named above: fix those first."
+            elif "potential" in roles or empty:
                 advice = (
                     "Potentials are determined only up to a constant: connect a reference"
                     " (a Ground, or Fixed) to this part of the model."
