@@ -119,19 +119,22 @@ def child(kind: str, n: int, timeout: float, max_gb: float) -> dict:
     """``project`` or ``floor`` of size ``n`` in a fresh interpreter limited to ``max_gb``
     of address space; ``{"failed": why}`` if it did not finish in ``timeout`` seconds or
     failed (a ``MemoryError`` past the limit)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, here]))
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, str(n)]
-    cmd += ["--max-gb", str(max_gb)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "bench")]))
+    args = ["--child", kind, str(n), "--max-gb", str(max_gb)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, __file__, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"failed": f"did not finish in {timeout:.0f} s"}
-    found = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not found:
-        last = (proc.stderr.strip().splitlines() or ["(no stderr)"])[-1]
-        return {"failed": f"exit code {proc.returncode}: {last}"}
-    return json.loads(found[-1])
+    if done.returncode == 0:  # the child's last line is its figures
+        return json.loads(done.stdout.splitlines()[-1])
+    why = done.stderr.strip().splitlines()[-1:] or ["no message"]
+    return {"failed": f"exit code {done.returncode}: {why[0]}"}
 
 
 def row(n: int, p: dict, f: dict) -> str:
