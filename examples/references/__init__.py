@@ -15,5 +15,7 @@
   cubic resistors (the circuit of the output-error fits);
 * :mod:`.switching`: a half-wave rectifier with an ideal diode, a stick-slip mass, and a
   sine source with a switching element and a load;
-* :mod:`.pendulum`: the pendulum in Cartesian coordinates (index 3).
+* :mod:`.pendulum`: the pendulum in Cartesian coordinates (index 3);
+* :mod:`.thermal_plate`: an n x m plate of heat capacitors and conductors (2-D coupling,
+  built with ``Component.array``) and its transient and steady state in closed form.
 """
