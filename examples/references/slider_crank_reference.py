@@ -37,8 +37,9 @@ def lagrangian_terms() -> tuple[sp.Symbol, sp.Expr, sp.Expr, sp.Expr]:
     return q, mass, mass.diff(q), potential.diff(q)
 
 
-def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
-    """The mechanism in a vertical plane: the slider line horizontal (+x), gravity -y."""
+def _on_world(theta0: float, w0: float) -> tuple[ac.System, pl.SliderCrank]:
+    """The mechanism in a vertical plane (the slider line horizontal, +x; gravity -y) on the
+    world, crank angle ``theta0`` and speed ``w0``; its crank axis still free."""
     s = ac.System("slider_crank")
     world = pl.World("world", g=G)
     sc = pl.SliderCrank(
@@ -53,6 +54,13 @@ def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
         w0=w0,
     )
     s.connect(world.frame_b, sc.frame_a)
+    return s, sc
+
+
+def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
+    """The mechanism, optionally driven by the torque signal ``torque`` (``motor.tau``) and
+    braked by a viscous damper ``friction`` on its crank axis."""
+    s, sc = _on_world(theta0, w0)
     housing = rot.Fixed("housing")
     if friction is not None:
         damper = rot.Damper("friction", d=friction)
@@ -67,23 +75,10 @@ def slider_crank(theta0=0.0, w0=0.0, torque=None, friction=None):
 def driven_slider_crank(torque: float = 0.3, friction: float = FRICTION) -> ac.System:
     """The slider-crank from rest, driven through its crank axis by the constant torque
     ``motor.tau_constant`` against the viscous damper ``friction`` (the benchmarks')."""
-    s = ac.System("slider_crank")
-    world = pl.World("world", g=G)
-    sc = pl.SliderCrank(
-        "sc",
-        l1=L1,
-        l2=L2,
-        m_crank=M_CRANK,
-        m_rod=M_ROD,
-        m_slider=M_SLIDER,
-        J=J,
-        theta0=0.0,
-        w0=0.0,
-    )
+    s, sc = _on_world(0.0, 0.0)
     housing = rot.Fixed("housing")
     damper = rot.Damper("friction", d=friction)
     motor = rot.ConstantTorque("motor", tau_constant=torque)
-    s.connect(world.frame_b, sc.frame_a)
     s.connect(housing.flange, damper.flange_a)
     s.connect(damper.flange_b, sc.crank_axis, motor.flange)
     return s
