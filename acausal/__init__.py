@@ -6,6 +6,7 @@
 """
 
 from . import structure
+from .arrays import ComponentArray, ConnectorArray
 from .component import Component, Equation
 from .connectors import Connector, ConnectorType, Flange, Frame, HeatPort, Pin, RotFlange
 from .errors import (
@@ -55,6 +56,8 @@ from .unit_check import UnitFinding, UnitReport, check_units
 __all__ = [
     "structure",
     "Component",
+    "ComponentArray",
+    "ConnectorArray",
     "Equation",
     "Connector",
     "ConnectorType",

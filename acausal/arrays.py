@@ -1,48 +1,54 @@
-"""Arrays of components: many instances of one class built by one CasADi call.
+"""Arrays of components: ``n`` instances of one class as one object.
 
-Building a component costs a CasADi binding call per scalar operation of its equations
-(about 26 us each from Python), so a ladder of 10,000 stages spends more time in the
-constructors than in the compiler. :meth:`Component.array <acausal.Component.array>`
-builds the first instance, ``<prefix>1``, by its constructor: it is the *template*. Its
-equations, start values and symbolic attributes are one CasADi function of the template's
-own symbols; every further instance gets fresh symbols (the template's names with its own
-token, as its constructor would name them) and its expressions from that function mapped
-over all instances at once (``Function.map``: one call, the scalar work in C++). The
-instances are ordinary components, named ``<prefix>1 .. <prefix>n``, equal in every
-expression and name to those the constructor would build.
+:meth:`Component.array <acausal.Component.array>` builds the first instance, ``<prefix>1``,
+by its constructor: the *template*. Building a component costs a CasADi binding call per
+scalar operation of its equations (some 26 us each from Python) and a few Python objects
+per quantity, so for a *leaf* class (below) the other instances are not built one by one.
+Each exists as a column of two matrices: ``symbols``, its own symbols (fresh, named as its
+constructor would name them: ``@v<token>:p.v``, ``der(@v<token>:v)``), and ``values``, its
+equations, symbolic start values and symbolic attributes, computed for all instances at
+once by the template's expressions as one CasADi function of the template's symbols,
+mapped over the columns (``Function.map``: one call, the scalar work in C++).
 
-The copies also keep what the call stacked (:class:`Stacks`): their symbols, residuals
-and symbolic start values as columns of the template function's inputs and outputs.
-Flatten takes them from there (:func:`stacked`: each array's stack once, then one index
-puts every entry in its place), where stacking the same scalars again from Python would
-cost a binding conversion each (some 4 us: a second at 270,000 symbols).
+A :class:`ComponentArray` is the sequence of the instances. Instance ``k`` becomes a
+:class:`~acausal.Component` object only when it is asked for (``caps[k]``, iterating),
+equal in every expression and name to the one its constructor would build, and the same
+object every time. The connectors of all instances, ``caps.port``, are a
+:class:`ConnectorArray`: ``system.connect(caps.port, conductors.port_a)`` connects element
+by element without an object per instance (a plain connector among arrays is connected to
+every element). :func:`acausal.flatten.flatten` takes the instances from the matrices, all
+at once; an instance made into an object and then changed (an equation added, a start
+value replaced) is flattened as a component of its own.
 
-This holds for *leaf* components: connectors, parameters, variables and equations, and
-attributes that are symbols, expressions, connectors or plain values. A class with
-subcomponents, inner connections, events, inner/outer parameters, exposed connectors, or
-attributes holding anything else (a list of symbols, say) is built by its constructor, one
-instance after the other: the same result, at the constructor's cost.
+A leaf class has connectors, parameters, variables and equations, and attributes that are
+symbols, expressions, connectors or plain values. A class with subcomponents, inner
+connections, events, inner/outer parameters, exposed connectors, declared valid ranges or
+attributes holding anything else (a list of symbols, say) is built by its constructor,
+one instance after the other, in an array of the same interface: the same result at the
+constructor's cost.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
-from numbers import Number
+from numbers import Integral, Number
 from operator import is_
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import casadi as cs
 import numpy as np
 
-from .connectors import Connector
-from .errors import OptionError
+from .connectors import Connector, ConnectorType, check_same_type
+from .errors import ConnectError, OptionError
 from .gc_pause import paused_gc
-from .symbols import Quantity, new_token, vstack
+from .pickling import PicklesWithCasadi
+from .symbols import Quantity, new_token
 
 if TYPE_CHECKING:
     from .component import Component
+    from .system import System
 
 #: Attributes every component has; the others are the class's own (``self.p``, ``self.v``).
 _OWN = frozenset(
@@ -59,33 +65,31 @@ _OWN = frozenset(
         "_inners",
         "_events",
         "_outers",
-        "_stacks",
+        "_element",
     }
 )
 
 
-def instances(
+def make_array(
     cls: type[Component], prefix: str, n: int, args: tuple, kwargs: dict[str, Any]
-) -> list[Component]:
+) -> ComponentArray:
     """``n`` instances of ``cls`` named ``<prefix>1 .. <prefix>n``, all made with
     ``cls(name, *args, **kwargs)``'s arguments (see the module docstring)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise OptionError(f"{cls.__name__}.array({prefix!r}, n={n!r}): n must be an int >= 1")
     template = cls(f"{prefix}1", *args, **kwargs)
-    if n == 1:
-        return [template]
-    names = [f"{prefix}{k}" for k in range(2, n + 1)]
     with paused_gc():  # many objects that live on, no cycles among them: no point scanning
         if not _is_leaf(template):
-            return [template] + [cls(name, *args, **kwargs) for name in names]
-        return [template, *_Copier(template).copies(names)]
+            made = [template] + [cls(f"{prefix}{k}", *args, **kwargs) for k in range(2, n + 1)]
+            return ComponentArray(prefix, made, None)
+        return ComponentArray(prefix, [template], _Layout.of(template, n))
 
 
 def _is_leaf(c: Component) -> bool:
     """Whether ``c`` can be copied through its template function."""
     if c._children or c._connections or c._events or c._inners or c._outers:
         return False
-    if any(conn.owner is not c for conn in c._connectors.values()):
+    if c.valid_ranges() or any(conn.owner is not c for conn in c._connectors.values()):
         return False
     return all(_plain(v) for k, v in c.__dict__.items() if k not in _OWN)
 
@@ -94,68 +98,208 @@ def _plain(value: object) -> bool:
     return value is None or isinstance(value, (cs.SX, Connector, Number, str))
 
 
-class _Copier:
-    """The template's symbols, the expressions to copy, and the function between them."""
+class _Layout(NamedTuple):
+    """A leaf template's rows: ``symbols`` (its quantities, then the derivatives its
+    expressions take, as the parts of their names around the token) and ``values`` (each
+    equation's expression, then its residual, the symbolic start values, the symbolic
+    attributes), with every instance's columns."""
 
-    def __init__(self, template: Component) -> None:
-        self.template = template
-        self.quantities = list(template._quantities.values())
-        self.starts = [q for q in self.quantities if isinstance(q.start, cs.SX)]
+    quantities: tuple[str, ...]  # local names, in declaration order
+    derivatives: tuple[tuple[str, str, str], ...]  # der(@v<token>:x) -> "der(", "@v", ":x)"
+    shapes: tuple[tuple[int, int], ...]  # of each expression stacked in ``values``
+    equations: int
+    starts: tuple[str, ...]  # the quantities whose start value is an expression
+    tokens: tuple[str, ...]
+    symbols: cs.SX  # (quantities + derivatives) x n
+    values: cs.SX  # (stacked expressions) x n
+
+    @staticmethod
+    def of(template: Component, n: int) -> _Layout:
+        """The template's layout, with ``n - 1`` further instances' fresh symbols and
+        their expressions from one call of the template function mapped over them."""
+        quantities = list(template._quantities.values())
+        starts = [q for q in quantities if isinstance(q.start, cs.SX)]
         attrs = [v for k, v in template.__dict__.items() if k not in _OWN and isinstance(v, cs.SX)]
         exprs = [e.expr for e in template._equations] + [e.residual for e in template._equations]
-        exprs += [q.start for q in self.starts] + attrs
-        self.shapes = [e.shape for e in exprs]
-        # the rows of the residuals and of the start values among the stacked
-        # expressions (kept where each is a scalar)
-        m, k = len(template._equations), len(self.starts)
-        at = list(accumulate((r * c for r, c in self.shapes), initial=0))
-        parts = (("residuals", m, 2 * m), ("starts", 2 * m, 2 * m + k))
-        self.rows = {w: slice(at[a], at[b]) for w, a, b in parts if at[b] - at[a] == b - a}
+        exprs += [q.start for q in starts] + attrs
         stacked = cs.vertcat(cs.SX(0, 1), *[cs.vec(e) for e in exprs])
         # the template's own symbols (its quantities and their derivatives) are replaced;
         # others (time, foreign symbols) stay the same in every instance
         mark = re.compile(r"(@[vpm])" + re.escape(template.token) + ":")
-        names = {q.key for q in self.quantities}
+        names = {q.key for q in quantities}
         found = [s for s in cs.symvar(stacked) if s.name() not in names]
         derivs = [s for s in found if mark.search(s.name())]
         others = cs.vertcat(cs.SX(0, 1), *[s for s in found if not mark.search(s.name())])
-        # a derivative's name around the template's token: der(@v<token>:x) -> "der(", "@v", ":x)"
-        self.derivs = [tuple(mark.split(s.name(), 1)) for s in derivs]
-        syms = cs.vertcat(*[q.sym for q in self.quantities], *derivs)
-        self.fun = cs.Function("template", [syms, others], [stacked])
-        self.others = others
+        parts = tuple(tuple(mark.split(s.name(), 1)) for s in derivs)
+        own = cs.vertcat(cs.SX(0, 1), *[q.sym for q in quantities], *derivs)
+        tokens = [template.token] + [new_token() for _ in range(n - 1)]
+        syms = []  # each further instance's quantities, then its derivatives
+        for token in tokens[1:]:
+            syms += [cs.SX.sym(f"@{q.key[1]}{token}:{q.local}") for q in quantities]
+            syms += [cs.SX.sym(f"{a}{kind}{token}:{b}") for a, kind, b in parts]
+        symbols, values = own, stacked
+        if n > 1:
+            inputs = cs.reshape(cs.vertcat(*syms), own.numel(), n - 1)
+            fun = cs.Function("template", [own, others], [stacked])
+            mapped = fun.map(n - 1)(inputs, cs.repmat(others, 1, n - 1))
+            symbols, values = cs.horzcat(own, inputs), cs.horzcat(stacked, mapped)
+        return _Layout(
+            tuple(q.local for q in quantities),
+            parts,
+            tuple(e.shape for e in exprs),
+            len(template._equations),
+            tuple(q.local for q in starts),
+            tuple(tokens),
+            symbols,
+            values,
+        )
 
-    def copies(self, names: list[str]) -> list[Component]:
-        """The instances named ``names``: fresh objects and symbols, then every expression
-        of all of them from one call of the mapped template function."""
-        made = [self._shell(name) for name in names]
-        syms = []
-        for c in made:
-            syms += [c._quantities[q.local].sym for q in self.quantities]
-            syms += [cs.SX.sym(f"{a}{kind}{c.token}:{b}") for a, kind, b in self.derivs]
-        n = len(made)
-        stride = len(syms) // n
-        inputs = cs.reshape(cs.vertcat(*syms), stride, n)
-        out = self.fun.map(n)(inputs, cs.repmat(self.others, 1, n))
-        flat = cs.vertsplit(cs.vec(out))
-        size = out.size1()
-        kept = {which: (out, flat, r.start, r.stop - r.start) for which, r in self.rows.items()}
-        stacks = Stacks({"symbols": (inputs, syms, 0, len(self.quantities)), **kept})
+    def rows(self, part: str) -> slice:
+        """The rows of ``values`` holding the equations' expressions (``"exprs"``), their
+        residuals (``"residuals"``) or the symbolic start values (``"starts"``), each a
+        scalar."""
+        m, k = self.equations, len(self.starts)
+        at = list(accumulate((r * c for r, c in self.shapes), initial=0))
+        a, b = {"exprs": (0, m), "residuals": (m, 2 * m), "starts": (2 * m, 2 * m + k)}[part]
+        return slice(at[a], at[b])
+
+
+class Block(NamedTuple):
+    """An array's instances that flattening takes from its matrices (``natives``, from
+    0, named ``prefixes``), instance after instance: their quantities' symbols' own names
+    (``keys``), dotted names and symbols (a column, and its entries), their residuals,
+    their equations' expressions and their symbolic start values (columns)."""
+
+    array: ComponentArray
+    natives: np.ndarray
+    prefixes: list[str]
+    keys: list[str]
+    names: list[str]
+    symbols: cs.SX
+    elements: list[cs.SX]  # ``symbols`` split
+    residuals: cs.SX
+    exprs: cs.SX
+    starts: cs.SX
+
+
+class _Link:
+    """An instance's place in its array. A copy or a pickle of the instance alone drops
+    it (copying one component would otherwise copy its whole array): the copy is a
+    component of its own. Its array, pickled with it, links it again."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: ComponentArray | None, index: int) -> None:
+        self.array, self.index = array, index
+
+    def __reduce__(self) -> tuple:
+        return (_Link, (None, self.index))
+
+
+def _parts(c: Component) -> tuple:
+    """What flattening takes from an array instead of from an instance: its symbols,
+    residuals and symbolic start values (as objects), and whether it gained anything an
+    array instance has not."""
+    return (
+        [q.sym for q in c._quantities.values()],
+        [e.residual for e in c._equations],
+        [q.start for q in c._quantities.values() if isinstance(q.start, cs.SX)],
+        bool(c._children or c._connections or c._events or c._inners or c._outers),
+    )
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return a[3] == b[3] and all(
+        len(x) == len(y) and all(map(is_, x, y)) for x, y in zip(a[:3], b[:3])
+    )
+
+
+class ComponentArray(PicklesWithCasadi, Sequence):
+    """The instances ``<prefix>1 .. <prefix>n`` of one component class (see the module
+    docstring): a sequence of components, made into objects when asked for, whose
+    connectors are arrays (``caps.port``)."""
+
+    def __init__(self, prefix: str, made: list[Component], layout: _Layout | None) -> None:
+        self.prefix = prefix
+        self.template = made[0]
+        self._layout = layout
+        self._n = len(made) if layout is None else len(layout.tokens)
+        self._made: dict[int, Component] = {}
+        self._handed: dict[int, tuple] = {}
+        self._system: System | None = None
         for k, c in enumerate(made):
-            self._fill(c, flat[k * size : (k + 1) * size])
-            object.__setattr__(c, "_stacks", (stacks, k))
-        return made
+            self._keep(k, c)
 
-    def _shell(self, name: str) -> Component:
-        """An instance with the template's connectors and quantities, new symbols."""
-        t = self.template
+    # -- the sequence ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, key: int | slice) -> Any:
+        if isinstance(key, slice):
+            return [self[k] for k in range(self._n)[key]]
+        if not isinstance(key, Integral) or isinstance(key, bool):
+            raise OptionError(f"{self!r}[{key!r}]: index with an int or a slice")
+        k = int(key) + self._n if key < 0 else int(key)
+        if not 0 <= k < self._n:
+            raise IndexError(f"{self!r} has {self._n} instances; index {key} is out of range")
+        found = self._made.get(k)
+        return found if found is not None else self._keep(k, self._instance(k))
+
+    def __iter__(self) -> Iterator[Component]:
+        return (self[k] for k in range(self._n))
+
+    def __add__(self, other: Sequence[Component]) -> list[Component]:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Sequence[Component]) -> list[Component]:
+        return list(other) + list(self)
+
+    def __repr__(self) -> str:
+        return f"<ComponentArray {self.prefix}1..{self.prefix}{self._n} of {self.cls.__name__}>"
+
+    def __getattr__(self, name: str) -> ConnectorArray:
+        """``caps.port``: :meth:`connector` ``("port")``."""
+        if "template" not in self.__dict__ or name.startswith("__"):
+            raise AttributeError(name)
+        return self.connector(name)
+
+    def connector(self, name: str) -> ConnectorArray:
+        """The connector ``name`` of every instance, as a :class:`ConnectorArray` (also
+        ``array.<name>``, unless the array has an attribute of that name)."""
+        template = self.template
+        if template._connectors.get(name) is None:
+            raise AttributeError(
+                f"{self!r}: {name!r} is not a connector of {self.cls.__name__} (it has "
+                f"{', '.join(template._connectors) or 'none'}); take an instance's "
+                f"attributes from it: {self.prefix}[k].{name}"
+            )
+        return ConnectorArray(self, name, np.arange(self._n))
+
+    @property
+    def cls(self) -> type[Component]:
+        return type(self.template)
+
+    def _names(self) -> list[str]:
+        return [f"{self.prefix}{k}" for k in range(1, self._n + 1)]
+
+    # -- instances as objects ---------------------------------------------------------------
+    def _keep(self, k: int, c: Component) -> Component:
+        object.__setattr__(c, "_element", _Link(self, k))
+        self._made[k] = c
+        self._handed[k] = _parts(c)
+        return c
+
+    def _instance(self, k: int) -> Component:
+        """Instance ``k`` (from 0) as an object: fresh quantities and connectors around its
+        column's symbols, its expressions from its column of ``values``."""
+        lay, t = self._layout, self.template
         c = object.__new__(type(t))
         for key, value in (
-            ("_name", name),
+            ("_name", f"{self.prefix}{k + 1}"),
             ("_parent", None),
             ("_children", {}),
             ("_quantities", {}),
-            ("token", new_token()),
+            ("token", lay.tokens[k]),
             ("_system", None),
             ("_connectors", {}),
             ("_equations", []),
@@ -165,7 +309,8 @@ class _Copier:
             ("_outers", {}),
         ):
             object.__setattr__(c, key, value)
-        for local, q in t._quantities.items():
+        syms = cs.vertsplit(lay.symbols[:, k])
+        for (local, q), sym in zip(t._quantities.items(), syms):
             c._quantities[local] = Quantity(
                 c,
                 local,
@@ -175,30 +320,26 @@ class _Copier:
                 value=q.value,
                 state_priority=q.state_priority,
                 unit=q.unit,
+                sym=sym,
             )
         for local, conn in t._connectors.items():
             new = Connector(c, local, conn.ctype)
             new.quantities = {v: c._quantities[q.local] for v, q in conn.quantities.items()}
             c._connectors[local] = new
-        return c
-
-    def _fill(self, c: Component, scalars: list[cs.SX]) -> None:
-        """Set the instance's equations, symbolic start values and attributes from its
-        entries of the mapped function's output, ``scalars``."""
-        pieces, k = [], 0
-        for rows, cols in self.shapes:
+        scalars = cs.vertsplit(lay.values[:, k])
+        pieces, at = [], 0
+        for rows, cols in lay.shapes:
             if rows * cols == 1:
-                pieces.append(scalars[k])
+                pieces.append(scalars[at])
             else:
-                pieces.append(cs.reshape(cs.vertcat(*scalars[k : k + rows * cols]), rows, cols))
-            k += rows * cols
-        t = self.template
-        m = len(t._equations)
+                pieces.append(cs.reshape(cs.vertcat(*scalars[at : at + rows * cols]), rows, cols))
+            at += rows * cols
+        m = lay.equations
         for e, expr, residual in zip(t._equations, pieces[:m], pieces[m : 2 * m]):
             c._equations.append(type(e)(c, e.index, expr, residual))
-        for q, start in zip(self.starts, pieces[2 * m : 2 * m + len(self.starts)]):
-            c._quantities[q.local].start = start
-        symbolic = iter(pieces[2 * m + len(self.starts) :])
+        for local, start in zip(lay.starts, pieces[2 * m : 2 * m + len(lay.starts)]):
+            c._quantities[local].start = start
+        symbolic = iter(pieces[2 * m + len(lay.starts) :])
         for key, value in t.__dict__.items():
             if key in _OWN:
                 continue
@@ -207,87 +348,141 @@ class _Copier:
             elif isinstance(value, Connector):
                 value = c._connectors[value.local]
             object.__setattr__(c, key, value)
+        return c
+
+    # -- what flattening takes ----------------------------------------------------------
+    def _natives(self) -> np.ndarray:
+        """The instances (from 0) flattening takes from the matrices: all of a leaf class's
+        but those made into objects and then changed or placed inside another component;
+        none of any other class's."""
+        if self._layout is None:
+            return np.zeros(0, dtype=np.int64)
+        keep = np.ones(self._n, dtype=bool)
+        for k, c in self._made.items():
+            keep[k] = c._parent is None and _same(_parts(c), self._handed[k])
+        return np.flatnonzero(keep)
+
+    def _loose(self) -> list[Component]:
+        """The instances flattened as components of their own (not :meth:`_natives`), in
+        order."""
+        native = set(self._natives().tolist())
+        return [self[k] for k in range(self._n) if k not in native]
+
+    def _block(self) -> Block | None:
+        """The :meth:`_natives` as a :class:`Block`; None if there are none."""
+        natives = self._natives()
+        if not natives.size:
+            return None
+        lay = self._layout
+        cols = slice(None) if natives.size == self._n else natives.tolist()
+        count = len(lay.quantities)
+        tokens = [lay.tokens[k] for k in natives.tolist()]
+        letters = [q.key[1] for q in self.template._quantities.values()]
+        keys = [f"@{a}{t}:{q}" for t in tokens for a, q in zip(letters, lay.quantities)]
+        prefixes = [f"{self.prefix}{k + 1}" for k in natives.tolist()]
+        names = [f"{p}.{q}" for p in prefixes for q in lay.quantities]
+        symbols = cs.vec(lay.symbols[:count, cols])
+        return Block(
+            self,
+            natives,
+            prefixes,
+            keys,
+            names,
+            symbols,
+            cs.vertsplit(symbols),
+            cs.vec(lay.values[lay.rows("residuals"), cols]),
+            cs.vec(lay.values[lay.rows("exprs"), cols]),
+            cs.vec(lay.values[lay.rows("starts"), cols]),
+        )
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for k, c in self._made.items():  # (a pickled link drops its array: _Link)
+            object.__setattr__(c, "_element", _Link(self, k))
 
 
-#: The scalars of a component that flatten stacks, by name.
-PARTS: dict[str, Callable[[Component], list]] = {
-    "symbols": lambda c: [q.sym for q in c._quantities.values()],
-    "residuals": lambda c: [e.residual for e in c._equations],
-    "starts": lambda c: [q.start for q in c._quantities.values() if isinstance(q.start, cs.SX)],
-}
+class ConnectorArray(Sequence):
+    """One connector of some instances of a :class:`ComponentArray` (``caps.port``,
+    ``caps.port[1:]``, ``caps.port[[0, 5, 9]]``, ``caps.port[mask]``: indexed as a numpy
+    array of the instances' indices is): connected element by element by
+    :meth:`System.connect <acausal.System.connect>`; an element taken alone
+    (``caps.port[3]``) is that instance's connector."""
+
+    def __init__(self, array: ComponentArray, local: str, index: np.ndarray) -> None:
+        self.array = array
+        self.local = local
+        self.index = index
+        self.ctype: ConnectorType = array.template._connectors[local].ctype
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, Integral) and not isinstance(key, bool):
+            return self.array[int(self.index[key])]._connectors[self.local]
+        try:
+            index = self.index[key]
+        except (IndexError, TypeError, ValueError) as exc:
+            raise OptionError(
+                f"{self.name}[{key!r}]: index with an int, a slice or an array of ints ({exc})"
+            ) from None
+        return ConnectorArray(self.array, self.local, np.atleast_1d(index))
+
+    @property
+    def name(self) -> str:
+        """``R[1..1000].p``: the instances (by name number) and the connector."""
+        ks = self.index + 1
+        shown = f"{ks[0]}..{ks[-1]}" if len(ks) > 1 else str(ks[0]) if len(ks) else ""
+        return f"{self.array.prefix}[{shown}].{self.local}"
+
+    def __repr__(self) -> str:
+        return f"<{self.ctype.name} array {self.name}, {len(self)} connectors>"
 
 
-class Stacks:
-    """What one :meth:`Component.array <acausal.Component.array>` call stacked for its
-    copies, and the scalars it handed out: for each of the :data:`PARTS` kept (each of
-    its entries a scalar), ``parts[part] = (matrix, handed, first, count)``, copy ``k``'s
-    entries being rows ``first .. first + count - 1`` of column ``k`` of ``matrix`` (the
-    template function's inputs for the symbols, its outputs for the residuals and start
-    values), and the same as the scalars ``handed``, column after column."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: dict[str, tuple[cs.SX, list[cs.SX], int, int]]) -> None:
-        self.parts = {
-            which: (matrix, handed, matrix.size1(), first, count)
-            for which, (matrix, handed, first, count) in parts.items()
-        }
-
-    def __reduce__(self) -> tuple:
-        """A copy or a pickle starts without the stacks (they are what one build made;
-        copying one component would otherwise copy its whole array): flatten then
-        stacks that component's scalars one by one."""
-        return (Stacks, ({},))
-
-    def whole(self, which: str) -> tuple[cs.SX, int]:
-        """All copies' part ``which`` stacked, copy after copy, and how many scalars each
-        copy has."""
-        matrix, _, _, first, count = self.parts[which]
-        return cs.vec(matrix[first : first + count, :]), count
+def element_of(c: Connector) -> tuple[ComponentArray, int] | None:
+    """The array and index of the instance owning connector ``c``, if it is an array's."""
+    link = c.owner.__dict__.get("_element")
+    return None if link is None or link.array is None else (link.array, link.index)
 
 
-def _unchanged(c: Component, which: str) -> tuple[Stacks, int] | None:
-    """The :class:`Stacks` holding ``c``'s part ``which`` as its array made it, and
-    ``c``'s column there; None if ``c`` is not a copy, has outers, or that part changed
-    since (compared object by object)."""
-    record = c.__dict__.get("_stacks")
-    if record is None or c._outers or which not in record[0].parts:
+def check_array_connection(items: tuple) -> int:
+    """The common length of the :class:`ConnectorArray` among ``items`` (connectors and
+    connector arrays of one ``connect`` call), after checking types, lengths and that no
+    element is connected to itself."""
+    if len(items) < 2:
+        raise ConnectError(f"connect() needs two or more connectors, got {list(items)}")
+    for c in items:
+        if not isinstance(c, (Connector, ConnectorArray)):
+            raise ConnectError(f"connect(): {c!r} is not a connector or a connector array")
+    arrays = [c for c in items if isinstance(c, ConnectorArray)]
+    lengths = {len(a) for a in arrays}
+    if len(lengths) > 1:
+        shown = ", ".join(f"{a.name} ({len(a)})" for a in arrays)
+        raise ConnectError(
+            f"connect({shown}): arrays connected element by element must have one length; "
+            "slice them to match"
+        )
+    check_same_type(items)
+    for i, a in enumerate(items):
+        for b in items[i + 1 :]:
+            same = _overlap(a, b)
+            if same is not None:
+                raise ConnectError(f"connect(): {same} is connected to itself")
+    return lengths.pop()
+
+
+def _overlap(a: Any, b: Any) -> str | None:
+    """The name of an element ``a`` and ``b`` (connectors or arrays) share at one place."""
+    if isinstance(a, Connector) and isinstance(b, Connector):
+        return a.name if a is b else None
+    if isinstance(a, Connector):
+        a, b = b, a
+    if isinstance(b, Connector):
+        at = element_of(b)
+        if at is None or at[0] is not a.array or b.local != a.local:
+            return None
+        return b.name if at[1] in set(a.index.tolist()) else None
+    if a.array is not b.array or a.local != b.local:
         return None
-    _, handed, stride, first, count = record[0].parts[which]
-    at = record[1] * stride + first
-    mine = PARTS[which](c)
-    same = len(mine) == count and all(map(is_, mine, handed[at : at + count]))
-    return record if same else None
-
-
-def stacked(comps: list[Component], which: str, scalars: Callable[[Component], list]) -> cs.SX:
-    """The components' part ``which`` (of :data:`PARTS`) stacked in order: unchanged
-    copies' as entries of their arrays' :class:`Stacks` (each array's stacked once, then
-    all picked in order by one index), any other component's from its ``scalars``."""
-    found = [_unchanged(c, which) for c in comps]
-    if all(f is None for f in found):
-        return cs.vertcat(cs.SX(0, 1), *[x for c in comps for x in scalars(c)])
-    pieces, start, width, size = [], {}, {}, 0  # each array's stack, its start, its width
-    for f in found:
-        if f is not None and id(f[0]) not in start:
-            whole, width[id(f[0])] = f[0].whole(which)
-            start[id(f[0])] = size
-            pieces.append(whole)
-            size += whole.numel()
-    loose: list = []  # the other components' scalars, after the arrays' stacks
-    firsts, counts = [], []  # where each component's entries start, how many
-    for c, f in zip(comps, found):
-        if f is None:
-            mine = scalars(c)
-            firsts.append(size + len(loose))
-            counts.append(len(mine))
-            loose += mine
-        else:
-            firsts.append(start[id(f[0])] + f[1] * width[id(f[0])])
-            counts.append(width[id(f[0])])
-    # entry p of the result, the i-th of component j: firsts[j] + i = index[p]
-    count = np.asarray(counts, dtype=np.int64)
-    shift = np.asarray(firsts, dtype=np.int64) - (np.cumsum(count) - count)
-    index = np.repeat(shift, count) + np.arange(count.sum())
-    pieces.append(cs.vertcat(cs.SX(0, 1), *loose))
-    return vstack(pieces)[index.tolist()]
+    hit = np.flatnonzero(a.index == b.index)
+    return f"{a.array.prefix}{a.index[hit[0]] + 1}.{a.local}" if hit.size else None

@@ -19,7 +19,8 @@ from typing import Any
 import casadi as cs
 
 from . import listing
-from .connectors import Connector, ConnectorType
+from .arrays import ComponentArray, ConnectorArray, check_array_connection
+from .connectors import Connector, ConnectorType, check_same_type
 from .errors import (
     ConnectError,
     EquationError,
@@ -143,6 +144,8 @@ class Component:
                 f"simulate(..., params={{'{self.full_name}.{key}': {value!r}}})"
             )
         if isinstance(value, Component) and value is not self and value._parent is None:
+            self.add(value)
+        if isinstance(value, ComponentArray):
             self.add(value)
         object.__setattr__(self, key, value)
 
@@ -410,17 +413,20 @@ class Component:
             self._equations.append(Equation(self, k, eq))
 
     @classmethod
-    def array(cls, prefix: str, n: int, *args: Any, **kwargs: Any) -> list[Component]:
+    def array(cls, prefix: str, n: int, *args: Any, **kwargs: Any) -> ComponentArray:
         """``n`` instances named ``<prefix>1 .. <prefix>n``, each as
         ``cls(name, *args, **kwargs)`` would make it (``el.Resistor.array("R", 1000,
         R=1e-3)``), built at the cost of one: the first is built by the constructor, and its
-        equations, as one CasADi function of its own symbols, give every other instance's
-        in one mapped call (:mod:`acausal.arrays`). All take the same arguments; give
+        expressions, as one CasADi function of its own symbols, give every other instance's
+        in one mapped call. The result is a :class:`~acausal.ComponentArray`: a sequence of
+        the instances (each made into an object when asked for: ``rs[k]``) whose connectors
+        are arrays (``rs.p``) that :meth:`System.connect <acausal.System.connect>` connects
+        element by element (:mod:`acausal.arrays`). All take the same arguments; give
         instances other parameter values by ``simulate(..., params=...)``."""
-        from .arrays import instances
+        from .arrays import make_array
 
         check_name("component", f"{prefix}1")
-        return instances(cls, prefix, n, args, kwargs)
+        return make_array(cls, prefix, n, args, kwargs)
 
     def valid_ranges(self) -> tuple[tuple[cs.SX, float, float, str], ...]:
         """Where this component's equations hold: ``(variable, low, high, what)`` for each
@@ -432,9 +438,13 @@ class Component:
         return ()
 
     # -- hierarchy ----------------------------------------------------------------------
-    def add(self, *components: Component) -> Component:
-        """Make ``components`` subcomponents; returns the last one."""
+    def add(self, *components: Component | ComponentArray) -> Component | ComponentArray:
+        """Make ``components`` subcomponents (an array's: each of its instances, made
+        into objects); returns the last one."""
         for c in components:
+            if isinstance(c, ComponentArray):
+                self.add(*c)
+                continue
             if c._parent is not None and c._parent is not self:
                 raise NameClashError(f"{c.full_name} already belongs to {c._parent.full_name}")
             if c._parent is self:
@@ -444,9 +454,16 @@ class Component:
             self._children[c.name] = c
         return components[-1]
 
-    def connect(self, *connectors: Connector) -> None:
-        """Connect connectors of subcomponents inside this component."""
-        self._connections.append(check_connection(connectors))
+    def connect(self, *connectors: Connector | ConnectorArray) -> None:
+        """Connect connectors of subcomponents inside this component; connector arrays
+        element by element, as :meth:`System.connect <acausal.System.connect>` does."""
+        if not any(isinstance(c, ConnectorArray) for c in connectors):
+            self._connections.append(check_connection(connectors))
+            return
+        length = check_array_connection(connectors)
+        for k in range(length):
+            each = tuple(c[k] if isinstance(c, ConnectorArray) else c for c in connectors)
+            self._connections.append(check_connection(each))
 
     def expose(self, name: str, inner: Connector) -> Connector:
         """Make a subcomponent's connector reachable as this component's connector ``name``."""
@@ -491,13 +508,7 @@ def check_connection(connectors: tuple[Connector, ...]) -> tuple[Connector, ...]
         if not isinstance(c, Connector):
             hint = " (a component: pick one of its connectors)" if isinstance(c, Component) else ""
             raise ConnectError(f"connect(): {c!r} is not a connector{hint}")
-    first = connectors[0]
-    for c in connectors[1:]:
-        if c.ctype is not first.ctype:
-            raise ConnectError(
-                f"cannot connect {first.name} ({first.ctype.name}) with {c.name} "
-                f"({c.ctype.name}): connectors must have the same type"
-            )
-        if c is first:
-            raise ConnectError(f"connect(): {c.name} is connected to itself")
+    check_same_type(connectors)
+    if any(c is connectors[0] for c in connectors[1:]):
+        raise ConnectError(f"connect(): {connectors[0].name} is connected to itself")
     return tuple(connectors)

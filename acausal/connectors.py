@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import casadi as cs
 
-from .errors import OptionError
+from .errors import ConnectError, OptionError
 
 if TYPE_CHECKING:
     from .component import Component
@@ -98,3 +98,15 @@ class Connector:
 
     def __repr__(self) -> str:
         return f"<{self.ctype.name} {self.name}>"
+
+
+def check_same_type(items: tuple) -> None:
+    """A :class:`ConnectError` unless the connectors (or connector arrays) ``items`` of one
+    ``connect`` call all have the first one's type."""
+    first = items[0]
+    for c in items[1:]:
+        if c.ctype is not first.ctype:
+            raise ConnectError(
+                f"cannot connect {first.name} ({first.ctype.name}) with {c.name} "
+                f"({c.ctype.name}): connectors must have the same type"
+            )

@@ -92,12 +92,19 @@ class Symbol(NamedTuple):
 
 class ComponentEquation(NamedTuple):
     """Equation ``index`` (from 1) of component ``component``: ``expr`` is ``lhs == rhs``
-    as declared, its symbols named by ``names`` (declared name -> dotted name)."""
+    as declared, its symbols named by ``names`` (declared name -> dotted name). It is
+    ``declared`` itself, or its entry ``row`` when that is a column of the equations of
+    an array's instances (one shared column, no object per equation)."""
 
     component: str
     index: int
-    expr: cs.SX
+    declared: cs.SX
     names: Table
+    row: int = -1
+
+    @property
+    def expr(self) -> cs.SX:
+        return self.declared if self.row < 0 else self.declared[self.row]
 
     @property
     def origin(self) -> str:

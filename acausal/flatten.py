@@ -24,7 +24,7 @@ from typing import NamedTuple
 import casadi as cs
 import numpy as np
 
-from . import arrays
+from .arrays import Block
 from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .flat import (
@@ -36,6 +36,7 @@ from .flat import (
     FlatEvent,
     Symbol,
 )
+from .netlist import Netlist
 from .symbols import Quantity, as_sx, derivative_name, split_derivative, time, vstack
 from .system import System
 from .table import SymbolTable, Table
@@ -71,13 +72,17 @@ class _Unifier:
     """The components' own symbols (``@v<token>:p.v``, ``der(...)``) gathered by name: each
     name is one quantity, with one symbol (the first met) and one dotted name."""
 
-    def __init__(self, comps: list[Component], bound: dict[Quantity, Quantity]) -> None:
+    def __init__(
+        self, comps: list[Component], blocks: list[Block], bound: dict[Quantity, Quantity]
+    ) -> None:
         self.names: dict[Quantity, str] = {}  # quantity -> dotted name (prefix computed once)
         self.full: dict[str, str] = {}  # a symbol's own name -> dotted name
         for comp in comps:
             prefix = comp.full_name + "."
             for q in comp._quantities.values():
                 self.names[q] = self.full[q.key] = prefix + q.local
+        for b in blocks:
+            self.full.update(zip(b.keys, b.names))
         for q, inner in bound.items():
             self.full[q.key] = self.names[inner]
         self.syms: dict[str, cs.SX] = {}  # dotted name -> its one symbol
@@ -97,13 +102,13 @@ class _Unifier:
         return derivative_name(full, order)
 
     def unify(
-        self, allx: cs.SX, declared: list[Quantity], known: cs.SX, where: str
+        self, allx: cs.SX, declared: dict[str, cs.SX], known: cs.SX, where: str
     ) -> tuple[cs.SX, bool, bool]:
         """The stacked expressions ``allx`` with one symbol per dotted name: a declared
         quantity's own (``known``: those of ``declared``, stacked), else the first one
         met; another of that name (a second ``der()`` of one variable, an ``outer``
         bound to its ``inner``) is replaced by it, and an unpickled component's ``time``
-        by ``time``.
+        by ``time``. ``declared``: the declared quantities' symbols by dotted name.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
         (``FlatDAE.keys``). The third value: whether the expressions call a CasADi
@@ -114,8 +119,7 @@ class _Unifier:
         ``known``: ``symvar`` and a name per symbol would cost two binding calls for every
         symbol of the model."""
         syms, full = self.syms, self.full
-        for q in declared:
-            syms[self.names[q]] = q.sym
+        syms.update(declared)
         if not allx.numel():
             return allx, False, False
         old, new = [], []
@@ -145,16 +149,25 @@ class _Unifier:
 
 
 def flatten(system: System) -> FlatDAE:
-    """The :class:`FlatDAE` of ``system``."""
-    comps = system.all_components()
-    if not comps:
+    """The :class:`FlatDAE` of ``system``: the components flattened one by one (in
+    order), then the arrays' instances taken from their matrices (:mod:`acausal.arrays`)."""
+    comps: list[Component] = []
+    blocks: list[Block] = []
+    for entry in system._order:
+        if isinstance(entry, Component):
+            comps += entry.walk()
+        else:
+            comps += entry._loose()
+            found = entry._block()
+            blocks += [found] if found is not None else []
+    if not comps and not blocks:
         raise StructureError(f"system {system.name} is empty: add components and connect them")
     bound = _bind_outers(comps)
-    ren = _Unifier(comps, bound)
+    ren = _Unifier(comps, blocks, bound)
     declared = [q for comp in comps for q in comp._quantities.values() if q not in bound]
-    unified = _unified(comps, bound, declared, ren, f"system {system.name}")
+    unified = _unified(comps, blocks, bound, declared, ren, f"system {system.name}")
     owners = {comp: comp.full_name for comp in comps}
-    symbols, kinds = _symbols(comps, declared, ren, unified.start_of, owners)
+    symbols, kinds = _symbols(comps, blocks, declared, ren, unified, owners)
     derivatives = cs.vertcat(cs.SX(0, 1), *[ren.syms[n] for n in ren.derivatives])
     table = SymbolTable(symbols, vstack([unified.known, derivatives]))  # (stacked apart: faster)
     declared_names = Table(ren.full)
@@ -162,11 +175,18 @@ def flatten(system: System) -> FlatDAE:
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
         for r, e in zip(unified.residuals, unified.own)
     ]
+    for b, residuals in zip(blocks, unified.block_residuals):
+        indices = [e.index for e in b.array.template._equations]
+        rows = iter(range(len(residuals)))
+        equations += [
+            FlatEquation(r, ComponentEquation(p, i, b.exprs, declared_names, next(rows)))
+            for r, (p, i) in zip(residuals, ((p, i) for p in b.prefixes for i in indices))
+        ]
     aliases = _exposed(comps, symbols)
     unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
-        system, ren.names, table
+        Netlist(system, comps, blocks), ren.names, table
     )
-    stacked = vstack([unified.stacked[: len(unified.own)], connection_residuals])
+    stacked = vstack([unified.stacked[: len(equations)], connection_residuals])
     return FlatDAE(
         system.name,
         time,
@@ -192,12 +212,15 @@ def flatten(system: System) -> FlatDAE:
 
 class _Unified(NamedTuple):
     """The components' expressions in the system's own symbols: their equations
-    (``own``) and residuals, the symbolic start values by quantity, the events, every
-    expression stacked (the residuals first), whether any calls a CasADi function, and the
-    declared symbols stacked (``known``)."""
+    (``own``) and residuals, the arrays' residuals and symbolic start values by block, the
+    symbolic start values by quantity, the events, every expression stacked (the
+    residuals first, the components' then the arrays'), whether any calls a CasADi
+    function, and the declared symbols stacked (``known``, the arrays' last)."""
 
     own: list[Equation]
     residuals: list[cs.SX]
+    block_residuals: list[list[cs.SX]]
+    block_starts: list[list[cs.SX]]
     start_of: dict[Quantity, cs.SX]
     events: tuple[FlatEvent, ...]
     stacked: cs.SX
@@ -207,35 +230,45 @@ class _Unified(NamedTuple):
 
 def _unified(
     comps: list[Component],
+    blocks: list[Block],
     bound: Mapping[Quantity, Quantity],
     declared: list[Quantity],
     ren: _Unifier,
     where: str,
 ) -> _Unified:
-    """The components' equations, symbolic start values and events with every symbol
-    replaced by the system's (``ren``: outer bindings, connector and array copies), in one
-    substitution of their stacked expressions (array copies as slices of their arrays'
-    stacks: see :mod:`acausal.arrays`)."""
+    """The components' and arrays' equations, symbolic start values and events with every
+    symbol replaced by the system's (``ren``: outer bindings, connector copies), in one
+    substitution of their stacked expressions."""
     own: list[Equation] = [e for comp in comps for e in comp._equations]
     starts = [q for q in declared if isinstance(q.start, cs.SX)]
-    start_set = set(starts)
     events = [ev for comp in comps for ev in comp._events]
     exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    known = arrays.stacked(
-        comps, "symbols", lambda c: [q.sym for q in c._quantities.values() if q not in bound]
+    known = vstack(
+        [cs.vertcat(cs.SX(0, 1), *[q.sym for q in declared])] + [b.symbols for b in blocks]
     )
-    own_stack = arrays.stacked(
-        comps, "residuals", lambda c: [as_sx(e.residual) for e in c._equations]
+    allx = vstack(
+        [cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[: len(own)]])]
+        + [b.residuals for b in blocks]
+        + [cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) :]])]
+        + [b.starts for b in blocks]
     )
-    starts_stack = arrays.stacked(
-        comps, "starts", lambda c: [q.start for q in c._quantities.values() if q in start_set]
-    )
-    others = cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) + len(starts) :]])
-    allx = vstack([own_stack, starts_stack, others])
-    stacked, changed, calls = ren.unify(allx, declared, known, where)
-    unified = iter(cs.vertsplit(stacked) if changed else exprs)
+    names = {ren.names[q]: q.sym for q in declared}
+    for b in blocks:
+        names.update(zip(b.names, b.elements))
+    stacked, changed, calls = ren.unify(allx, names, known, where)
+    sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
+    pieces = cs.vertsplit(stacked) if changed or blocks else exprs
+    if blocks:  # the components' residuals, the blocks', the others, the blocks' starts
+        at = np.cumsum([0, len(own), *sizes[0], len(exprs) - len(own), *sizes[1]]).tolist()
+        parts = [pieces[a:b] for a, b in zip(at[:-1], at[1:])]
+        n = len(blocks)
+        pieces = parts[0] + parts[n + 1]
+        block_residuals, block_starts = parts[1 : n + 1], parts[n + 2 :]
+    else:
+        block_residuals, block_starts = [], []
+    unified = iter(pieces)
     residuals = [next(unified) for _ in own]
     start_of = {q: next(unified) for q in starts}
     flat_events = []
@@ -244,22 +277,35 @@ def _unified(
         ups = tuple((ren.names[q], next(unified)) for q, _ in ev.updates)
         rel = None if ev.relation is None else ren.names[ev.relation]
         flat_events.append(FlatEvent(ev.owner.full_name, cross, ups, rel))
-    return _Unified(own, residuals, start_of, tuple(flat_events), stacked, calls, known)
+    return _Unified(
+        own,
+        residuals,
+        block_residuals,
+        block_starts,
+        start_of,
+        tuple(flat_events),
+        stacked,
+        calls,
+        known,
+    )
 
 
 def _symbols(
     comps: list[Component],
+    blocks: list[Block],
     declared: list[Quantity],
     ren: _Unifier,
-    start_of: dict[Quantity, cs.SX],
+    unified: _Unified,
     owners: dict[Component, str],
 ) -> tuple[dict[str, Symbol], dict[str, list[str]]]:
-    """The symbol table's records by name (the declared quantities, then the derivatives
-    the equations take) and the names of each kind of quantity, in declaration order."""
+    """The symbol table's records by name (the declared quantities, the arrays', then the
+    derivatives the equations take) and the names of each kind of quantity, in
+    declaration order."""
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
     roles = {comp: _roles(comp) for comp in comps}
     syms, names = ren.syms, ren.names
+    start_of = unified.start_of
     for q in declared:
         name = names[q]
         symbols[name] = Symbol(
@@ -275,6 +321,29 @@ def _symbols(
             unit=q.unit,
         )
         kinds[q.kind].append(name)
+    for b, starts in zip(blocks, unified.block_starts):
+        template = b.array.template
+        role = _roles(template)
+        quantities = list(template._quantities.values())
+        symbolic = [isinstance(q.start, cs.SX) for q in quantities]
+        starts = iter(starts)
+        elements = iter(zip(b.names, b.elements))
+        for prefix in b.prefixes:
+            for q, is_symbolic in zip(quantities, symbolic):
+                name, sym = next(elements)
+                symbols[name] = Symbol(
+                    name,
+                    q.kind,
+                    sym,
+                    prefix,
+                    role.get(q.local) if q.kind == "variable" else None,
+                    next(starts) if is_symbolic else q.start,
+                    q.fixed,
+                    q.value,
+                    q.state_priority,
+                    unit=q.unit,
+                )
+                kinds[q.kind].append(name)
     for name in ren.derivatives:
         base, order = split_derivative(name)
         if symbols[base].is_constant:
@@ -301,30 +370,31 @@ def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
 
 
 def _connection_equations(
-    system: System, names_of: Mapping[Quantity, str], symbols: SymbolTable
+    net: Netlist, names_of: Mapping[Quantity, str], symbols: SymbolTable
 ) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX, Entries]:
-    """Unconnected connectors, the equations of every connection set, their residuals
-    stacked and the variables each holds, built in bulk (a few CasADi calls in all, not one
-    per equation): flows ``S f`` with ``S`` the 0/1 matrix of which flows each sum adds,
-    potentials ``first - other``; ``names_of`` gives each quantity's dotted name."""
+    """Unconnected connectors, the equations of every connection set (``net``'s), their
+    residuals stacked and the variables each holds, built in bulk (a few CasADi calls in
+    all, not one per equation): flows ``S f`` with ``S`` the 0/1 matrix of which flows each
+    sum adds, potentials ``first - other``; ``names_of`` gives each quantity's dotted
+    name."""
 
     unconnected: list[str] = []
     firsts, others, pot_src = [], [], []
     flows, rows, flow_src = [], [], []
-    for cset in system.connection_sets():
-        conns = tuple(cset)
-        names = tuple(c.name for c in conns)
-        if len(conns) == 1:
+    for cset in net.sets:
+        members = [net.describe(k, names_of) for k in cset]
+        names = tuple(name for name, _, _ in members)
+        if len(members) == 1:
             unconnected.append(names[0])
-        ctype = conns[0].ctype
+        ctype = members[0][1]
         for var in ctype.potentials:
-            for k in range(1, len(conns)):
-                firsts.append(names_of[conns[0].quantities[var]])
-                others.append(names_of[conns[k].quantities[var]])
+            for k in range(1, len(members)):
+                firsts.append(members[0][2][var])
+                others.append(members[k][2][var])
                 pot_src.append(ConnectionEquation(names, var, "potential", k))
         for var in ctype.flows:
-            rows += [len(flow_src)] * len(conns)
-            flows += [names_of[c.quantities[var]] for c in conns]
+            rows += [len(flow_src)] * len(members)
+            flows += [m[2][var] for m in members]
             flow_src.append(ConnectionEquation(names, var, "flow"))
 
     sums, diffs = cs.SX(0, 1), cs.SX(0, 1)

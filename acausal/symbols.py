@@ -89,12 +89,14 @@ class Quantity:
         value: float | None = None,
         state_priority: int = 0,
         unit: str = "",
+        sym: cs.SX | None = None,
     ) -> None:
         self.owner = owner
         self.local = local
         self.kind = kind
         self.key = f"@{KIND_LETTERS[kind]}{owner.token}:{local}"  # the symbol's name
-        self.sym = cs.SX.sym(self.key)
+        # (``sym``: the symbol of that name made already, by an array of components)
+        self.sym = cs.SX.sym(self.key) if sym is None else sym
         self.start = start
         self.fixed = fixed
         self.value = value

@@ -8,8 +8,9 @@
   N s/m from each mass to the wall, 1 N (``F``) on the last mass.
 
 ``arrays=True`` builds each kind of component with ``Component.array`` (one template
-instance mapped over the others), ``False`` one constructor call per instance; both give
-the same names and an equal compiled model.
+instance mapped over the others) and connects the arrays element by element, ``False``
+one constructor call and one ``connect`` per instance; both give the same names and the
+same results (the variables in another order).
 
     python examples/ladders.py 1000     # compile and simulate both, print the last outputs
 """
@@ -37,9 +38,15 @@ def rc_ladder(n: int, arrays: bool = True, start_time: float = 0.0) -> ac.System
     s = ac.System(f"rc_ladder_{n}")
     source, ground = el.StepVoltage("V", V=1.0, start_time=start_time), el.Ground("G")
     s.connect(source.n, ground.p)
-    prev = source.p
     resistors = _instances(el.Resistor, "R", n, arrays, R=1.0 / n)
     capacitors = _instances(el.Capacitor, "C", n, arrays, C=1.0 / n, v0=0.0)
+    if arrays:  # element by element: R_k.n - R_(k+1).p, R_k.n - C_k.p, every C_k.n - ground
+        s.connect(source.p, resistors.p[0])
+        s.connect(resistors.n[:-1], resistors.p[1:])
+        s.connect(resistors.n, capacitors.p)
+        s.connect(capacitors.n, ground.p)
+        return s
+    prev = source.p
     for r, c in zip(resistors, capacitors):
         s.connect(prev, r.p)
         s.connect(r.n, c.p)
@@ -55,6 +62,13 @@ def chain(n: int, arrays: bool = True) -> ac.System:
     masses = _instances(tr.Mass, "M", n, arrays, m=1.0 / n, s0=0.0, v0=0.0)
     springs = _instances(tr.Spring, "S", n, arrays, c=100.0 * n)
     dampers = _instances(tr.Damper, "D", n, arrays, d=float(n))
+    if arrays:  # element by element, as the loop below
+        s.connect(wall.flange, springs.flange_a[0])
+        s.connect(masses.flange_b[:-1], springs.flange_a[1:])
+        s.connect(springs.flange_b, masses.flange_a, dampers.flange_b)
+        s.connect(dampers.flange_a, wall.flange)
+        s.connect(masses.flange_b[-1], force.flange)
+        return s
     prev = wall.flange
     for m, k, d in zip(masses, springs, dampers):
         s.connect(prev, k.flange_a)

@@ -67,3 +67,18 @@ def finite_difference_dynamics(
     dT = np.stack([0.5 * np.einsum("ki,kij,kj->k", v, d, v) for d in dM], axis=1)
     bias = np.einsum("kij,kj->ki", Mdot, v) - dT + dV
     return at["M"], bias, np.einsum("kij,kj->ki", at["M"], a) + bias
+
+
+def same_equations(a: ac.Model, b: ac.Model) -> bool:
+    """Whether two models have the same equations up to order: the components' (by their
+    origin text) and the connection sets (as sets of connector names), and the same
+    names. An array build numbers its variables and connectors in another order than a
+    build one instance at a time."""
+
+    def summary(model: ac.Model) -> tuple:
+        eqs = model.flat.equations
+        own = sorted(e.origin for e in eqs if e.component is not None)
+        sets = {frozenset(e.source.connectors) for e in eqs if e.component is None}
+        return own, sets, sorted(model.names), sorted(model.states)
+
+    return summary(a) == summary(b)

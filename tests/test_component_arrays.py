@@ -1,5 +1,6 @@
-"""Arrays of components (``Component.array``): the same components, names and compiled
-model as building the instances one by one, at the cost of one constructor call."""
+"""Arrays of components (``Component.array``) and their connectors connected element by
+element: the same components, names, equations and results as building and connecting the
+instances one by one."""
 
 import copy
 import pickle
@@ -12,6 +13,7 @@ import acausal as ac
 from components import electrical as el
 from components import translational as tr
 from examples.ladders import chain, rc_ladder
+from tests.shared import same_equations
 
 
 def test_instances_are_named_and_own_their_symbols():
@@ -39,22 +41,40 @@ def test_start_values_and_derivatives_refer_to_the_instance():
     assert eq.text() == "i == C*der(v)"
 
 
-def test_an_array_ladder_compiles_to_the_same_model():
-    by_array, one_by_one = ac.compile(rc_ladder(6, True)), ac.compile(rc_ladder(6, False))
-    assert by_array == one_by_one
-    assert "R4.v" in by_array.names and "C6.p.i" in by_array.names
-    assert by_array.states == [f"C{k}.v" for k in range(1, 7)]
+def _results(model: ac.Model, names: list[str]) -> np.ndarray:
+    from solvers import simulate
+
+    res = simulate(model, t_end=1.0, dt=0.05, rtol=1e-10, atol=1e-12)
+    return np.array([res[q] for q in names])
+
+
+@pytest.mark.parametrize("build", [rc_ladder, chain])
+def test_array_ladders_compile_and_simulate_as_built_one_by_one(build):
+    """Arrays connected element by element (a chain by slices, a ground to all) and the
+    same ladder built and connected instance by instance: the same equations, names and
+    states, and the same trajectories (to rounding) for every variable."""
+    by_array, one_by_one = ac.compile(build(6, True)), ac.compile(build(6, False))
+    assert same_equations(by_array, one_by_one)
+    names = sorted(by_array.names)
+    a, b = _results(by_array, names), _results(one_by_one, names)
+    assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
+    assert "R4.v" in by_array.names or "S4.f" in by_array.names
 
 
 def test_an_array_system_copies_and_pickles():
     s = rc_ladder(3, True)
     model = ac.compile(s)
     assert ac.compile(copy.deepcopy(s)) == model
+    assert ac.compile(pickle.loads(pickle.dumps(s))) == model
     assert pickle.loads(pickle.dumps(model)) == model
-    # a copy of one instance leaves its array's stacks behind (no copy of the array)
+    # a copy of one instance leaves its array behind: a component of its own
     resistors = el.Resistor.array("R", 50, R=2.0)
-    assert copy.deepcopy(resistors[7])._stacks[0].parts == {}
-    # nor does a pickle carry them (with them: 1.47x the one-by-one ladder's size)
+    alone = copy.deepcopy(resistors[7])
+    assert alone.name == "R8" and alone.__dict__["_element"].array is None
+    lone = ac.System("lone")
+    lone.add(alone)
+    assert lone.components == [alone]
+    # a pickle of arrays holds their matrices, not an object per instance
     assert len(pickle.dumps(rc_ladder(30, True))) < 1.2 * len(pickle.dumps(rc_ladder(30, False)))
 
 
@@ -76,9 +96,8 @@ def test_a_mass_array_simulates_like_the_closed_form():
     wall = tr.Fixed("wall")
     masses = tr.Mass.array("M", 3, m=0.5, s0=0.1, v0=0.0)
     springs = tr.Spring.array("S", 3, c=8.0)
-    for m, k in zip(masses, springs):
-        s.connect(wall.flange, k.flange_a)
-        s.connect(k.flange_b, m.flange_a)
+    s.connect(wall.flange, springs.flange_a)  # the wall to every spring
+    s.connect(springs.flange_b, masses.flange_a)
     res = simulate(s, t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12)
     exact = 0.1 * np.cos(4.0 * res.t)
     for k in (1, 2, 3):
@@ -91,9 +110,9 @@ def test_a_bad_count_is_an_error(n):
         el.Resistor.array("R", n)
 
 
-def test_time_stays_shared_and_models_are_equal():
+def test_time_stays_shared_and_sources_agree():
     """Sources read ``time``, which is not the template's own symbol: every instance reads
-    the same ``time``, and the compiled model is the one built instance by instance."""
+    the same ``time``, and the model equals the one built instance by instance."""
 
     def build(arrays: bool) -> ac.System:
         s = ac.System("sources")
@@ -101,72 +120,118 @@ def test_time_stays_shared_and_models_are_equal():
         if arrays:
             sources = el.SineVoltage.array("V", 3, V=2.0, f=0.5)
             loads = el.Resistor.array("R", 3, R=4.0)
-        else:
-            sources = [el.SineVoltage(f"V{k}", V=2.0, f=0.5) for k in (1, 2, 3)]
-            loads = [el.Resistor(f"R{k}", R=4.0) for k in (1, 2, 3)]
+            s.connect(sources.p, loads.p)
+            s.connect(sources.n, loads.n, ground.p)
+            return s
+        sources = [el.SineVoltage(f"V{k}", V=2.0, f=0.5) for k in (1, 2, 3)]
+        loads = [el.Resistor(f"R{k}", R=4.0) for k in (1, 2, 3)]
         for v, r in zip(sources, loads):
             s.connect(v.p, r.p)
             s.connect(v.n, r.n, ground.p)
         return s
 
     model = ac.compile(build(True))
-    assert model == ac.compile(build(False))
+    assert same_equations(model, ac.compile(build(False)))
     current = model.outputs[model.check_name("R3.i")]  # V sin(2 pi f t) / R at t = 0.5
     values = cs.DM(list(model.defaults.values()))
     at = cs.substitute(current, cs.vertcat(model.p, model.t), cs.vertcat(values, 0.5))
     assert float(cs.evalf(at)) == pytest.approx(0.5, rel=1e-12)
 
 
-def _flat_forms(system: ac.System, monkeypatch) -> tuple:
-    """``flatten(system)`` and its compiled model twice: as compile does it (copies'
-    scalars taken from their arrays' stacks, counted), and with every component's
-    scalars stacked one by one."""
-    from acausal import arrays
-    from acausal.flatten import flatten
+def test_changed_instances_are_flattened_one_by_one():
+    """The chain's arrays with one spring given a variable and an equation after the
+    array was made, and one mass its start value replaced: those two instances are
+    flattened as components of their own, the others from their arrays' matrices, and the
+    model is the one built one by one with the same changes (equations and results)."""
 
-    unchanged, taken = arrays._unchanged, []
+    def changed(arrays: bool) -> tuple[ac.System, list]:
+        s = chain(5, arrays=arrays)
+        comps = {c.name: c for c in s.all_components()}
+        spring, mass = comps["S3"], comps["M4"]
+        power = spring.variable("power")
+        spring.equations(power == spring.f * spring.flange_a.s)
+        mass.quantities["s"].start = mass.quantities["v"].start  # 0 as well: same results
+        return s, [c for c in s._order if isinstance(c, ac.ComponentArray)]
 
-    def spy(c, which):
-        found = unchanged(c, which)
-        taken.append(found is not None)
-        return found
+    s, arrays = changed(True)
+    loose = {a.prefix: [c.name for c in a._loose()] for a in arrays}
+    assert loose == {"M": ["M4"], "S": ["S3"], "D": []}
+    by_array, one_by_one = ac.compile(s), ac.compile(changed(False)[0])
+    assert "S3.power" in by_array.names
+    assert same_equations(by_array, one_by_one)
+    start = by_array.flat.symbols["M4.s"].start
+    assert by_array.flat.display(start) == "M4.v0"
+    names = sorted(by_array.names)
+    a, b = _results(by_array, names), _results(one_by_one, names)
+    assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
 
-    monkeypatch.setattr(arrays, "_unchanged", spy)
-    fast = flatten(system)
-    counted = list(taken)  # (compile flattens once more)
-    fast_model = ac.compile(system)
-    monkeypatch.setattr(arrays, "_unchanged", lambda c, which: None)
-    return (fast, fast_model), (flatten(system), ac.compile(system)), counted
+
+def test_an_instance_and_its_array_element_are_one_connector():
+    """``caps[k].port`` (the instance as an object) and ``caps.port[k]`` (the array's
+    element) are one node: connecting either gives the same model."""
+    s1, s2 = ac.System("one"), ac.System("two")
+    for s, by_object in ((s1, True), (s2, False)):
+        ground, source = el.Ground("G"), el.ConstantVoltage("V", V=1.0)
+        rs = el.Resistor.array("R", 4, R=2.0)
+        s.connect(source.n, ground.p)
+        s.connect(source.p, rs.p)
+        if by_object:
+            s.connect(rs[2].n, ground.p)
+            s.connect(rs.n[[0, 1, 3]], ground.p)
+        else:
+            s.connect(rs.n, ground.p)
+    a, b = ac.compile(s1), ac.compile(s2)
+    assert same_equations(a, b)
+    assert len(s1.connection_sets()) == len(s2.connection_sets()) == 2
+    assert sorted(len(c) for c in s1.connection_sets()) == [5, 6]
+
+
+def test_connector_arrays_index_like_numpy_arrays():
+    rs = el.Resistor.array("R", 5, R=1.0)
+    assert isinstance(rs.p, ac.ConnectorArray) and len(rs.p) == 5
+    assert rs.p[2] is rs[2].p and rs.p[-1] is rs[4].p
+    assert rs.p[1:3].name == "R[2..3].p" and rs.n[[4]].name == "R[5].n"
+    assert [c.name for c in rs.p[np.array([0, 4])]] == ["R1.p", "R5.p"]
+    assert rs.connector("p").name == "R[1..5].p"
+    assert repr(rs) == "<ComponentArray R1..R5 of Resistor>" and len(rs[1:3]) == 2
+    assert rs.p[np.array([True, False, True, False, True])].name == "R[1..5].p"
+    assert len(rs.p[np.arange(5) % 2 == 0]) == 3
+    with pytest.raises(ac.OptionError, match="index with an int"):
+        rs.p[0.5, 1]
+    with pytest.raises(AttributeError, match="'q' is not a connector of Resistor"):
+        rs.connector("q")
+
+
+def test_mistakes_with_arrays_are_named_errors():
+    rs = el.Resistor.array("R", 3, R=1.0)
+    cs_ = el.Capacitor.array("C", 4, C=1.0)
+    s = ac.System("bad")
+    with pytest.raises(ac.ConnectError, match=r"R\[1..3\].n \(3\), C\[1..4\].p \(4\)\): arrays"):
+        s.connect(rs.n, cs_.p)
+    with pytest.raises(ac.ConnectError, match="R2.n is connected to itself"):
+        s.connect(rs.n, rs.n[[2, 1, 0]])  # R2.n with R2.n
+    with pytest.raises(ac.ConnectError, match="must have the same type"):
+        s.connect(rs.n, tr.Mass.array("M", 3, m=1.0).flange_a)
+    with pytest.raises(ac.ConnectError, match="not a connector or a connector array"):
+        s.connect(rs.n, rs)
+    s.connect(rs.n, cs_.p[:3])
+    with pytest.raises(ac.NameClashError, match="R2 is both a component and one of"):
+        s.add(el.Resistor("R2", R=1.0))
+    s.add(el.Capacitor.array("C1", 2, C=1.0))  # C11, C12: not among C1..C4
+    with pytest.raises(ac.NameClashError, match=r"C1 is one of <ComponentArray C1..C4 .* C1..C2"):
+        s.add(el.Capacitor.array("C", 2, C=1.0))
+    other = ac.System("other")
+    with pytest.raises(ac.ConnectError, match="already belongs to system bad"):
+        other.connect(rs.p, cs_.n[:3])
+    with pytest.raises(ac.ConnectError, match="already belongs to system bad"):
+        other.add(rs[1])
 
 
 def _same_entries(a: cs.SX, b: cs.SX) -> bool:
-    """Same pattern, and entries equal as expressions (the connection equations are made
-    anew by each flatten: compared a few levels deep)."""
+    """Same pattern, and entries equal as expressions (compared a few levels deep)."""
     return a.sparsity() == b.sparsity() and all(
         cs.is_equal(x, y, 10) for x, y in zip(cs.vertsplit(a), cs.vertsplit(b))
     )
-
-
-def test_flatten_takes_array_copies_from_their_stacks_as_if_one_by_one(monkeypatch):
-    """The chain interleaves three arrays (masses, springs, dampers) with two components
-    built alone; one copy gains a variable and an equation after the array was made, one
-    its symbolic start values differ: those are stacked scalar by scalar, the others
-    taken from the arrays' stacks, and the flat forms are entry for entry the same."""
-    s = chain(5, arrays=True)
-    comps = {c.name: c for c in s.all_components()}
-    spring, mass = comps["S3"], comps["M4"]
-    extra = spring.variable("power")
-    spring.equations(extra == spring.f * spring.flange_a.s)
-    mass.quantities["s"].start = mass.quantities["v"].start
-    (fast, fast_model), (slow, slow_model), taken = _flat_forms(s, monkeypatch)
-    # 17 components, three parts each; copies: masses 2-5, springs 2, 4, 5 (3 changed its
-    # symbols and residuals), dampers 2-5; mass 4 changed its starts only
-    assert len(taken) == 3 * 17 and sum(taken) == 3 * 12 - 2 - 1
-    assert fast.variables == slow.variables and fast.symbols.keys() == slow.symbols.keys()
-    assert _same_entries(fast.residuals, slow.residuals)
-    assert _same_entries(fast.symbols.stack, slow.symbols.stack)
-    assert all(cs.is_equal(fast.symbols[q].start, slow.symbols[q].start) for q in ("M4.s", "M5.s"))
-    assert fast_model == slow_model
 
 
 def test_vstack_is_vertcat():
@@ -179,3 +244,25 @@ def test_vstack_is_vertcat():
     for parts in (dense, sparse, many, [x]):
         assert _same_entries(vstack(parts), cs.vertcat(*parts))
     assert vstack(sparse).nnz() == 7
+
+
+def test_an_array_inside_a_component_connects_element_by_element():
+    """A component holding an array of three resistors in series (a chain by slices,
+    inside the component): fed by 1 V, the current is 1 / (3 R) (closed form)."""
+    from solvers import simulate
+
+    class Series(ac.Component):
+        def __init__(self, name: str, R: float) -> None:
+            super().__init__(name)
+            self.rs = el.Resistor.array("R", 3, R=R)
+            self.connect(self.rs.n[:-1], self.rs.p[1:])
+            self.p = self.expose("p", self.rs.p[0])
+            self.n = self.expose("n", self.rs.n[-1])
+
+    s = ac.System("series")
+    source, ground, series = el.ConstantVoltage("V", V=1.0), el.Ground("G"), Series("S", 2.0)
+    s.connect(source.p, series.p)
+    s.connect(source.n, series.n, ground.p)
+    res = simulate(s, t_end=1.0, dt=0.5)
+    assert [c.full_name for c in series.subcomponents()] == ["S.R1", "S.R2", "S.R3"]
+    np.testing.assert_allclose(res["S.R2.i"], 1.0 / 6.0, rtol=1e-12)

@@ -64,8 +64,10 @@ def plate(
     arrays: bool = True,
 ) -> ac.System:
     """The ``n x m`` plate (``m = n`` by default; see the module docstring).
-    ``arrays=True`` builds each kind of component by ``Component.array``, ``False`` by one
-    constructor call per instance: the same names and an equal compiled model."""
+    ``arrays=True`` builds each kind of component by ``Component.array`` and connects
+    the arrays element by element (the grid's indices), ``False`` by one constructor
+    call per instance and one ``connect`` per cell: the same names and the same results
+    (the variables in another order)."""
     m = n if m is None else m
     s = ac.System(f"plate_{n}x{m}")
     caps = _instances(th.HeatCapacitor, "C", n * m, arrays, C=C, T0=T_cold)
@@ -74,6 +76,19 @@ def plate(
     ghot = _instances(th.ThermalConductor, "Ghot", m, arrays, G=G)
     gcold = _instances(th.ThermalConductor, "Gcold", m + 2 * n, arrays, G=G)
     hot, cold = th.FixedTemperature("hot", T=T_hot), th.FixedTemperature("cold", T=T_cold)
+    cell = np.arange(n * m).reshape(n, m)  # the capacitors' indices, row-major
+    border = np.concatenate([cell[-1], cell[:, 0], cell[:, -1]])  # bottom, left, right
+    if arrays:  # the grid's index arithmetic, one connect per kind of neighbour
+        pairs = [(gx, cell[:, :-1], cell[:, 1:]), (gy, cell[:-1], cell[1:])]
+        for g, a, b in pairs:
+            if len(g):
+                s.connect(caps.port[a.ravel()], g.port_a)
+                s.connect(caps.port[b.ravel()], g.port_b)
+        s.connect(caps.port[cell[0]], ghot.port_a)
+        s.connect(caps.port[border], gcold.port_a)
+        s.connect(hot.port, ghot.port_b)
+        s.connect(cold.port, gcold.port_b)
+        return s
     node = [[c.port] for c in caps]  # the connectors meeting at each cell, row-major
     for i in range(n):
         for j in range(m):
@@ -85,11 +100,8 @@ def plate(
                 g = gy[i * m + j]
                 node[i * m + j].append(g.port_a)
                 node[(i + 1) * m + j].append(g.port_b)
-    cells = [(0, j) for j in range(m)]
-    cells += [(n - 1, j) for j in range(m)] + [(i, 0) for i in range(n)]
-    cells += [(i, m - 1) for i in range(n)]
-    for g, (i, j) in zip(ghot + gcold, cells):
-        node[i * m + j].append(g.port_a)
+    for g, k in zip(ghot + gcold, np.concatenate([cell[0], border]).tolist()):
+        node[k].append(g.port_a)
     for members in node:
         s.connect(*members)
     s.connect(hot.port, *[g.port_b for g in ghot])
