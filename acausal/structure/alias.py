@@ -250,6 +250,18 @@ class _Rows:
         self.n_variables = len(unknowns)  # (the first columns)
         self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position)
         self.deferred = np.zeros(len(self.sources), dtype=bool)
+        # each row's place in flat.equations, and whether it is as flatten made it; a
+        # connection row so is ``+first - other`` (potentials) or a sum (flows): the column
+        # of each potential row's first variable (-1: a flow row)
+        self.origin = np.arange(len(self.sources))
+        self.pristine = np.ones(len(self.sources), dtype=bool)
+        entries = flat.connection_entries
+        self.n_own = len(self.sources) - (len(entries.indptr) - 1)
+        first = [
+            self.position[entries.names[a]] if src.kind == "potential" else -1
+            for a, src in zip(entries.indptr[:-1].tolist(), self.sources[self.n_own :])
+        ]
+        self.first = np.array(first, dtype=np.int64)
 
     def unite(self, check: list[int], classes: _Classes, with_offsets: bool) -> set[int]:
         """Unite alias classes from the alias equations among the rows ``check``; return
@@ -312,32 +324,67 @@ class _Rows:
         """The candidates ``cand`` (places in ``check``) as :class:`_Affine` rows in the
         variables they hold, the parameters constants at their values; the offsets that
         depend on parameters registered as atoms."""
-        held = np.flatnonzero(np.bincount(inc[cand].indices, minlength=len(self.columns)))
-        x_cols = held[unknown[held]].tolist()
-        p_cols = held[~unknown[held]].tolist()
-        pv = self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
-        params = self.allsyms[p_cols] if p_cols else None
-        lin = affine_rows(self.residuals[check][cand], self.allsyms[x_cols], params, pv)
-        with_atom = np.flatnonzero(lin.symbolic)
-        first = classes.add_atoms(lin.expressions[with_atom.tolist()]) if with_atom.size else 0
-        if with_atom.size:
-            classes.atom_columns.update(p_cols)
-        # each row's unknowns (columns) and coefficients, the rows one after the other
-        order = np.argsort(lin.rows, kind="stable")
+        rows = np.asarray(check, dtype=np.int64)[cand]
+        known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
+        rest = np.flatnonzero(~known)
+        # each candidate's entries (place in cand, column, coefficient), its offset and
+        # whether it is affine: connection rows as flatten made them from their kind,
+        # the others from their Jacobian (their offsets' atoms registered)
+        at, cols, coefs = self._connection_entries(inc, np.asarray(cand), known, rows)
+        affine, offsets = np.ones(len(cand), dtype=bool), np.zeros(len(cand))
+        atom_of: dict[int, int] = {}
+        if rest.size:
+            sub = inc[np.asarray(cand)[rest]]
+            held = np.flatnonzero(np.bincount(sub.indices, minlength=len(self.columns)))
+            x_cols = held[unknown[held]].tolist()
+            p_cols = held[~unknown[held]].tolist()
+            pv = (
+                self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
+            )
+            params = self.allsyms[p_cols] if p_cols else None
+            res = self.residuals[check][np.asarray(cand)[rest].tolist()]
+            lin = affine_rows(res, self.allsyms[x_cols], params, pv)
+            with_atom = np.flatnonzero(lin.symbolic)
+            first = classes.add_atoms(lin.expressions[with_atom.tolist()]) if with_atom.size else 0
+            if with_atom.size:
+                classes.atom_columns.update(p_cols)
+            atom_of = dict(zip(rest[with_atom].tolist(), range(first, first + with_atom.size)))
+            affine[rest], offsets[rest] = lin.affine, lin.offsets
+            at = np.concatenate([at, rest[lin.rows]])
+            cols = np.concatenate([cols, np.asarray(x_cols, dtype=np.int64)[lin.cols]])
+            coefs = np.concatenate([coefs, lin.values])
+        order = np.lexsort((cols, at))  # row after row, each in column order
         return _Affine(
-            np.asarray(check, dtype=np.int64)[cand],
-            np.searchsorted(lin.rows[order], np.arange(len(cand) + 1)),
-            np.asarray(x_cols, dtype=np.int64)[lin.cols[order]],
-            lin.values[order],
-            lin.affine,
-            lin.offsets,
-            dict(zip(with_atom.tolist(), range(first, first + with_atom.size))),
+            rows,
+            np.searchsorted(at[order], np.arange(len(cand) + 1)),
+            cols[order],
+            coefs[order],
+            affine,
+            offsets,
+            atom_of,
         )
+
+    def _connection_entries(
+        self, inc: sp.csr_matrix, cand: np.ndarray, known: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of the candidates ``cand[known]`` (rows ``rows[known]``, connection
+        rows as flatten made them; ``inc``: the incidence of the rows checked), as (place
+        in ``cand``, column, coefficient): 1 for each flow of a sum, 1 and -1 for a
+        potential row's first and other variable."""
+        places = np.flatnonzero(known)
+        sub = inc[cand[places]]
+        count = np.diff(sub.indptr)
+        at = np.repeat(places, count)
+        cols = sub.indices.astype(np.int64)
+        first = np.repeat(self.first[self.origin[rows[places]] - self.n_own], count)
+        coefs = np.where((first >= 0) & (cols != first), -1.0, 1.0)
+        return at, cols, coefs
 
     def drop(self, aliased: set[int]) -> None:
         """Remove the rows ``aliased``."""
         keep = [k for k in range(len(self.sources)) if k not in aliased]
         self.deferred = self.deferred[keep]
+        self.origin, self.pristine = self.origin[keep], self.pristine[keep]
         self.sources = [self.sources[k] for k in keep]
         self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
         self.pattern = self.pattern[keep]
@@ -374,6 +421,7 @@ class _Rows:
         new = cs.densify(cs.mtimes(pick, allsyms) + classes.expressions(offsets))
         symbols = allsyms[[position[q] for q in old]]
         self.residuals = substitute_rows(self.residuals, check, symbols, new)
+        self.pristine[check] = False
         # (the columns as a mask: numpy 2's hash-based np.unique is slow on large arrays)
         held = np.zeros(len(columns), dtype=bool)
         held[self.pattern[check].indices] = True
