@@ -48,6 +48,8 @@ class Readout:
         self._classified = np.zeros(ny, dtype=bool)
         self._deps: dict[int, np.ndarray] = {}  # a computed name -> the rows of w it reads
         self._functions: dict[tuple[int, ...], tuple[cs.Function, np.ndarray]] = {}
+        self._rows_of: dict[int, int] | None = None  # a symbol of w (by hash) -> its row
+        self._constant: frozenset[int] = frozenset()  # the symbols of p and t (by hash)
 
     def _classify(self, which: np.ndarray) -> None:
         """Find which of the names at positions ``which`` not looked at before are rows of
@@ -56,6 +58,11 @@ class Readout:
         if not new.size:
             return
         new = new[np.concatenate([[True], new[1:] != new[:-1]])]  # (numpy 2's np.unique: slow)
+        if new.size <= FEW:
+            for k in new.tolist():
+                self._classify_one(k)
+            self._classified[new] = True
+            return
         model, w = self.model, self._w
         y = self._y[new.tolist()]
         on_w = incidence(y, w)
@@ -75,6 +82,31 @@ class Readout:
         for k in np.flatnonzero(self.source[new] < 0).tolist():
             self._deps[int(new[k])] = on_w.indices[on_w.indptr[k] : on_w.indptr[k + 1]]
         self._classified[new] = True
+
+    def _classify_one(self, k: int) -> None:
+        """:meth:`_classify` of name ``k`` alone, in the symbols its expression holds
+        (``symvar``, a superset of what it depends on: a comparison's operand counts):
+        the cost of that expression, not of the model (the whole-vector calls cost a pass
+        over every symbol of ``w`` and ``p``: a tenth of a second per name read at 10,000
+        states)."""
+        if self._rows_of is None:
+            self._rows_of = {s.element_hash(): j for j, s in enumerate(cs.vertsplit(self._w))}
+            fixed = cs.vertsplit(cs.vertcat(self.model.p, self.model.t))
+            self._constant = frozenset(s.element_hash() for s in fixed)
+        y = self._y[k]
+        held = cs.symvar(y)
+        rows = sorted(
+            {self._rows_of[s.element_hash()] for s in held if s.element_hash() in self._rows_of}
+        )
+        if len(rows) == 1 and not any(s.element_hash() in self._constant for s in held):
+            wj = self._w[rows[0]]
+            slope = cs.jacobian(y, wj)
+            if slope.is_constant() and float(cs.evalf(slope)) != 0.0:  # (0: a comparison)
+                self.source[k] = rows[0]
+                self.sign[k] = float(cs.evalf(slope))
+                self.offset[k] = float(cs.evalf(cs.substitute(y, wj, cs.DM(0.0))))
+                return
+        self._deps[k] = np.asarray(rows, dtype=np.int64)
 
     def _function(self, which: tuple[int, ...], derivative: bool) -> tuple[cs.Function, np.ndarray]:
         """``(w_D, p, t) -> y_which`` and ``D``, the rows of ``w`` those outputs depend on;
@@ -144,6 +176,10 @@ class Readout:
                 stacked = np.concatenate([w[deps], dw[deps]])
                 out[~rows] = on_grid(fun, stacked, np.concatenate([p, dp]), t)
         return out
+
+
+#: Names classified one by one (:meth:`Readout._classify_one`) up to this many at a time.
+FEW = 64
 
 
 def depends(expr: cs.SX, syms: cs.SX) -> np.ndarray:

@@ -158,6 +158,7 @@ def test_changed_instances_are_flattened_one_by_one():
     assert loose == {"M": ["M4"], "S": ["S3"], "D": []}
     by_array, one_by_one = ac.compile(s), ac.compile(changed(False)[0])
     assert "S3.power" in by_array.names
+    assert ac.compile(pickle.loads(pickle.dumps(s))) == by_array  # the changes travel
     assert same_equations(by_array, one_by_one)
     start = by_array.flat.symbols["M4.s"].start
     assert by_array.flat.display(start) == "M4.v0"

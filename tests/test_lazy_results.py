@@ -11,6 +11,7 @@ import pytest
 
 import acausal as ac
 from components import electrical as el
+from examples.ladders import chain, rc_ladder
 from examples.references.sine_rc import ImplicitCubicResistor
 from solvers import simulate
 
@@ -144,3 +145,25 @@ def test_unknown_name_is_named_in_the_error(rl):
     _, res = rl
     with pytest.raises(Exception, match="L.ii"):
         res["L.ii"]
+
+
+@pytest.mark.parametrize("build", [rc_ladder, chain])
+def test_a_name_read_alone_is_classified_as_in_a_batch(build):
+    """A few names are classified one by one from the symbols each holds (the cost of
+    that expression, not of the model); a batch of more than ``FEW`` by whole-vector
+    calls. Both ways give every name of a stepped RC ladder (time in the source) and a
+    spring chain (offsets of parameters) the same row, sign, offset or dependencies."""
+    from solvers.readout import FEW, Readout
+
+    model = ac.compile(build(6, True))
+    every = np.arange(len(model.names))
+    assert every.size > FEW
+    batch, alone = Readout(model), Readout(model)
+    batch._classify(every)
+    for k in every:
+        alone._classify(np.array([k]))
+    assert np.array_equal(batch.source, alone.source)
+    assert np.array_equal(batch.sign, alone.sign) and np.array_equal(batch.offset, alone.offset)
+    assert batch._deps.keys() == alone._deps.keys()
+    assert all(set(batch._deps[k]) == set(alone._deps[k]) for k in batch._deps)
+    assert (batch.source >= 0).sum() > len(model.states)  # states and their aliases
