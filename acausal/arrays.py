@@ -217,7 +217,8 @@ def _same(a: tuple, b: tuple) -> bool:
 class ComponentArray(PicklesWithCasadi, Sequence):
     """The instances ``<prefix>1 .. <prefix>n`` of one component class (see the module
     docstring): a sequence of components, made into objects when asked for, whose
-    connectors are arrays (``caps.port``)."""
+    connectors are arrays (``caps.port``). Its own methods but :meth:`connector` are
+    underscored (the compiler's), so that none hides a connector's name."""
 
     def __init__(self, prefix: str, made: list[Component], layout: _Layout | None) -> None:
         self.prefix = prefix
