@@ -9,7 +9,10 @@ equation, or a connection set, whose equations are
 Flattening gathers the components' symbols by name (one symbol per quantity; an ``outer``
 parameter becomes its ``inner``, a second ``der()`` of a variable the first) and gives each
 its dotted name in the symbol table (``C1.v``, ``der(C1.v)``, ``R1.R``) and in ``keys``
-(the symbol's own name -> dotted name). The expressions keep the components' symbols, so
+(the symbol's own name -> dotted name). An array of components
+(:class:`~acausal.ComponentArray`) is taken as a block, its instances' symbols and
+equations from its matrices (:mod:`acausal.arrays`), its connectors numbered by
+:mod:`acausal.netlist`. The expressions keep the components' symbols, so
 no renaming pass costs a symbol per quantity; every text made for people (origins, dumps,
 :func:`displayed`) writes the dotted names. The flat model depends on nothing of the user's
 objects: a value with its own symbol table, printable and picklable, equal for equal
