@@ -5,6 +5,7 @@ the same name)."""
 import pint
 import pytest
 
+from acausal.units import LIBRARY_UNITS, derivative_unit, pint_derivative_unit
 from components import electrical as el
 from components import planar as pl
 from components import rotational as rot
@@ -44,6 +45,44 @@ def test_every_quantity_declares_a_unit_pint_parses(name, cls, options):
                 unparsed.append(f"{where} [{q.unit}]")
     assert not missing, f"{name}: quantities without a unit: {missing}"
     assert not unparsed, f"{name}: units pint does not parse: {unparsed}"
+    # and every one is among the units known without pint (acausal.units.LIBRARY_UNITS)
+    declared = {q.unit for part in comp.walk() for q in part.quantities.values() if q.unit}
+    assert declared <= LIBRARY_UNITS.keys(), f"{name}: add {declared - LIBRARY_UNITS.keys()}"
+
+
+def test_the_units_known_without_pint_are_pints():
+    """Each of ``LIBRARY_UNITS`` parses, and its first and second time derivatives are
+    pint's (the unit divided by s and s^2, as ``unit_text`` writes them)."""
+    for unit, derivatives in LIBRARY_UNITS.items():
+        UNITS.Quantity(1.0, unit)
+        assert derivatives == tuple(pint_derivative_unit(unit, k) for k in (1, 2)), unit
+    assert derivative_unit("V", 1) == "V/s" and derivative_unit("m", 3) == "m/s^3"
+
+
+def test_library_models_build_compile_and_simulate_without_pint():
+    """Building, compiling and simulating library models in a fresh process never imports
+    pint (its import and registry cost some 0.3-0.4 s); converting a value with a unit
+    does."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import sys\n"
+        "import acausal as ac\n"
+        "from examples.ladders import chain, rc_ladder\n"
+        "from examples.references.thermal_plate import plate\n"
+        "from solvers import simulate\n"
+        "for system in (rc_ladder(4), chain(4), plate(3)):\n"
+        "    simulate(ac.compile(system), t_end=0.1, dt=0.05)\n"
+        "assert 'pint' not in sys.modules, 'pint imported'\n"
+        "from components import electrical as el\n"
+        "assert el.Resistor('R', R='2 kOhm').quantities['R'].value == 2000.0\n"
+        "assert 'pint' in sys.modules\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 # Modelica's units (Modelica.SIunits types of the MSL parameters of the same name; where
