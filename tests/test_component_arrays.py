@@ -84,6 +84,20 @@ def test_classes_that_cannot_be_copied_are_built_by_their_constructor():
     assert [m.name for m in stops] == ["M1", "M2", "M3"]
     assert [len(m.events) for m in stops] == [1, 1, 1]
     assert stops[2].quantities["m"].value == 2.0
+    # behind the same interface: connected element by element, the model built one by one
+    s1, s2 = ac.System("stops"), ac.System("stops")
+    wall1, wall2 = tr.Fixed("wall"), tr.Fixed("wall")
+    springs = tr.Spring.array("S", 3, c=5.0)
+    s1.connect(wall1.flange, springs.flange_a)
+    s1.connect(springs.flange_b, stops.flange_a)
+    for k in range(3):
+        spring = tr.Spring(f"S{k + 1}", c=5.0)
+        mass = tr.MassWithStop(f"M{k + 1}", m=2.0, smin=-1.0, smax=1.0)
+        s2.connect(wall2.flange, spring.flange_a)
+        s2.connect(spring.flange_b, mass.flange_a)
+    with pytest.warns(UserWarning, match="unconnected"):
+        a, b = ac.compile(s1), ac.compile(s2)
+    assert same_equations(a, b) and a.modes == b.modes
 
 
 @pytest.mark.filterwarnings("ignore:oscillators. unconnected connectors")
