@@ -69,14 +69,18 @@ class Readout:
         single = (np.diff(on_w.indptr) == 1) & ~depends(y, cs.vertcat(model.p, model.t))
         rows = np.flatnonzero(single)
         if rows.size:  # keep those whose derivative in their one unknown is a constant
-            src = on_w.indices[on_w.indptr[rows]]
+            src = on_w.indices[on_w.indptr[rows]]  # other than 0 (a comparison: no row)
             y_rows = y[rows.tolist()]
-            jac = cs.jacobian(y_rows, w)  # one nonzero per row
-            slope = jac.nz[np.argsort(jac.sparsity().get_triplet()[0]).tolist()]
-            keep = np.flatnonzero(~depends(slope, cs.vertcat(w, model.p, model.t)))
+            jac = cs.jacobian(y_rows, w)  # at most one entry per row
+            held = np.asarray(jac.sparsity().get_triplet()[0], dtype=np.int64)
+            order = np.argsort(held, kind="stable")
+            slope = jac.nz[order.tolist()] if order.size else cs.SX(0, 1)
+            constant = np.flatnonzero(~depends(slope, cs.vertcat(w, model.p, model.t)))
+            value = np.asarray(cs.evalf(slope[constant.tolist()])).ravel()
+            keep = held[order][constant[value != 0.0]]  # places in rows
             at = new[rows[keep]]
             self.source[at] = src[keep]
-            self.sign[at] = np.asarray(cs.evalf(slope[keep.tolist()])).ravel()
+            self.sign[at] = value[value != 0.0]
             at_zero = cs.substitute(y_rows[keep.tolist()], w, cs.DM.zeros(w.numel()))
             self.offset[at] = np.asarray(cs.evalf(at_zero)).ravel()
         for k in np.flatnonzero(self.source[new] < 0).tolist():

@@ -167,3 +167,31 @@ def test_a_name_read_alone_is_classified_as_in_a_batch(build):
     assert batch._deps.keys() == alone._deps.keys()
     assert all(set(batch._deps[k]) == set(alone._deps[k]) for k in batch._deps)
     assert (batch.source >= 0).sum() > len(model.states)  # states and their aliases
+
+
+class _Flag(ac.Component):
+    """``f = 1`` while its pin's voltage is above 0.5 V, else 0: a variable that depends
+    on one state only through a comparison (a zero derivative, not a row of it)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.p = self.connector("p", ac.Pin)
+        f = self.variable("f")
+        self.equations(self.p.i == 0, f == cs.if_else(self.p.v > 0.5, 1.0, 0.0))
+
+
+def test_a_variable_switched_by_a_state_reads_right_alone_and_in_a_batch():
+    """The flag on the last capacitor of a charging RC ladder equals ``C10.v > 0.5`` at
+    every output (the closed form of its equation from the state read), read alone and
+    with every name at once (once read as ``0 * C10.v + 0``: all zeros)."""
+    s = rc_ladder(10)
+    flag = _Flag("F")
+    capacitors = next(a for a in s._order if isinstance(a, ac.ComponentArray) and a.prefix == "C")
+    s.connect(flag.p, capacitors.p[9])
+    model = ac.compile(s)
+    runs = [simulate(model, t_end=3.0, dt=0.5) for _ in range(2)]
+    assert runs[0].functions.readout is not runs[1].functions.readout  # each its own kinds
+    expected = (runs[0]["C10.v"] > 0.5).astype(float)
+    assert 0.0 < expected.mean() < 1.0  # it switches
+    np.testing.assert_array_equal(runs[0]["F.f"], expected)  # alone
+    np.testing.assert_array_equal(runs[1].to_dataframe()["F.f"].to_numpy(), expected)  # batch
