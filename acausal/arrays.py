@@ -363,17 +363,15 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             keep[k] = c._parent is None and _same(_parts(c), self._handed[k])
         return np.flatnonzero(keep)
 
-    def _loose(self) -> list[Component]:
+    def _split(self) -> tuple[list[Component], Block | None]:
         """The instances flattened as components of their own (not :meth:`_natives`), in
-        order."""
-        native = set(self._natives().tolist())
-        return [self[k] for k in range(self._n) if k not in native]
-
-    def _block(self) -> Block | None:
-        """The :meth:`_natives` as a :class:`Block`; None if there are none."""
+        order, and the others as a :class:`Block` (None if there are none)."""
         natives = self._natives()
+        keep = np.zeros(self._n, dtype=bool)
+        keep[natives] = True
+        loose = [self[k] for k in np.flatnonzero(~keep).tolist()]
         if not natives.size:
-            return None
+            return loose, None
         lay = self._layout
         cols = slice(None) if natives.size == self._n else natives.tolist()
         count = len(lay.quantities)
@@ -383,7 +381,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
         prefixes = [f"{self.prefix}{k + 1}" for k in natives.tolist()]
         names = [f"{p}.{q}" for p in prefixes for q in lay.quantities]
         symbols = cs.vec(lay.symbols[:count, cols])
-        return Block(
+        block = Block(
             self,
             natives,
             prefixes,
@@ -395,6 +393,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             cs.vec(lay.values[lay.rows("exprs"), cols]),
             cs.vec(lay.values[lay.rows("starts"), cols]),
         )
+        return loose, block
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -470,6 +469,21 @@ def check_array_connection(items: tuple) -> int:
             if same is not None:
                 raise ConnectError(f"connect(): {same} is connected to itself")
     return lengths.pop()
+
+
+def length(call: tuple) -> int:
+    """The length of the connector arrays of a checked array ``connect`` call."""
+    return len(next(c for c in call if isinstance(c, ConnectorArray)))
+
+
+def per_element(call: tuple) -> list[tuple[Connector, ...]]:
+    """A checked array ``connect`` call as one call of connectors per element (the
+    instances made into objects): the ``k``-th elements of its arrays with its plain
+    connectors."""
+    return [
+        tuple(c[k] if isinstance(c, ConnectorArray) else c for c in call)
+        for k in range(length(call))
+    ]
 
 
 def _overlap(a: Any, b: Any) -> str | None:

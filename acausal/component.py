@@ -19,7 +19,7 @@ from typing import Any
 import casadi as cs
 
 from . import listing
-from .arrays import ComponentArray, ConnectorArray, check_array_connection
+from .arrays import ComponentArray, ConnectorArray, check_array_connection, per_element
 from .connectors import Connector, ConnectorType, check_same_type
 from .errors import (
     ConnectError,
@@ -460,10 +460,8 @@ class Component:
         if not any(isinstance(c, ConnectorArray) for c in connectors):
             self._connections.append(check_connection(connectors))
             return
-        length = check_array_connection(connectors)
-        for k in range(length):
-            each = tuple(c[k] if isinstance(c, ConnectorArray) else c for c in connectors)
-            self._connections.append(check_connection(each))
+        check_array_connection(connectors)
+        self._connections += [check_connection(each) for each in per_element(connectors)]
 
     def expose(self, name: str, inner: Connector) -> Connector:
         """Make a subcomponent's connector reachable as this component's connector ``name``."""
@@ -490,6 +488,13 @@ class Component:
     @property
     def connectors(self) -> dict[str, Connector]:
         return dict(self._connectors)
+
+
+def root(c: Component) -> Component:
+    """The outermost component holding ``c`` (``c`` itself at the top level)."""
+    while c._parent is not None:
+        c = c._parent
+    return c
 
 
 def _is_inside(c: Component, ancestor: Component) -> bool:

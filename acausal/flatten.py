@@ -162,8 +162,8 @@ def flatten(system: System) -> FlatDAE:
         if isinstance(entry, Component):
             comps += entry.walk()
         else:
-            comps += entry._loose()
-            found = entry._block()
+            loose, found = entry._split()
+            comps += loose
             blocks += [found] if found is not None else []
     if not comps and not blocks:
         raise StructureError(f"system {system.name} is empty: add components and connect them")

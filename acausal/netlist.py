@@ -17,8 +17,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import Block, ConnectorArray, check_array_connection, element_of
-from .component import Component
+from .arrays import Block, ConnectorArray, element_of, length
+from .component import Component, root
 from .connectors import Connector, ConnectorType
 from .errors import ConnectError
 from .symbols import Quantity
@@ -55,9 +55,8 @@ class Netlist:
             ks = np.array([self.node(c) for c in call], dtype=np.int64)
             heads.append(ks[:-1])
             tails.append(ks[1:])
-        for call in system._array_connections:
-            length = check_array_connection(call)
-            ids = [self._nodes(item, length) for item in call]
+        for call in system._array_connections:  # (checked when connected)
+            ids = [self._nodes(item, length(call)) for item in call]
             heads += ids[:-1]
             tails += ids[1:]
         self.sets = connected_sets(self.size, np.concatenate(heads), np.concatenate(tails))
@@ -73,11 +72,8 @@ class Netlist:
             _, locals_, position = self.blocks[place]
             if position[at[1]] >= 0 and c.local in locals_:
                 return self.bases[place] + position[at[1]] * len(locals_) + locals_.index(c.local)
-        owner = c.owner
-        while owner._parent is not None:
-            owner = owner._parent
         raise ConnectError(
-            f"{c.name} is connected but its component {owner.name} is not part of system "
+            f"{c.name} is connected but its component {root(c.owner).name} is not part of system "
             f"{self.system.name}"
         )
 

@@ -13,8 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .arrays import ComponentArray, ConnectorArray, check_array_connection
-from .component import Component, check_connection, check_name
+from .arrays import ComponentArray, ConnectorArray, check_array_connection, per_element
+from .component import Component, check_connection, check_name, root
 from .connectors import Connector
 from .errors import ConnectError, NameClashError
 from .pickling import PicklesWithCasadi
@@ -45,26 +45,26 @@ class System(PicklesWithCasadi):
                 continue
             if not isinstance(c, Component):
                 raise NameClashError(f"System.add(): {c!r} is not a component")
-            root = _root(c)
-            link = root.__dict__.get("_element")
+            top = root(c)
+            link = top.__dict__.get("_element")
             if link is not None and link.array is not None:
                 self._add_array(link.array)
                 continue
-            other = self._components.get(root.name)
-            if other is root:
+            other = self._components.get(top.name)
+            if other is top:
                 continue
-            _check_owner(root._system, self, f"component {root.name}")
+            _check_owner(top._system, self, f"component {top.name}")
             if other is not None:
                 raise NameClashError(
-                    f"two components are named {root.name!r} ({type(other).__name__} and "
-                    f"{type(root).__name__}); give each a unique name"
+                    f"two components are named {top.name!r} ({type(other).__name__} and "
+                    f"{type(top).__name__}); give each a unique name"
                 )
             for a in self._arrays.values():
-                if _numbered(root.name, a):
-                    raise NameClashError(f"{root.name} is both a component and one of {a!r}")
-            self._components[root.name] = root
-            self._order.append(root)
-            object.__setattr__(root, "_system", self)
+                if _numbered(top.name, a):
+                    raise NameClashError(f"{top.name} is both a component and one of {a!r}")
+            self._components[top.name] = top
+            self._order.append(top)
+            object.__setattr__(top, "_system", self)
 
     def _add_array(self, a: ComponentArray) -> None:
         if self._arrays.get(a.prefix) is a:
@@ -107,12 +107,8 @@ class System(PicklesWithCasadi):
         """All ``connect`` calls, those inside hierarchical components included, those of
         connector arrays as one call per element."""
         inner = [conn for c in self.all_components() for conn in c._connections]
-        per_element = [
-            tuple(c[k] if isinstance(c, ConnectorArray) else c for c in call)
-            for call in self._array_connections
-            for k in range(check_array_connection(call))
-        ]
-        return self._connections + per_element + inner
+        each = [conn for call in self._array_connections for conn in per_element(call)]
+        return self._connections + each + inner
 
     def graph(self) -> nx.Graph:
         """Graph of all connectors; an edge for each pair joined by a ``connect`` call."""
@@ -152,7 +148,7 @@ class System(PicklesWithCasadi):
             for c in conn:
                 if id(c) not in known:
                     raise ConnectError(
-                        f"{c.name} is connected but its component {_root(c.owner).name} is "
+                        f"{c.name} is connected but its component {root(c.owner).name} is "
                         f"not part of system {self.name}"
                     )
         return nodes
@@ -186,9 +182,3 @@ def _numbered(name: str, a: ComponentArray) -> bool:
     """Whether ``name`` is one of the instances' names ``<prefix>1 .. <prefix>n``."""
     rest = name[len(a.prefix) :]
     return name.startswith(a.prefix) and rest.isdigit() and rest[0] != "0" and int(rest) <= len(a)
-
-
-def _root(c: Component) -> Component:
-    while c._parent is not None:
-        c = c._parent
-    return c
