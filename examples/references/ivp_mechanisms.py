@@ -106,14 +106,10 @@ class Andrews(ac.Component):
     def __init__(self, name, fixed="all", state_priority=None, q0=ANDREWS_Q0):
         super().__init__(name)
         p = ANDREWS_PARAMETERS
-        prio = state_priority or {}
-        fix_q, fix_v = _which_fixed(fixed, ANDREWS_ANGLES)
-        q = [
-            self.variable(a, start=s, fixed=a in fix_q, state_priority=prio.get(a, 0))
-            for a, s in zip(ANDREWS_ANGLES, q0)
-        ]
-        v = [self.variable(f"w_{a}", start=0.0, fixed=a in fix_v) for a in ANDREWS_ANGLES]
-        lam = [self.variable(f"lam{k + 1}", start=s) for k, s in enumerate(ANDREWS_LAMBDA0)]
+        speeds = [0.0] * len(ANDREWS_ANGLES)
+        q, v, lam = _coordinates(
+            self, ANDREWS_ANGLES, q0, speeds, ANDREWS_LAMBDA0, fixed, state_priority, "w_"
+        )
         self.q, self.v, self.lam = q, v, lam
         be, th, ga, ph, de, om, ep = q
         bep, thp, _, php, dep, omp, epp = v
@@ -193,6 +189,22 @@ class Andrews(ac.Component):
         )
 
 
+def _coordinates(comp, names, q0, v0, lam0, fixed, state_priority, speed="v_"):
+    """Declare a mechanism's coordinates ``names`` (starts ``q0``), their speeds
+    ``<speed><name>`` (starts ``v0``) and its multipliers ``lam1, lam2, ...`` (starts
+    ``lam0``) on ``comp``, in that order; ``fixed`` as for :class:`Andrews`,
+    ``state_priority``: {coordinate: priority}. Returns the three lists of symbols."""
+    prio = state_priority or {}
+    fix_q, fix_v = _which_fixed(fixed, names)
+    q = [
+        comp.variable(c, start=s, fixed=c in fix_q, state_priority=prio.get(c, 0))
+        for c, s in zip(names, q0)
+    ]
+    v = [comp.variable(f"{speed}{c}", start=s, fixed=c in fix_v) for c, s in zip(names, v0)]
+    lam = [comp.variable(f"lam{k + 1}", start=s) for k, s in enumerate(lam0)]
+    return q, v, lam
+
+
 def _which_fixed(fixed, names):
     """(coordinates whose position start is fixed, those whose speed start is fixed)."""
     if fixed == "all":
@@ -238,19 +250,10 @@ class CarAxis(ac.Component):
         super().__init__(name)
         values = CAR_PARAMETERS | parameters
         p = {k: self.parameter(k, v) for k, v in values.items()}
-        prio = state_priority or {}
-        fix_q, fix_v = _which_fixed(fixed, CAR_COORDINATES)
         L, L0 = p["L"], p["L0"]
         q0 = (cs.SX(0.0), L0, L, L0)  # expressions of the parameters: consistent for any L, L0
         v0 = (-L0 / L, cs.SX(0.0), -L0 / L, cs.SX(0.0))
-        q = [
-            self.variable(c, start=s, fixed=c in fix_q, state_priority=prio.get(c, 0))
-            for c, s in zip(CAR_COORDINATES, q0)
-        ]
-        v = [
-            self.variable(f"v_{c}", start=s, fixed=c in fix_v) for c, s in zip(CAR_COORDINATES, v0)
-        ]
-        lam = [self.variable(f"lam{k}", start=0.0) for k in (1, 2)]
+        q, v, lam = _coordinates(self, CAR_COORDINATES, q0, v0, (0.0, 0.0), fixed, state_priority)
         self.q, self.v, self.lam = q, v, lam
         xl, yl, xr, yr = q
         lam1, lam2 = lam
@@ -342,17 +345,9 @@ class SliderCrank(ac.Component):
     def __init__(self, name, fixed="all", state_priority=None):
         super().__init__(name)
         p = CRANK_PARAMETERS
-        prio = state_priority or {}
-        fix_q, fix_v = _which_fixed(fixed, CRANK_COORDINATES)
-        x = [
-            self.variable(c, start=s, fixed=c in fix_q, state_priority=prio.get(c, 0))
-            for c, s in zip(CRANK_COORDINATES, CRANK_Q0)
-        ]
-        v = [
-            self.variable(f"v_{c}", start=s, fixed=c in fix_v)
-            for c, s in zip(CRANK_COORDINATES, CRANK_V0)
-        ]
-        lam = [self.variable(f"lam{k + 1}", start=s) for k, s in enumerate(CRANK_LAMBDA0)]
+        x, v, lam = _coordinates(
+            self, CRANK_COORDINATES, CRANK_Q0, CRANK_V0, CRANK_LAMBDA0, fixed, state_priority
+        )
         self.q, self.v, self.lam = x, v, lam
         phi1, phi2, _, *q = x
         v1, v2, _, *qd = v
