@@ -50,6 +50,7 @@ class Readout:
         self._functions: dict[tuple[int, ...], tuple[cs.Function, np.ndarray]] = {}
         self._rows_of: dict[int, int] | None = None  # a symbol of w (by hash) -> its row
         self._constant: frozenset[int] = frozenset()  # the symbols of p and t (by hash)
+        self._lookups = 0  # names looked up by a sparsity pass (:meth:`_places`)
 
     def _classify(self, which: np.ndarray) -> None:
         """Find which of the names at positions ``which`` not looked at before are rows of
@@ -93,16 +94,10 @@ class Readout:
         the cost of that expression, not of the model (the whole-vector calls cost a pass
         over every symbol of ``w`` and ``p``: a tenth of a second per name read at 10,000
         states)."""
-        if self._rows_of is None:
-            self._rows_of = {s.element_hash(): j for j, s in enumerate(cs.vertsplit(self._w))}
-            fixed = cs.vertsplit(cs.vertcat(self.model.p, self.model.t))
-            self._constant = frozenset(s.element_hash() for s in fixed)
         y = self._y[k]
         held = cs.symvar(y)
-        rows = sorted(
-            {self._rows_of[s.element_hash()] for s in held if s.element_hash() in self._rows_of}
-        )
-        if len(rows) == 1 and not any(s.element_hash() in self._constant for s in held):
+        rows, fixed = self._places(held)
+        if len(rows) == 1 and not fixed:
             wj = self._w[rows[0]]
             slope = cs.jacobian(y, wj)
             if slope.is_constant() and float(cs.evalf(slope)) != 0.0:  # (0: a comparison)
@@ -111,6 +106,28 @@ class Readout:
                 self.offset[k] = float(cs.evalf(cs.substitute(y, wj, cs.DM(0.0))))
                 return
         self._deps[k] = np.asarray(rows, dtype=np.int64)
+
+    def _places(self, held: list[cs.SX]) -> tuple[list[int], bool]:
+        """The rows of ``w`` that the symbols ``held`` are (sorted), and whether any of them
+        is a parameter or time. The first :data:`LOOKUPS` names read alone are looked up by
+        a sparsity pass over ``w`` (a few milliseconds at 100,000 rows); after those, every
+        symbol of ``w`` is put in a table by hash once (a second at 100,000) and each name
+        costs its own symbols only."""
+        if self._rows_of is None and self._lookups < LOOKUPS:
+            self._lookups += 1
+            if not held:
+                return [], False
+            them = cs.vertcat(*held)
+            rows = cs.jacobian_sparsity(self._w, them).get_triplet()[0]
+            fixed = cs.jacobian_sparsity(cs.vertcat(self.model.p, self.model.t), them).nnz()
+            return sorted(set(rows)), fixed > 0
+        if self._rows_of is None:
+            self._rows_of = {s.element_hash(): j for j, s in enumerate(cs.vertsplit(self._w))}
+            fixed = cs.vertsplit(cs.vertcat(self.model.p, self.model.t))
+            self._constant = frozenset(s.element_hash() for s in fixed)
+        hashes = [s.element_hash() for s in held]
+        rows = sorted({self._rows_of[h] for h in hashes if h in self._rows_of})
+        return rows, any(h in self._constant for h in hashes)
 
     def _function(self, which: tuple[int, ...], derivative: bool) -> tuple[cs.Function, np.ndarray]:
         """``(w_D, p, t) -> y_which`` and ``D``, the rows of ``w`` those outputs depend on;
@@ -184,6 +201,8 @@ class Readout:
 
 #: Names classified one by one (:meth:`Readout._classify_one`) up to this many at a time.
 FEW = 64
+#: Names read alone before the symbols of ``w`` are tabled (:meth:`Readout._places`).
+LOOKUPS = 16
 
 
 def depends(expr: cs.SX, syms: cs.SX) -> np.ndarray:

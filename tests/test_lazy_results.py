@@ -148,24 +148,35 @@ def test_unknown_name_is_named_in_the_error(rl):
 
 
 @pytest.mark.parametrize("build", [rc_ladder, chain])
-def test_a_name_read_alone_is_classified_as_in_a_batch(build):
+def test_a_name_read_alone_is_classified_as_in_a_batch(build, monkeypatch):
     """A few names are classified one by one from the symbols each holds (the cost of
-    that expression, not of the model); a batch of more than ``FEW`` by whole-vector
-    calls. Both ways give every name of a stepped RC ladder (time in the source) and a
-    spring chain (offsets of parameters) the same row, sign, offset or dependencies."""
-    from solvers.readout import FEW, Readout
+    that expression, not of the model), the symbols found in ``w`` by a sparsity pass for
+    the first ``LOOKUPS`` names and by a table of ``w``'s symbols after them; a batch of
+    more than ``FEW`` by whole-vector calls. The three ways give every name of a stepped
+    RC ladder (time in the source) and a spring chain (offsets of parameters) the same
+    row, sign, offset or dependencies."""
+    import solvers.readout
+    from solvers.readout import FEW, LOOKUPS, Readout
 
     model = ac.compile(build(6, True))
     every = np.arange(len(model.names))
-    assert every.size > FEW
+    assert every.size > max(FEW, LOOKUPS)
     batch, alone = Readout(model), Readout(model)
     batch._classify(every)
     for k in every:
         alone._classify(np.array([k]))
-    assert np.array_equal(batch.source, alone.source)
-    assert np.array_equal(batch.sign, alone.sign) and np.array_equal(batch.offset, alone.offset)
-    assert batch._deps.keys() == alone._deps.keys()
-    assert all(set(batch._deps[k]) == set(alone._deps[k]) for k in batch._deps)
+    assert alone._lookups == LOOKUPS and alone._rows_of is not None  # both ways used
+    monkeypatch.setattr(solvers.readout, "LOOKUPS", every.size)
+    passes = Readout(model)  # every name by a sparsity pass
+    for k in every:
+        passes._classify(np.array([k]))
+    assert passes._rows_of is None
+    for other in (alone, passes):
+        assert np.array_equal(batch.source, other.source)
+        assert np.array_equal(batch.sign, other.sign)
+        assert np.array_equal(batch.offset, other.offset)
+        assert batch._deps.keys() == other._deps.keys()
+        assert all(set(batch._deps[k]) == set(other._deps[k]) for k in batch._deps)
     assert (batch.source >= 0).sum() > len(model.states)  # states and their aliases
 
 
