@@ -44,7 +44,7 @@ from .connectors import Connector, ConnectorType, check_same_type
 from .errors import ConnectError, OptionError
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
-from .symbols import Quantity, new_token
+from .symbols import Quantity, new_tokens, symbols_named
 
 if TYPE_CHECKING:
     from .component import Component
@@ -132,14 +132,14 @@ class _Layout(NamedTuple):
         others = cs.vertcat(cs.SX(0, 1), *[s for s in found if not mark.search(s.name())])
         parts = tuple(tuple(mark.split(s.name(), 1)) for s in derivs)
         own = cs.vertcat(cs.SX(0, 1), *[q.sym for q in quantities], *derivs)
-        tokens = [template.token] + [new_token() for _ in range(n - 1)]
-        syms = []  # each further instance's quantities, then its derivatives
-        for token in tokens[1:]:
-            syms += [cs.SX.sym(f"@{q.key[1]}{token}:{q.local}") for q in quantities]
-            syms += [cs.SX.sym(f"{a}{kind}{token}:{b}") for a, kind, b in parts]
+        tokens = [template.token] + new_tokens(n - 1)
+        # each further instance's quantities, then its derivatives, named around its token
+        around = [(f"@{q.key[1]}", f":{q.local}") for q in quantities]
+        around += [(a + kind, f":{b}") for a, kind, b in parts]
+        names = [f"{a}{token}{b}" for token in tokens[1:] for a, b in around]
         symbols, values = own, stacked
         if n > 1:
-            inputs = cs.reshape(cs.vertcat(*syms), own.numel(), n - 1)
+            inputs = cs.reshape(symbols_named(names), own.numel(), n - 1)
             fun = cs.Function("template", [own, others], [stacked])
             mapped = fun.map(n - 1)(inputs, cs.repmat(others, 1, n - 1))
             symbols, values = cs.horzcat(own, inputs), cs.horzcat(stacked, mapped)

@@ -21,6 +21,7 @@ from numbers import Real
 from typing import TYPE_CHECKING
 
 import casadi as cs
+import numpy as np
 
 from .errors import EquationError, ParameterError
 
@@ -37,6 +38,65 @@ _CONSTANT_LETTERS = ("p", "m")
 def new_token() -> str:
     """A random token for a component's symbols: unique across processes and copies."""
     return secrets.token_hex(5)
+
+
+def new_tokens(n: int) -> list[str]:
+    """``n`` tokens as :func:`new_token` makes them, from one draw of random bytes."""
+    text = secrets.token_hex(5 * n)
+    return [text[k : k + 10] for k in range(0, 10 * n, 10)]
+
+
+#: CasADi's serialization of a dense column of ``n`` distinct symbols (version 3 of its
+#: format): a header, the column's sparsity as ``n + 4`` integers (``n``, 1, the column
+#: pointers 0 and ``n``, the row of each entry), ``n`` again, then each entry's node as
+#: its operation (a parameter: a symbol) and its name.
+_HEADER = b"y\xdf\r\x86Hp\x00\x00\x03" + bytes(8) + b"d"
+_NODE = b"d" + (int(cs.OP_PARAMETER).to_bytes(8, "little"))
+
+
+def _serialized(names: Sequence[str]) -> str:
+    """The serialization of a column of fresh symbols named ``names``, written in bulk
+    (numpy), as CasADi's text stream writes bytes: each as two letters ``a + low nibble``,
+    ``a + high nibble``."""
+    n = len(names)
+    encoded = list(map(str.encode, names))
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+    head = np.concatenate([[n + 4, n, 1, 0, n], np.arange(n), [n]]).astype("<i8").tobytes()
+    head = np.frombuffer(_HEADER + head, dtype=np.uint8)
+    node = np.frombuffer(_NODE, dtype=np.uint8)
+    record = np.concatenate(  # each node's first bytes: _NODE, the name's length (int32)
+        [np.tile(node, (n, 1)), lengths.astype("<i4").view(np.uint8).reshape(n, 4)], axis=1
+    )
+    ends = head.size + np.cumsum(lengths + record.shape[1])  # where each node ends
+    out = np.empty(ends[-1], dtype=np.uint8)
+    out[: head.size] = head
+    out[(ends - lengths - record.shape[1])[:, None] + np.arange(record.shape[1])] = record
+    before = np.repeat(head.size + record.shape[1] * np.arange(1, n + 1), lengths)
+    out[before + np.arange(before.size)] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    letters = np.empty(2 * out.size, dtype=np.uint8)
+    letters[0::2], letters[1::2] = 97 + (out & 15), 97 + (out >> 4)
+    return letters.tobytes().decode("ascii")
+
+
+def _writes_as_casadi() -> bool:
+    """Whether :func:`_serialized` writes what CasADi's own serializer writes."""
+    names = ["a", "der(@v0123456789:p.v)"]
+    return _serialized(names) == cs.vertcat(*[cs.SX.sym(s) for s in names]).serialize()
+
+
+#: (checked once, at import: a constant of the installed CasADi)
+_BULK = _writes_as_casadi()
+
+
+def symbols_named(names: Sequence[str]) -> cs.SX:
+    """A column of new symbols named ``names`` (each its own node, as ``cs.SX.sym(name)``
+    makes one), all made by one deserialization instead of one binding call per symbol
+    (3-4 us each); each by ``cs.SX.sym`` if this CasADi writes another format."""
+    if not names:
+        return cs.SX(0, 1)
+    if not _BULK:
+        return cs.vertcat(*[cs.SX.sym(s) for s in names])
+    return cs.SX.deserialize(_serialized(names))
 
 
 def derivative_name(name: str, order: int = 1) -> str:
