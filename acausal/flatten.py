@@ -21,7 +21,7 @@ systems.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from itertools import chain, repeat
 from typing import NamedTuple
@@ -399,40 +399,63 @@ def _connection_equations(
 ) -> tuple[tuple[str, ...], list[FlatEquation], cs.SX, Entries]:
     """Unconnected connectors, the equations of every connection set (``net``'s), their
     residuals stacked and the variables each holds, built in bulk (a few CasADi calls in
-    all, not one per equation): flows ``S f`` with ``S`` the 0/1 matrix of which flows each
-    sum adds, potentials ``first - other``; ``names_of`` gives each quantity's dotted
-    name."""
+    all, not one per equation; the sets' members by index arithmetic): flows ``S f`` with
+    ``S`` the 0/1 matrix of which flows each sum adds (a row per set and flow variable),
+    potentials ``first - other`` (per set, potential variable and further member);
+    ``names_of`` gives each quantity's dotted name."""
+    nodes = net.nodes(names_of)
+    order, ends = net.order, net.ends
+    sizes = np.diff(ends, prepend=0)
+    starts = ends - sizes
+    ordered = list(map(nodes.names.__getitem__, order.tolist()))
+    connectors = [tuple(ordered[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+    unconnected = tuple(ordered[a] for a in starts[sizes == 1].tolist())
+    kinds = nodes.types[order[starts]]  # each set's connector type
+    labels = [v for t in nodes.ctypes for v in t.potentials + t.flows]
+    first_label = np.cumsum([0] + [len(t.potentials + t.flows) for t in nodes.ctypes])[kinds]
+    potentials = np.array([len(t.potentials) for t in nodes.ctypes], dtype=np.int64)[kinds]
+    flow_count = np.array([len(t.flows) for t in nodes.ctypes], dtype=np.int64)[kinds]
 
-    unconnected: list[str] = []
-    firsts, others, pot_src = [], [], []
-    flows, rows, flow_src = [], [], []
-    for cset in net.sets:
-        members = [net.describe(k, names_of) for k in cset]
-        names = tuple(name for name, _, _ in members)
-        if len(members) == 1:
-            unconnected.append(names[0])
-        ctype = members[0][1]
-        for var in ctype.potentials:
-            for k in range(1, len(members)):
-                firsts.append(members[0][2][var])
-                others.append(members[k][2][var])
-                pot_src.append(ConnectionEquation(names, var, "potential", k))
-        for var in ctype.flows:
-            rows += [len(flow_src)] * len(members)
-            flows += [m[2][var] for m in members]
-            flow_src.append(ConnectionEquation(names, var, "flow"))
+    def dotted(node: np.ndarray, slot: np.ndarray) -> list[str]:
+        return list(map(nodes.dotted.__getitem__, nodes.slots[node, slot].tolist()))
+
+    def sources(sets: np.ndarray, slot: np.ndarray, kind: str, index: Iterable) -> list:
+        names = map(labels.__getitem__, (first_label[sets] + slot).tolist())
+        fields = zip(map(connectors.__getitem__, sets.tolist()), names, repeat(kind), index)
+        return list(map(_maker(ConnectionEquation), fields))
+
+    flow_set, flow_slot = _runs(flow_count)  # a flow sum per set and flow variable
+    flow_slot += potentials[flow_set]
+    row, place = _runs(sizes[flow_set])  # its terms: that flow of each member
+    flows = dotted(order[starts[flow_set][row] + place], flow_slot[row])
+    pair_set, at = _runs(potentials * (sizes - 1))  # first == k-th member, k = 1, 2, ..
+    further = (sizes - 1)[pair_set]
+    slot, k = at // np.maximum(further, 1), at % np.maximum(further, 1) + 1
+    firsts = dotted(order[starts[pair_set]], slot)
+    others = dotted(order[starts[pair_set] + k], slot)
+    flow_src = sources(flow_set, flow_slot, "flow", repeat(1))
+    pot_src = sources(pair_set, slot, "potential", k.tolist())
 
     sums, diffs = cs.SX(0, 1), cs.SX(0, 1)
     if flow_src:
-        S = cs.DM(cs.Sparsity.triplet(len(flow_src), len(flows), rows, list(range(len(flows)))), 1)
+        S = cs.DM(
+            cs.Sparsity.triplet(len(flow_src), len(flows), row.tolist(), list(range(len(flows)))), 1
+        )
         sums = cs.mtimes(S, symbols.take(flows))
     if firsts:
         diffs = symbols.take(firsts) - symbols.take(others)
     stacked = cs.vertcat(sums, diffs)
     residuals = cs.vertsplit(stacked) if stacked.numel() else []
-    equations = [FlatEquation(r, src) for r, src in zip(residuals, flow_src + pot_src)]
+    equations = list(map(_maker(FlatEquation), zip(residuals, flow_src + pot_src)))
     # the rows' variables: each flow sum's members, then each potential pair
-    counts = np.concatenate([np.bincount(rows, minlength=len(flow_src)), np.full(len(firsts), 2)])
+    counts = np.concatenate([sizes[flow_set], np.full(len(firsts), 2)])
     pairs = [n for pair in zip(firsts, others) for n in pair]
     entries = Entries(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), (*flows, *pairs))
-    return tuple(unconnected), equations, stacked, entries
+    return unconnected, equations, stacked, entries
+
+
+def _runs(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ``counts[i]`` items of each ``i``, item after item: its ``i`` and its place
+    ``0 .. counts[i] - 1`` among them."""
+    owner = np.repeat(np.arange(len(counts)), counts)
+    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)

@@ -7,13 +7,14 @@ order (node ``base + p * c + j`` is connector ``j`` of the block's ``p``-th inst
 connectors each). A ``connect`` call of connector objects joins their nodes in a chain;
 one of connector arrays joins the ``k``-th elements of its arguments, all at once as
 integer arrays; the connection sets are the connected parts (scipy), with no object per
-array instance.
+array instance. :meth:`Netlist.nodes` describes every node in bulk (its connector's name,
+type and variables' dotted names), an array's nodes by index arithmetic.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,12 +23,25 @@ from .component import Component, root
 from .connectors import Connector, ConnectorType
 from .errors import ConnectError
 from .symbols import Quantity
-from .system import System, connected_sets
+from .system import System, connected_order
+
+
+class Nodes(NamedTuple):
+    """Every node's connector: its name, its type (``types``: a place in ``ctypes``), and
+    its variables' dotted names in its type's order (potentials, then flows): node ``k``'s
+    ``j``-th is ``dotted[slots[k, j]]``."""
+
+    names: list[str]
+    ctypes: list[ConnectorType]
+    types: np.ndarray
+    dotted: list[str]
+    slots: np.ndarray
 
 
 class Netlist:
     """The nodes of ``system``'s connectors, for the components ``comps`` flattened one
-    by one and the array ``blocks``; ``sets``: each connection set's nodes, in order."""
+    by one and the array ``blocks``; the connection sets are ``order[ends[s - 1]:ends[s]]``
+    (each set's nodes in increasing order, the sets by their first node)."""
 
     def __init__(self, system: System, comps: list[Component], blocks: list[Block]) -> None:
         self.system = system
@@ -59,7 +73,9 @@ class Netlist:
             ids = [self._nodes(item, length(call)) for item in call]
             heads += ids[:-1]
             tails += ids[1:]
-        self.sets = connected_sets(self.size, np.concatenate(heads), np.concatenate(tails))
+        self.order, self.ends = connected_order(
+            self.size, np.concatenate(heads), np.concatenate(tails)
+        )
 
     def node(self, c: Connector) -> int:
         """The node of connector ``c``: its own, or its place in its array's block."""
@@ -93,17 +109,48 @@ class Netlist:
             out[i] = self.node(item[i])
         return out
 
-    def describe(
-        self, node: int, names_of: Mapping[Quantity, str]
-    ) -> tuple[str, ConnectorType, dict[str, str]]:
-        """Node ``node``'s connector: its name, type, and the dotted names of its
-        variables (``names_of``: a quantity's dotted name, for connectors as objects)."""
-        if node < len(self.connectors):
-            c = self.connectors[node]
-            return c.name, c.ctype, {v: names_of[q] for v, q in c.quantities.items()}
-        place = bisect_right(self.bases, node) - 1
-        block, locals_, _ = self.blocks[place]
-        p, j = divmod(node - self.bases[place], len(locals_))
-        name = f"{block.prefixes[p]}.{locals_[j]}"
-        ctype = block.array.template._connectors[locals_[j]].ctype
-        return name, ctype, {v: f"{name}.{v}" for v in ctype.potentials + ctype.flows}
+    def nodes(self, names_of: Mapping[Quantity, str]) -> Nodes:
+        """Every node's connector (:class:`Nodes`; ``names_of``: a quantity's dotted name,
+        for connectors as objects); an array's instances' variables are their dotted
+        names in the block (``Block.names``), found by their rows."""
+        ctypes = {id(c.ctype): c.ctype for c in self.connectors}
+        for b, locals_, _ in self.blocks:
+            ctypes |= {id(t): t for t in _types(b, locals_)}
+        place = {key: k for k, key in enumerate(ctypes)}
+        width = max((len(t.potentials + t.flows) for t in ctypes.values()), default=0)
+        names = [c.name for c in self.connectors]
+        types = [np.array([place[id(c.ctype)] for c in self.connectors], dtype=np.int64)]
+        dotted: list[str] = []
+        own = np.full((len(self.connectors), width), -1, dtype=np.int64)
+        for k, c in enumerate(self.connectors):
+            variables = c.ctype.potentials + c.ctype.flows
+            own[k, : len(variables)] = np.arange(len(dotted), len(dotted) + len(variables))
+            dotted += [names_of[c.quantities[v]] for v in variables]
+        slots = [own]
+        for b, locals_, _ in self.blocks:
+            names += [f"{p}.{local}" for p in b.prefixes for local in locals_]
+            kinds = np.array([place[id(t)] for t in _types(b, locals_)], dtype=np.int64)
+            types.append(np.tile(kinds, len(b.prefixes)))
+            slots.append(_block_slots(b, locals_, width, len(dotted)))
+            dotted += b.names
+        return Nodes(names, list(ctypes.values()), np.concatenate(types), dotted, np.vstack(slots))
+
+
+def _types(b: Block, locals_: tuple[str, ...]) -> list[ConnectorType]:
+    """The types of the block's template's connectors ``locals_``."""
+    return [b.array.template._connectors[local].ctype for local in locals_]
+
+
+def _block_slots(b: Block, locals_: tuple[str, ...], width: int, base: int) -> np.ndarray:
+    """The rows of ``b.names`` (from ``base``) holding each of the block's nodes'
+    variables, in its type's order, padded with -1 to ``width``: instance ``p``'s
+    quantity ``q`` is row ``base + p * quantities + q``."""
+    rows = {local: k for k, local in enumerate(b.array.template._quantities)}
+    at = np.full((len(locals_), width), -1, dtype=np.int64)
+    for j, (local, t) in enumerate(zip(locals_, _types(b, locals_))):
+        at[j, : len(t.potentials + t.flows)] = [
+            rows[f"{local}.{v}"] for v in t.potentials + t.flows
+        ]
+    instances = len(rows) * np.arange(len(b.prefixes))[:, None, None]
+    slots = np.where(at >= 0, base + instances + at, -1)
+    return slots.reshape(len(b.prefixes) * len(locals_), width)

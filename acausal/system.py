@@ -158,11 +158,20 @@ def connected_sets(n: int, heads: list[int] | np.ndarray, tails: list[int] | np.
     """The connected parts of ``n`` nodes joined by the edges ``heads[i] - tails[i]``, each
     as its nodes in increasing order, the parts ordered by their first node (scipy numbers
     them so)."""
+    order, ends = connected_order(n, heads, tails)
+    order, ends = order.tolist(), ends.tolist()
+    return [order[a:b] for a, b in zip([0, *ends[:-1]], ends)]
+
+
+def connected_order(
+    n: int, heads: list[int] | np.ndarray, tails: list[int] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`connected_sets` as two arrays: the nodes part after part (``order``) and
+    where each part ends in it (``ends``)."""
     joined = sp.csr_matrix((np.ones(len(heads)), (heads, tails)), shape=(n, n))
     count, label = connected_components(joined, directed=False)
-    order = np.argsort(label, kind="stable").tolist()  # by set, in node order
-    ends = np.cumsum(np.bincount(label, minlength=count)).tolist()
-    return [order[a:b] for a, b in zip([0, *ends[:-1]], ends)]
+    order = np.argsort(label, kind="stable")  # by set, in node order
+    return order, np.cumsum(np.bincount(label, minlength=count))
 
 
 def _expanded(entry: Component | ComponentArray) -> list[Component]:
