@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from itertools import chain, repeat
+from itertools import chain, compress, cycle, repeat
 from typing import NamedTuple
 
 import casadi as cs
@@ -107,13 +107,13 @@ class _Unifier:
         return derivative_name(full, order)
 
     def unify(
-        self, allx: cs.SX, declared: dict[str, cs.SX], known: cs.SX, where: str
+        self, allx: cs.SX, declared: Iterable[tuple[str, cs.SX]], known: cs.SX, where: str
     ) -> tuple[cs.SX, bool, bool]:
         """The stacked expressions ``allx`` with one symbol per dotted name: a declared
         quantity's own (``known``: those of ``declared``, stacked), else the first one
         met; another of that name (a second ``der()`` of one variable, an ``outer``
         bound to its ``inner``) is replaced by it, and an unpickled component's ``time``
-        by ``time``. ``declared``: the declared quantities' symbols by dotted name.
+        by ``time``. ``declared``: the declared quantities' (dotted name, symbol) pairs.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
         (``FlatDAE.keys``). The third value: whether the expressions call a CasADi
@@ -258,9 +258,9 @@ def _unified(
         + [cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) :]])]
         + [b.starts for b in blocks]
     )
-    names = {ren.names[q]: q.sym for q in declared}
-    for b in blocks:
-        names.update(zip(b.names, b.elements))
+    names = chain(
+        ((ren.names[q], q.sym) for q in declared), *(zip(b.names, b.elements) for b in blocks)
+    )
     stacked, changed, calls = ren.unify(allx, names, known, where)
     sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
     pieces = cs.vertsplit(stacked) if changed or blocks else exprs
@@ -326,10 +326,10 @@ def _symbols(
         )
         kinds[q.kind].append(name)
     for b, starts in zip(blocks, unified.block_starts):
-        records = _block_symbols(b, starts)
-        symbols.update(zip(b.names, records))
-        for kind, names in kinds.items():
-            names += [r.name for r in records if r.kind == kind]
+        symbols.update(zip(b.names, _block_symbols(b, starts)))
+        of_kind = [q.kind for q in b.array.template._quantities.values()]
+        for kind, names in kinds.items():  # (the records' names, instance after instance)
+            names += compress(b.names, cycle([k == kind for k in of_kind]))
     for name in ren.derivatives:
         base, order = split_derivative(name)
         if symbols[base].is_constant:

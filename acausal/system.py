@@ -74,6 +74,8 @@ class System(PicklesWithCasadi):
             if _numbered(name, a):
                 raise NameClashError(f"{name} is both a component and one of {a!r}")
         for b in self._arrays.values():
+            if not (a.prefix.startswith(b.prefix) or b.prefix.startswith(a.prefix)):
+                continue  # (then no name of one array starts with the other's prefix)
             clash = next((n for n in b._names() if _numbered(n, a)), None)
             if clash is not None:
                 raise NameClashError(f"{clash} is one of {b!r} and one of {a!r}")
