@@ -90,13 +90,26 @@ class _Unifier:
             self.full.update(zip(b.keys, b.names))
         for q, inner in bound.items():
             self.full[q.key] = self.names[inner]
-        self.syms: dict[str, cs.SX] = {}  # dotted name -> its one symbol
+        self.syms: dict[str, cs.SX] = {}  # dotted name -> its one symbol (arrays' apart)
         self.derivatives: list[str] = []  # dotted names of the derivatives met
+        self.bases: list[tuple[str, int]] = []  # what each differentiates, how often
+        self.blocks = blocks
+        self._elements: dict[str, cs.SX] | None = None
 
-    def dotted(self, raw: str, where: str) -> str:
-        full = self.full.get(raw)
-        if full is not None:
-            return full
+    def declared_symbol(self, name: str) -> cs.SX:
+        """The symbol of the declared quantity of dotted name ``name``: a component's
+        (``syms``) or an array instance's (gathered by name only if one is asked for)."""
+        found = self.syms.get(name)
+        if found is None:
+            if self._elements is None:
+                pairs = (zip(b.names, b.elements) for b in self.blocks)
+                self._elements = dict(chain.from_iterable(pairs))
+            found = self._elements[name]
+        return found
+
+    def derived(self, raw: str, where: str) -> tuple[str, int]:
+        """The dotted name of the quantity that the derivative named ``raw`` (not a
+        declared quantity's own name) differentiates, and its order."""
         base, order = split_derivative(raw)
         full = self.full.get(base)
         if full is None:
@@ -104,7 +117,7 @@ class _Unifier:
                 f"{where} uses a symbol ({raw}) of a component that is not part of this "
                 "system; add that component, or use only this component's own variables"
             )
-        return derivative_name(full, order)
+        return full, order
 
     def unify(
         self, allx: cs.SX, declared: Iterable[tuple[str, cs.SX]], known: cs.SX, where: str
@@ -113,7 +126,8 @@ class _Unifier:
         quantity's own (``known``: those of ``declared``, stacked), else the first one
         met; another of that name (a second ``der()`` of one variable, an ``outer``
         bound to its ``inner``) is replaced by it, and an unpickled component's ``time``
-        by ``time``. ``declared``: the declared quantities' (dotted name, symbol) pairs.
+        by ``time``. ``declared``: the components' declared quantities' (dotted name,
+        symbol) pairs (the arrays' are their blocks').
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
         (``FlatDAE.keys``). The third value: whether the expressions call a CasADi
@@ -139,10 +153,14 @@ class _Unifier:
                 continue
             name = full.get(raw)
             if name is None:  # a derivative
-                name = self.dotted(raw, where)
+                base, order = self.derived(raw, where)
+                name = derivative_name(base, order)
                 if name not in syms:
                     self.derivatives.append(name)
-            canon = syms.get(name)
+                    self.bases.append((base, order))
+                canon = syms.get(name)
+            else:  # a declared quantity's name, not its known symbol (or an outer's)
+                canon = self.declared_symbol(name)
             if canon is None:
                 syms[name] = s
             else:
@@ -258,9 +276,7 @@ def _unified(
         + [cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) :]])]
         + [b.starts for b in blocks]
     )
-    names = chain(
-        ((ren.names[q], q.sym) for q in declared), *(zip(b.names, b.elements) for b in blocks)
-    )
+    names = ((ren.names[q], q.sym) for q in declared)
     stacked, changed, calls = ren.unify(allx, names, known, where)
     sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
     pieces = cs.vertsplit(stacked) if changed or blocks else exprs
@@ -330,15 +346,40 @@ def _symbols(
         of_kind = [q.kind for q in b.array.template._quantities.values()]
         for kind, names in kinds.items():  # (the records' names, instance after instance)
             names += compress(b.names, cycle([k == kind for k in of_kind]))
-    for name in ren.derivatives:
-        base, order = split_derivative(name)
-        if symbols[base].is_constant:
-            raise EquationError(f"der() of {symbols[base].kind} {base} is zero; remove it")
-        owner, unit = symbols[base].component, derivative_unit(symbols[base].unit, order)
-        symbols[name] = Symbol(
-            name, "derivative", syms[name], owner, base=base, order=order, unit=unit
-        )
+    records = _derivative_symbols(ren.derivatives, ren.bases, symbols, syms)
+    symbols.update(zip(ren.derivatives, records))
     return symbols, kinds
+
+
+def _derivative_symbols(
+    names: list[str],
+    split: list[tuple[str, int]],
+    symbols: dict[str, Symbol],
+    syms: dict[str, cs.SX],
+) -> list[Symbol]:
+    """The records of the derivatives ``names`` (``split``: of which quantity of
+    ``symbols``, of which order; their symbols in ``syms``), made in bulk: each its
+    base's component, and its unit over seconds to its order."""
+    bases = [symbols[base] for base, _ in split]
+    constant = next((k for k, b in enumerate(bases) if b.is_constant), None)
+    if constant is not None:
+        kind, base = bases[constant].kind, split[constant][0]
+        raise EquationError(f"der() of {kind} {base} is zero; remove it")
+    fields = (
+        names,
+        repeat("derivative"),
+        map(syms.__getitem__, names),
+        [b.component for b in bases],
+        repeat(None),
+        repeat(None),
+        repeat(False),
+        repeat(None),
+        repeat(0),
+        [base for base, _ in split],
+        [order for _, order in split],
+        [derivative_unit(b.unit, order) for b, (_, order) in zip(bases, split)],
+    )
+    return list(map(_maker(Symbol), zip(*fields)))
 
 
 def _maker(cls: type) -> Callable[[tuple], tuple]:
