@@ -44,7 +44,7 @@ from .connectors import Connector, ConnectorType, check_same_type
 from .errors import ConnectError, OptionError
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
-from .symbols import Quantity, new_tokens, symbols_named
+from .symbols import Quantity, new_tokens, symbols_around
 
 if TYPE_CHECKING:
     from .component import Component
@@ -136,10 +136,9 @@ class _Layout(NamedTuple):
         # each further instance's quantities, then its derivatives, named around its token
         around = [(f"@{q.key[1]}", f":{q.local}") for q in quantities]
         around += [(a + kind, f":{b}") for a, kind, b in parts]
-        names = [f"{a}{token}{b}" for token in tokens[1:] for a, b in around]
         symbols, values = own, stacked
         if n > 1:
-            inputs = cs.reshape(symbols_named(names), own.numel(), n - 1)
+            inputs = cs.reshape(symbols_around(around, tokens[1:]), own.numel(), n - 1)
             fun = cs.Function("template", [own, others], [stacked])
             mapped = fun.map(n - 1)(inputs, cs.repmat(others, 1, n - 1))
             symbols, values = cs.horzcat(own, inputs), cs.horzcat(stacked, mapped)

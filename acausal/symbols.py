@@ -49,54 +49,65 @@ def new_tokens(n: int) -> list[str]:
 #: CasADi's serialization of a dense column of ``n`` distinct symbols (version 3 of its
 #: format): a header, the column's sparsity as ``n + 4`` integers (``n``, 1, the column
 #: pointers 0 and ``n``, the row of each entry), ``n`` again, then each entry's node as
-#: its operation (a parameter: a symbol) and its name.
+#: its operation (a parameter: a symbol), its name's length (4 bytes) and its name.
 _HEADER = b"y\xdf\r\x86Hp\x00\x00\x03" + bytes(8) + b"d"
 _NODE = b"d" + (int(cs.OP_PARAMETER).to_bytes(8, "little"))
 
 
-def _serialized(names: Sequence[str]) -> str:
-    """The serialization of a column of fresh symbols named ``names``, written in bulk
-    (numpy), as CasADi's text stream writes bytes: each as two letters ``a + low nibble``,
-    ``a + high nibble``."""
-    n = len(names)
-    encoded = list(map(str.encode, names))
-    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
-    head = np.concatenate([[n + 4, n, 1, 0, n], np.arange(n), [n]]).astype("<i8").tobytes()
-    head = np.frombuffer(_HEADER + head, dtype=np.uint8)
-    node = np.frombuffer(_NODE, dtype=np.uint8)
-    record = np.concatenate(  # each node's first bytes: _NODE, the name's length (int32)
-        [np.tile(node, (n, 1)), lengths.astype("<i4").view(np.uint8).reshape(n, 4)], axis=1
-    )
-    ends = head.size + np.cumsum(lengths + record.shape[1])  # where each node ends
-    out = np.empty(ends[-1], dtype=np.uint8)
-    out[: head.size] = head
-    out[(ends - lengths - record.shape[1])[:, None] + np.arange(record.shape[1])] = record
-    before = np.repeat(head.size + record.shape[1] * np.arange(1, n + 1), lengths)
-    out[before + np.arange(before.size)] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+def _serialized(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> str:
+    """The serialization of :func:`symbols_around`'s column, written in bulk (numpy): one
+    row of bytes per token, the nodes of its names, its token written into each; then
+    as CasADi's text stream writes bytes: each as two letters ``a + low nibble``, ``a +
+    high nibble``."""
+    width = len(tokens[0])
+    if any(len(t) != width for t in tokens):
+        raise ValueError("symbols_around: tokens of different lengths")
+    pieces, slots, at = [], [], 0
+    for a, b in around:
+        a, b = a.encode(), b.encode()
+        node = _NODE + (len(a) + width + len(b)).to_bytes(4, "little") + a
+        pieces.append(node + bytes(width) + b)
+        slots.append(at + len(node))
+        at += len(pieces[-1])
+    body = np.tile(np.frombuffer(b"".join(pieces), dtype=np.uint8), (len(tokens), 1))
+    text = np.frombuffer("".join(tokens).encode(), dtype=np.uint8).reshape(len(tokens), width)
+    for slot in slots:
+        body[:, slot : slot + width] = text
+    n = len(tokens) * len(around)
+    sparsity = np.concatenate([[n + 4, n, 1, 0, n], np.arange(n), [n]]).astype("<i8")
+    out = np.concatenate([np.frombuffer(_HEADER, np.uint8), sparsity.view(np.uint8), body.ravel()])
     letters = np.empty(2 * out.size, dtype=np.uint8)
     letters[0::2], letters[1::2] = 97 + (out & 15), 97 + (out >> 4)
     return letters.tobytes().decode("ascii")
 
 
+def _named(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> list[str]:
+    return [f"{a}{t}{b}" for t in tokens for a, b in around]
+
+
 def _writes_as_casadi() -> bool:
     """Whether :func:`_serialized` writes what CasADi's own serializer writes."""
-    names = ["a", "der(@v0123456789:p.v)"]
-    return _serialized(names) == cs.vertcat(*[cs.SX.sym(s) for s in names]).serialize()
+    around, tokens = [("@v", ":p.v"), ("der(@v", ":x)")], ["0123456789", "abcdef0123"]
+    return (
+        _serialized(around, tokens)
+        == cs.vertcat(*map(cs.SX.sym, _named(around, tokens))).serialize()
+    )
 
 
 #: (checked once, at import: a constant of the installed CasADi)
 _BULK = _writes_as_casadi()
 
 
-def symbols_named(names: Sequence[str]) -> cs.SX:
-    """A column of new symbols named ``names`` (each its own node, as ``cs.SX.sym(name)``
-    makes one), all made by one deserialization instead of one binding call per symbol
-    (3-4 us each); each by ``cs.SX.sym`` if this CasADi writes another format."""
-    if not names:
+def symbols_around(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> cs.SX:
+    """A column of new symbols named ``a + token + b``, for each token (all of one length)
+    each ``(a, b)`` of ``around`` (each its own node, as ``cs.SX.sym(name)`` makes one):
+    all made by one deserialization instead of one binding call per symbol (3-4 us
+    each); each by ``cs.SX.sym`` if this CasADi writes another format."""
+    if not tokens or not around:
         return cs.SX(0, 1)
     if not _BULK:
-        return cs.vertcat(*[cs.SX.sym(s) for s in names])
-    return cs.SX.deserialize(_serialized(names))
+        return cs.vertcat(*map(cs.SX.sym, _named(around, tokens)))
+    return cs.SX.deserialize(_serialized(around, tokens))
 
 
 def derivative_name(name: str, order: int = 1) -> str:
