@@ -14,6 +14,7 @@ from functools import cached_property
 
 import casadi as cs
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import EquationError, OptionError, unknown_name
 from .flat import FlatDAE, display_name, displayed
@@ -55,7 +56,7 @@ class Model(PicklesWithCasadi):
     timings: Table = field(default_factory=Table)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_index_of", {n: k for k, n in enumerate(self.names)})
+        object.__setattr__(self, "_index_of", dict(zip(self.names, range(len(self.names)))))
         object.__setattr__(self, "p", self.flat.symbols.take(self.defaults))
 
     # -- what a user inspects -------------------------------------------------------------
@@ -410,7 +411,7 @@ def _breakpoints(red: Reduced) -> cs.SX:
     if not red.equations:
         return cs.SX(0, 1)
     t = red.flat.t
-    rows = np.nonzero(np.diff(incidence(red.residuals, [t]).indptr))[0]
+    rows = np.nonzero(np.diff(_time_incidence(red).indptr))[0]
     found: list[cs.SX] = []
     for r in rows:
         stack, budget = [red.residuals[int(r)]], 10_000
@@ -428,6 +429,14 @@ def _breakpoints(red: Reduced) -> cs.SX:
     return cs.vertcat(*found) if found else cs.SX(0, 1)
 
 
+def _time_incidence(red: Reduced) -> sp.csr_matrix:
+    """Which equations of ``red`` hold time, as a one-column incidence: the column alias
+    elimination kept (``None`` is time's name there), else a sparsity pass."""
+    if red.pattern is not None and None in red.pattern_position:
+        return red.pattern[:, [red.pattern_position[None]]].tocsr()
+    return incidence(red.residuals, [red.flat.t])
+
+
 def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     """Names and expressions in (x, z, p, t) of every variable and derivative.
 
@@ -441,8 +450,10 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     """
     red = ir.reduced
     flat = red.flat
-    column = {ir.name(c): k for k, c in enumerate((*ir.states, *ir.algebraic))}
-    column |= {q: len(column) + k for k, q in enumerate(flat.discretes)}  # modes: themselves
+    chains = ir.chains
+    columns = [chains[v][o] for v, o in (*ir.states, *ir.algebraic)]
+    columns += flat.discretes  # modes: themselves
+    column = dict(zip(columns, range(len(columns))))
     # every name with the variable it is: the variables, exposed connectors' names of
     # hierarchical components, the derivatives of the chains and of the variables declared
     # equal to a derivative (.structure.naming), the discrete modes
@@ -450,7 +461,7 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     names = [*flat.variables, *flat.aliases, *derivs]
     of = [*flat.variables, *flat.aliases.values(), *derivs]
     eliminated = red.eliminated
-    found = [eliminated.get(q) for q in of]
+    found = list(map(eliminated.get, of))
     signs = [1.0 if a is None else a[0] for a in found]
     roots = [q if a is None else a[1] for q, a in zip(of, found)]
     offsets = [0.0 if a is None else a[2] for a in found]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +37,16 @@ class StructuralFailure(Exception):  # noqa: N818 - a result the caller turns in
         super().__init__(reason)
         self.reason = reason
         self.equations = tuple(equations)
+
+
+class Pattern(NamedTuple):
+    """The incidence of equations as a 0/1 sparse ``matrix`` (a row per equation) over
+    numbered columns, column ``c`` being ``(v[c], o[c])``: the same as the rows' sets of
+    columns, as arrays."""
+
+    matrix: sp.csr_matrix
+    v: np.ndarray
+    o: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -64,19 +75,41 @@ def highest_orders(rows: Sequence[set[Col]], n_unknowns: int) -> list[int]:
     return hv
 
 
-def _initial_assignment(rows: Sequence[set[Col]], hv: Sequence[int]) -> dict[int, int]:
-    """Maximum matching of equations to highest derivatives, as ``{unknown: equation}``."""
-    data = [(r, v) for r, row in enumerate(rows) for v, o in row if o == hv[v]]
-    if not data:
-        return {}
-    r_idx = np.array([d[0] for d in data], dtype=np.int64)
-    c_idx = np.array([d[1] for d in data], dtype=np.int64)
+def _highest_matrix(pattern: Pattern, n_unknowns: int) -> tuple[list[int], sp.csr_matrix]:
+    """:func:`highest_orders` of the rows ``pattern``, and their incidence in the highest
+    derivatives (a row per equation, a column per unknown)."""
+    mat = pattern.matrix
+    held = mat.indices
+    v, o = pattern.v[held], pattern.o[held]
+    hv = np.zeros(n_unknowns, dtype=np.int64)
+    np.maximum.at(hv, v, o)
+    top = o == hv[v]
+    rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))[top]
     inc = sp.csr_matrix(
-        (np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(len(rows), len(hv))
+        (np.ones(len(rows), dtype=np.int8), (rows, v[top])), shape=(mat.shape[0], n_unknowns)
     )
     inc.sum_duplicates()
+    return hv.tolist(), inc
+
+
+def _initial_assignment(
+    rows: Sequence[set[Col]], hv: Sequence[int], inc: sp.csr_matrix | None = None
+) -> dict[int, int]:
+    """Maximum matching of equations to highest derivatives, as ``{unknown: equation}``;
+    ``inc``: their incidence (:func:`_highest_matrix`) when the caller has it."""
+    if inc is None:
+        data = [(r, v) for r, row in enumerate(rows) for v, o in row if o == hv[v]]
+        r_idx = np.array([d[0] for d in data], dtype=np.int64)
+        c_idx = np.array([d[1] for d in data], dtype=np.int64)
+        inc = sp.csr_matrix(
+            (np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(len(rows), len(hv))
+        )
+        inc.sum_duplicates()
+    if not inc.nnz:
+        return {}
     _, col_to_row = match(inc)
-    return {int(c): int(r) for c, r in enumerate(col_to_row) if r >= 0}
+    matched = np.flatnonzero(col_to_row >= 0)
+    return dict(zip(matched.tolist(), col_to_row[matched].tolist()))
 
 
 def _augment(
@@ -127,16 +160,28 @@ def _augment(
 
 
 def pantelides(
-    rows: Sequence[set[Col]], n_unknowns: int, differentiate: Callable[[int], set[Col]]
+    rows: Sequence[set[Col]],
+    n_unknowns: int,
+    differentiate: Callable[[int], set[Col]],
+    pattern: Pattern | None = None,
 ) -> Pantelides:
     """Index reduction of the equations ``rows`` (see the module docstring).
     ``differentiate(e)`` makes the derivative of equation ``e`` on the caller's side
-    (numbered ``len(rows)`` at that moment) and returns its incidence."""
-    rows = [set(r) for r in rows]
-    hv = highest_orders(rows, n_unknowns)
+    (numbered ``len(rows)`` at that moment) and returns its incidence. ``pattern``: the
+    same rows as arrays, when the caller has them (the first matching then takes a few
+    array operations)."""
+    if pattern is None:
+        hv, inc = highest_orders(rows, n_unknowns), None
+    else:
+        hv, inc = _highest_matrix(pattern, n_unknowns)
     original_algebraic = any(h == 0 for h in hv)
     child: dict[int, int] = {}
-    assign = _initial_assignment(rows, hv)
+    assign = _initial_assignment(rows, hv, inc)
+    if len(assign) == len(rows):  # every equation matched: nothing to differentiate
+        frozen = tuple(map(frozenset, rows))
+        index = int(original_algebraic)
+        return Pantelides(frozen, child, (0,) * len(rows), tuple(hv), assign, index)
+    rows = [set(r) for r in rows]
     # the matched equations, kept up to date: an augmenting path matches its root and keeps
     # every other equation on it matched; differentiating moves a match to the derivative
     matched = set(assign.values())

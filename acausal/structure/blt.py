@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-import scipy.sparse as sp
-
 from ..errors import StructureError
 from .algorithms import StructuralFailure, blt
 from .index import Col, IndexReduced
@@ -40,10 +37,7 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
         raise StructureError(
             f"index reduction left {n} equations for {len(ir.algebraic)} algebraic unknowns"
         )
-    position = {c: j for j, c in enumerate(ir.algebraic)}
-    entries = [(r, position[c]) for r, row in enumerate(ir.incidence) for c in row if c in position]
-    rows, cols = np.array(entries, dtype=np.int64).reshape(-1, 2).T
-    inc = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    inc = ir.pattern[:, ir.column_numbers(ir.algebraic)].tocsr()
     inc.sum_duplicates()
     try:
         order = blt(inc)
@@ -53,4 +47,5 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
             "after index reduction the equations do not determine the algebraic unknowns; "
             "unmatched equations:\n    " + "\n    ".join(bad[:12])
         ) from None
-    return tuple(Block(tuple(rows), tuple(ir.algebraic[c] for c in cols)) for rows, cols in order)
+    unknown = ir.algebraic.__getitem__
+    return tuple(Block(tuple(rows), tuple(map(unknown, cols))) for rows, cols in order)

@@ -96,11 +96,15 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     stacked = ir.syms(cols)
     explicit, solutions, coefs = _scalar_solutions(ir, blocks, stacked, position)
     out = _Solved(solutions)
-    for b, block in enumerate(blocks):
-        if b in explicit:
-            out.explicit(position[block.unknowns[0]], explicit[b])
-        else:
-            out.block(ir, b, block, position)
+    ats = [position[blocks[b].unknowns[0]] for b in explicit]  # explicit: in block order
+    rows = list(explicit.values())
+    others = [b for b in range(len(blocks)) if b not in explicit]
+    done = 0  # explicit blocks taken
+    for b, cut in zip(others, np.searchsorted(list(explicit), others).tolist()):
+        out.explicit(ats[done:cut], rows[done:cut])
+        out.block(ir, b, blocks[b], position)
+        done = cut
+    out.explicit(ats[done:], rows[done:])
     _check_linear_blocks(ir, blocks, list(explicit), coefs, out.loops)
     n_states = len(ir.states)
     x = _take(stacked, list(range(n_states)))
@@ -109,7 +113,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     if out.defined:
         calls = ir.reduced.flat.calls_functions
         exprs = _substitute_chain(_take(stacked, out.defined), out.values(), exprs, calls)
-    kinded = tuple(block._replace(kind=kind) for block, kind in zip(blocks, out.kinds))
+    kinded = tuple(Block(e, u, kind) for (e, u, _), kind in zip(blocks, out.kinds))
     return SemiExplicit(
         x,
         cs.vertcat(*out.z),
@@ -141,10 +145,11 @@ def _scalar_solutions(
     coefs = cs.SX(0, 1)
     if not scalar:
         return explicit, solutions, coefs
-    res = ir.residuals[[blocks[b].equations[0] for b in scalar]]
+    eqs = [blocks[b].equations[0] for b in scalar]
+    res = ir.residuals[eqs]
     ys = _take(stacked, [position[blocks[b].unknowns[0]] for b in scalar])
-    solved = {blocks[b].unknowns[0] for b in scalar}
-    held = [len(ir.incidence[blocks[b].equations[0]] & solved) for b in scalar]
+    solved = ir.column_numbers([blocks[b].unknowns[0] for b in scalar])
+    held = np.diff(ir.pattern[eqs][:, solved].indptr)  # how many of ys each row holds
     jac = jacobian(res, ys, held)
     diag = cs.diag(jac)
     own = pattern(diag, ys)  # one entry per row: no dense row
@@ -189,11 +194,12 @@ class _Solved:
         run = self.solutions[self.run] if self.run else cs.SX(0, 1)
         return vstack([*self.pieces, run])
 
-    def explicit(self, at: int, row: int) -> None:
-        """A scalar block whose solution is ``solutions[row]``, for the column ``at``."""
-        self.kinds.append("explicit")
-        self.defined.append(at)
-        self.run.append(row)
+    def explicit(self, ats: list[int], rows: list[int]) -> None:
+        """Consecutive scalar blocks whose solutions are ``solutions[rows]``, for the
+        columns ``ats``."""
+        self.kinds += ["explicit"] * len(ats)
+        self.defined += ats
+        self.run += rows
 
     def block(self, ir: IndexReduced, b: int, block: Block, position: dict) -> None:
         """Block ``b`` of several equations or a scalar one that is not explicit: a linear
@@ -310,9 +316,9 @@ def _check_linear_blocks(
     at = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
     if scalar_blocks:
         values = _probe(params, at, coefs)
-        for b, a in zip(scalar_blocks, values):
-            if a == 0 or not np.isfinite(a):
-                _raise_singular(ir, blocks, b, np.array([[a]]))
+        bad = np.flatnonzero((values == 0) | ~np.isfinite(values))
+        if len(bad):
+            _raise_singular(ir, blocks, scalar_blocks[bad[0]], values[bad[:1], None])
     for b, jac in loops:
         n = jac.size1()
         mat = _probe(params, at, cs.vec(cs.densify(jac))).reshape(n, n, order="F")

@@ -30,7 +30,7 @@ the model (the numerical check of a level's choice too, block by block: :mod:`.d
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
@@ -43,7 +43,7 @@ from ..errors import StateSelectionWarning, StructureError
 from ..flat import FlatEquation, Symbol
 from ..symbols import derivative_name, vstack
 from ..table import SymbolTable, Table
-from .algorithms import Col, StructuralFailure, pantelides, states_and_algebraic
+from .algorithms import Col, Pattern, StructuralFailure, pantelides, states_and_algebraic
 from .alias import Reduced
 from .diagnose import explain_singular
 from .dummies import Choice
@@ -87,6 +87,14 @@ class IndexReduced:
     incidence: tuple[frozenset[Col], ...] = ()  # each equation's columns
     # der^o(x) -> the unknowns a component declared equal to it, best first (.naming)
     declared: Table = field(default_factory=Table)
+    # ``incidence`` as a 0/1 matrix: a row per equation, a column per column (v, o) of
+    # ``chains``, numbered chain by chain (``(0, 0), (0, 1), ..., (1, 0), ...``)
+    pattern: sp.csr_matrix | None = None
+
+    def column_numbers(self, cols: Iterable[Col]) -> np.ndarray:
+        """The numbers of columns ``cols`` in :attr:`pattern`."""
+        v, o = np.array(list(cols), dtype=np.int64).reshape(-1, 2).T
+        return _starts(self.chains)[v] + o
 
     @cached_property
     def labels(self) -> Table:
@@ -174,12 +182,18 @@ def reduce_index(red: Reduced) -> IndexReduced:
     unknowns = red.unknowns
     symbols = dict(red.symbols)
     chains = [_chain(q, symbols) for q in unknowns]
-    cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
-    inc = _incidence(red, [chains[vi][o] for vi, o in cols])
+    start = _starts(chains)
+    col_v = np.repeat(np.arange(len(chains)), np.diff(start))
+    col_o = np.arange(start[-1]) - start[col_v]
+    cols = list(zip(col_v.tolist(), col_o.tolist()))
+    inc = _incidence(red, [q for ch in chains for q in ch])
     held, bounds = inc.indices.tolist(), inc.indptr.tolist()
-    rows: list[set[Col]] = [{cols[c] for c in held[a:b]} for a, b in zip(bounds, bounds[1:])]
-    _check_nonsingular(red, rows)
-    declared = declared_derivatives(red, rows, chains)
+    cell = cols.__getitem__
+    rows = [frozenset(map(cell, held[a:b])) for a, b in zip(bounds, bounds[1:])]
+    inc.sum_duplicates()  # (none in an incidence: sorts each row's columns)
+    first = Pattern(inc, col_v, col_o)
+    _check_nonsingular(red, rows, first)
+    declared = declared_derivatives(red, first, chains)
     eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
     structural = list(rows)
@@ -193,7 +207,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         return structural[-1]
 
     try:
-        result = pantelides(rows, len(unknowns), differentiate)
+        result = pantelides(rows, len(unknowns), differentiate, first)
         made = []
         for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
             while len(chains[vi]) <= h:
@@ -214,12 +228,13 @@ def reduce_index(red: Reduced) -> IndexReduced:
         warnings.warn(text, StateSelectionWarning, stacklevel=2)
     dummies = frozenset(c for ch in choices for c in ch.dummies)
     states, algebraic = states_and_algebraic(result.hv, dummies)
+    kept = tuple(tuple(ch[: result.hv[vi] + 1]) for vi, ch in enumerate(chains))
     return IndexReduced(
         red,
         table,
         tuple(eqs),
         vstack([red.residuals, derived]),
-        tuple(tuple(ch[: result.hv[vi] + 1]) for vi, ch in enumerate(chains)),
+        kept,
         tuple(states),
         tuple(algebraic),
         dummies,
@@ -229,28 +244,63 @@ def reduce_index(red: Reduced) -> IndexReduced:
         alternatives,
         result.rows,
         declared,
+        _pattern(result.rows, kept) if parent else _truncated(first, kept),
     )
+
+
+def _starts(chains: Sequence[Sequence[str]]) -> np.ndarray:
+    """Where each chain's columns begin when the columns ``(v, o)`` are numbered chain by
+    chain: ``start[v] + o``; the last entry is the number of columns."""
+    lengths = np.fromiter(map(len, chains), np.int64, len(chains))
+    return np.concatenate(([0], np.cumsum(lengths)))
+
+
+def _truncated(first: Pattern, chains: Sequence[Sequence[str]]) -> sp.csr_matrix:
+    """The incidence ``first`` (over longer chains) in the columns of ``chains``: the
+    orders above each chain's highest dropped (no equation holds them)."""
+    keep = first.o < np.fromiter(map(len, chains), np.int64, len(chains))[first.v]
+    return first.matrix if keep.all() else first.matrix[:, np.flatnonzero(keep)].tocsr()
+
+
+def _pattern(rows: Sequence[frozenset[Col]], chains: Sequence[Sequence[str]]) -> sp.csr_matrix:
+    """The 0/1 matrix of the incidence ``rows`` over the columns of ``chains``, numbered
+    chain by chain (:attr:`IndexReduced.pattern`)."""
+    start = _starts(chains)
+    flat = [(r, int(start[v]) + o) for r, row in enumerate(rows) for v, o in row]
+    r_idx, c_idx = np.array(flat, dtype=np.int64).reshape(-1, 2).T
+    out = sp.csr_matrix(
+        (np.ones(len(flat), dtype=np.int8), (r_idx, c_idx)), shape=(len(rows), int(start[-1]))
+    )
+    out.sum_duplicates()
+    return out
 
 
 def _incidence(red: Reduced, names: list[str]) -> sp.csr_matrix:
     """The incidence of ``red``'s equations in the symbols ``names``: the columns of the
     one alias elimination kept, when it has them all, else computed anew."""
-    position = red.pattern_position
-    if red.pattern is not None and all(q in position for q in names):
-        return red.pattern[:, [position[q] for q in names]].tocsr()
+    at = list(map(red.pattern_position.get, names))
+    if red.pattern is not None and None not in at:
+        return red.pattern[:, at].tocsr()
     return incidence(red.residuals, red.symbols.take(names))
 
 
-def _check_nonsingular(red: Reduced, rows: list[set[Col]]) -> None:
-    """Equations versus unknowns (any derivative order) must match perfectly."""
+def _check_nonsingular(red: Reduced, rows: list[frozenset[Col]], first: Pattern) -> None:
+    """Equations versus unknowns (any derivative order) must match perfectly: a maximum
+    matching of the equations to the unknowns their columns belong to (``first``), the
+    explanation from the rows' incidence (``rows``) when it is not perfect."""
     n, m = len(rows), len(red.unknowns)
+    mat = first.matrix
+    inc = sp.csr_matrix((mat.data, first.v[mat.indices], mat.indptr), shape=(n, m), copy=True)
+    inc.sum_duplicates()
+    row_to_col, _ = match(inc)
+    if n == m and not (row_to_col < 0).any():
+        return
     data = [(r, vi) for r, row in enumerate(rows) for vi in {v for v, _ in row}]
     r_idx = np.array([d[0] for d in data], dtype=np.int64)
     c_idx = np.array([d[1] for d in data], dtype=np.int64)
     inc = sp.csr_matrix((np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(n, m))
     row_to_col, col_to_row = match(inc)
-    if n != m or (row_to_col < 0).any():
-        raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
+    raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
 
 
 def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:

@@ -24,44 +24,45 @@ import numpy as np
 
 from ..symbols import derivative_name, vstack
 from ..table import Table
-from .algorithms import Col
+from .algorithms import Col, Pattern
 from .alias import Reduced
-from .graph import affine_rows
+from .graph import affine_rows, incidence
 
 
-def declared_derivatives(
-    red: Reduced, rows: Sequence[set[Col]], chains: Sequence[Sequence[str]]
-) -> Table:
+def declared_derivatives(red: Reduced, rows: Pattern, chains: Sequence[Sequence[str]]) -> Table:
     """``{der^o(x): (w, ...)}``: the unknowns ``w`` that a declaration (module docstring)
     makes equal to each derivative, best first: declared by the component of ``x``, then
     with a fixed start, a higher state priority, any start, declared earlier. ``rows`` are
-    the incidences of ``red``'s equations in the columns of ``chains``."""
-    pairs = []  # (equation, the unknown w, the derivative's column)
-    for r, row in enumerate(rows):
-        if len(row) == 2:
-            low, high = sorted(row, key=lambda c: c[1])
-            if low[1] == 0 and high[1] >= 1 and low[0] != high[0]:
-                pairs.append((r, low[0], high))
-    if not pairs:
+    the incidences of ``red``'s equations in the columns of ``chains`` (numbered chain by
+    chain)."""
+    mat = rows.matrix
+    two = np.flatnonzero(np.diff(mat.indptr) == 2)  # the equations of two columns
+    a, b = mat.indices[mat.indptr[two]], mat.indices[mat.indptr[two] + 1]
+    low, high = np.where(rows.o[a] <= rows.o[b], a, b), np.where(rows.o[a] <= rows.o[b], b, a)
+    ok = (rows.o[low] == 0) & (rows.o[high] >= 1) & (rows.v[low] != rows.v[high])
+    if not ok.any():
         return Table()
-    cols = sorted({(u, 0) for _, u, _ in pairs} | {d for _, _, d in pairs})
-    at = {c: k for k, c in enumerate(cols)}
-    flat = red.flat
-    constants = vstack([flat.symbols.take((*flat.parameters, *flat.discretes)), flat.t])
+    eqs, low, high = two[ok], low[ok], high[ok]
+    free = ~_hold_constants(red, eqs)  # a declaration holds no parameter, mode or time
+    if not free.any():
+        return Table()
+    eqs, low, high = eqs[free], low[free], high[free]
+    numbers = np.unique(np.concatenate([low, high]))  # (v, o) order: numbered by chain
+    cols = list(zip(rows.v[numbers].tolist(), rows.o[numbers].tolist()))
+    at_low, at_high = np.searchsorted(numbers, low), np.searchsorted(numbers, high)
+    pairs = list(zip(rows.v[low].tolist(), at_low.tolist(), at_high.tolist()))
     fit = affine_rows(
-        red.residuals[[r for r, _, _ in pairs]],
-        red.symbols.take([chains[v][o] for v, o in cols]),
-        constants,
-        np.zeros(constants.numel()),
+        red.residuals[eqs.tolist()], red.symbols.take([chains[v][o] for v, o in cols])
     )
     entry = dict(zip(zip(fit.rows.tolist(), fit.cols.tolist()), fit.values.tolist()))
-    exact = fit.affine & ~fit.symbolic & (fit.offsets == 0.0)
+    exact = fit.affine & (fit.offsets == 0.0)
     found: dict[str, list[int]] = {}
     for i in np.flatnonzero(exact).tolist():
-        _, u, d = pairs[i]
-        k = entry.get((i, at[(u, 0)]), 0.0)
-        if k != 0.0 and entry.get((i, at[d])) == -k:
-            found.setdefault(chains[d[0]][d[1]], []).append(u)
+        u, j_low, j_high = pairs[i]
+        k = entry.get((i, j_low), 0.0)
+        if k != 0.0 and entry.get((i, j_high)) == -k:
+            v, o = cols[j_high]
+            found.setdefault(chains[v][o], []).append(u)
 
     def preference(u: int, owner: str) -> tuple:
         sym, start = red.symbols[chains[u][0]], red.starts.get(chains[u][0])
@@ -72,11 +73,28 @@ def declared_derivatives(
         {
             d: tuple(
                 chains[u][0]
-                for u in sorted(us, key=lambda u: preference(u, red.symbols[d].component))
+                for u in (
+                    us
+                    if len(us) == 1
+                    else sorted(us, key=lambda u: preference(u, red.symbols[d].component))
+                )
             )
             for d, us in found.items()
         }
     )
+
+
+def _hold_constants(red: Reduced, eqs: np.ndarray) -> np.ndarray:
+    """Which of the equations ``eqs`` of ``red`` hold a parameter, a discrete mode or time:
+    by the incidence alias elimination kept, else by a sparsity pass."""
+    flat = red.flat
+    at = list(map(red.pattern_position.get, (*flat.parameters, *flat.discretes, None)))
+    if red.pattern is not None and None not in at:
+        held = red.pattern[eqs][:, at].tocsr()
+    else:
+        constants = vstack([flat.symbols.take((*flat.parameters, *flat.discretes)), flat.t])
+        held = incidence(red.residuals[eqs.tolist()], constants)
+    return np.diff(held.indptr) > 0
 
 
 def aliases_of_declared(declared: Table, chains: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
@@ -84,12 +102,17 @@ def aliases_of_declared(declared: Table, chains: Sequence[Sequence[str]]) -> lis
     ``k >= 1`` where ``der^(o+k)(x)`` is a column and ``der^k(w)`` is none: names a result
     offers besides the columns' own (they are equal: ``w = der^o(x)``), whatever the states
     are."""
-    by_name = {ch[o]: (v, o) for v, ch in enumerate(chains) for o in range(len(ch))}
+    if not declared:
+        return []
+    head = dict(zip((ch[0] for ch in chains), range(len(chains))))  # w: a chain's first
+    by_name = {
+        ch[o]: (v, o) for v, ch in enumerate(chains) if len(ch) > 1 for o in range(1, len(ch))
+    }
     out = []
     for d, ws in declared.items():
-        v, o = by_name[d]
+        v, o = by_name[d]  # a derivative: o >= 1
         for w in ws:
-            u = by_name[w][0]
+            u = head[w]
             out += [
                 (derivative_name(w, k), chains[v][o + k])
                 for k in range(len(chains[u]), len(chains[v]) - o)
