@@ -151,17 +151,20 @@ def _scalar_solutions(
     solved = ir.column_numbers([blocks[b].unknowns[0] for b in scalar])
     held = np.diff(ir.pattern[eqs][:, solved].indptr)  # how many of ys each row holds
     jac = jacobian(res, ys, held)
-    diag = cs.diag(jac)
-    own = pattern(diag, ys)  # one entry per row: no dense row
-    own_dep = set(np.flatnonzero(own.diagonal()).tolist())  # J_bb depends on y_b
-    entries = pattern(jac.nz[:], ys)  # an entry per row
-    varying = np.diff(entries.indptr) > 0  # per nonzero of jac: depends on y
-    jrows, _ = jac.sparsity().get_triplet()
-    nonaffine = set(np.asarray(jrows)[varying].tolist())
+    jrows, jcols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    entries = pattern(jac.nz[:], ys).tocoo()  # which of ys each nonzero of jac holds
+    nonaffine = set(jrows[entries.row].tolist())
+    on_diag = jrows == jcols
+    own = (jrows[entries.row] == entries.col) & on_diag[entries.row]
+    own_dep = set(entries.col[own].tolist())  # J_bb depends on y_b
+    at_diag = np.flatnonzero(on_diag).tolist()
+    spy = cs.Sparsity.triplet(len(scalar), 1, jrows[at_diag].tolist(), [0] * len(at_diag))
+    diag = cs.SX(spy, jac.nz[at_diag])  # diag(J), as a column
+    offdiag = cs.SX(jac)  # J - diag(diag(J)): its diagonal explicit zeros, as J_bb - J_bb is
+    offdiag.nz[at_diag] = 0
     linear = [k for k in range(len(scalar)) if k not in own_dep]
     if linear:
         coefs = diag[linear]
-        offdiag = jac - cs.diag(diag)
         zero = cs.DM.zeros(ys.numel())
         solutions = -(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag
         for k in linear:
