@@ -10,6 +10,9 @@ work is :func:`.algorithms.blt`, on integers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from ..errors import StructureError
@@ -48,4 +51,15 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
             "unmatched equations:\n    " + "\n    ".join(bad[:12])
         ) from None
     unknown = ir.algebraic.__getitem__
-    return tuple(Block(tuple(rows), tuple(map(unknown, cols))) for rows, cols in order)
+    equations = map(tuple, map(itemgetter(0), order))
+    unknowns = [tuple(map(unknown, cols)) for _, cols in order]
+    return blocks_of(equations, unknowns, repeat("newton"))
+
+
+def blocks_of(
+    equations: Iterable[tuple[int, ...]], unknowns: Iterable[tuple[Col, ...]], kinds: Iterable[str]
+) -> tuple[Block, ...]:
+    """``Block(e, u, k)`` for each ``e, u, k`` of the three in turn, made in bulk (the
+    tuples' own constructor, without a call of Python code per block: a model has one
+    block per scalar equation)."""
+    return tuple(map(tuple.__new__, repeat(Block), zip(equations, unknowns, kinds)))

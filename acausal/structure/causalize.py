@@ -20,6 +20,7 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import casadi as cs
 import numpy as np
@@ -29,7 +30,7 @@ from ..flat import displayed
 from ..symbols import vstack
 from ..table import Table
 from . import linsolve
-from .blt import Block
+from .blt import Block, blocks_of
 from .diagnose import explain_block, is_singular
 from .graph import jacobian, pattern
 from .index import IndexReduced, state_counts
@@ -113,7 +114,7 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     if out.defined:
         calls = ir.reduced.flat.calls_functions
         exprs = _substitute_chain(_take(stacked, out.defined), out.values(), exprs, calls)
-    kinded = tuple(Block(e, u, kind) for (e, u, _), kind in zip(blocks, out.kinds))
+    kinded = blocks_of(map(itemgetter(0), blocks), map(itemgetter(1), blocks), out.kinds)
     return SemiExplicit(
         x,
         cs.vertcat(*out.z),
