@@ -221,12 +221,17 @@ def pantelides(
 
 def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[list[Col], list[Col]]:
     """``(v, o)`` is a state when ``(v, o + 1)`` exists (``o < hv[v]``) and is not a dummy;
-    every other column up to ``hv[v]`` is algebraic."""
-    states = [(v, o) for v in range(len(hv)) for o in range(hv[v]) if (v, o + 1) not in dummies]
-    state_set = set(states)
-    algebraic = [
-        (v, o) for v in range(len(hv)) for o in range(hv[v] + 1) if (v, o) not in state_set
-    ]
+    every other column up to ``hv[v]`` is algebraic. Both in the order of ``(v, o)``."""
+    width = np.asarray(hv, dtype=np.int64) + 1  # columns of each unknown
+    start = np.cumsum(width) - width
+    v = np.repeat(np.arange(len(width)), width)
+    o = np.arange(len(v)) - start[v]
+    state = o < width[v] - 1
+    lowered = [start[u] + k - 1 for u, k in dummies if 1 <= k < width[u]]  # (u, k - 1)
+    state[lowered] = False
+    v, o = v.tolist(), o.tolist()
+    states = [(v[k], o[k]) for k in np.flatnonzero(state).tolist()]
+    algebraic = [(v[k], o[k]) for k in np.flatnonzero(~state).tolist()]
     return states, algebraic
 
 

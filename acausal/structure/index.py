@@ -33,6 +33,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 import casadi as cs
@@ -168,11 +170,19 @@ def state_counts(states: int, modes: int) -> str:
     )
 
 
-def _chain(q: str, symbols: dict[str, Symbol]) -> list[str]:
-    out = [q]
-    while derivative_name(out[-1]) in symbols:
-        out.append(derivative_name(out[-1]))
-    return out
+residual = attrgetter("residual")
+
+
+def _chains(unknowns: Iterable[str], symbols: dict[str, Symbol]) -> list[list[str]]:
+    """Each unknown ``q`` with ``der(q)``, ``der(der(q))``, ... as far as ``symbols`` has
+    them."""
+    chains = [[q] for q in unknowns]
+    for chain in chains:
+        name = derivative_name(chain[-1])
+        while name in symbols:
+            chain.append(name)
+            name = derivative_name(name)
+    return chains
 
 
 def reduce_index(red: Reduced) -> IndexReduced:
@@ -181,7 +191,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
     derivatives done here."""
     unknowns = red.unknowns
     symbols = dict(red.symbols)
-    chains = [_chain(q, symbols) for q in unknowns]
+    chains = _chains(unknowns, symbols)
     start = _starts(chains)
     col_v = np.repeat(np.arange(len(chains)), np.diff(start))
     col_o = np.arange(start[-1]) - start[col_v]
@@ -194,7 +204,13 @@ def reduce_index(red: Reduced) -> IndexReduced:
     first = Pattern(inc, col_v, col_o)
     _check_nonsingular(red, rows, first)
     declared = declared_derivatives(red, first, chains)
-    eqs = [AugEquation(e.residual, e, 0) for e in red.equations]
+    eqs = list(
+        map(
+            tuple.__new__,
+            repeat(AugEquation),
+            zip(map(residual, red.equations), red.equations, repeat(0)),
+        )
+    )  # AugEquation(e.residual, e, 0) for each equation, in bulk
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
     structural = list(rows)
 

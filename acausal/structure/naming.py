@@ -19,8 +19,10 @@ as ``k (w - der^o(x)) = 0`` with a constant ``k != 0``: no parameter, time or of
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..symbols import derivative_name, vstack
 from ..table import Table
@@ -54,15 +56,15 @@ def declared_derivatives(red: Reduced, rows: Pattern, chains: Sequence[Sequence[
     fit = affine_rows(
         red.residuals[eqs.tolist()], red.symbols.take([chains[v][o] for v, o in cols])
     )
-    entry = dict(zip(zip(fit.rows.tolist(), fit.cols.tolist()), fit.values.tolist()))
-    exact = fit.affine & (fit.offsets == 0.0)
+    coef = sp.csr_matrix((fit.values, (fit.rows, fit.cols)), shape=(len(pairs), len(cols)))
+    exact = np.flatnonzero(fit.affine & (fit.offsets == 0.0))
+    k = np.asarray(coef[exact, at_low[exact]]).ravel()  # 0: no entry
+    exact = exact[(k != 0.0) & (np.asarray(coef[exact, at_high[exact]]).ravel() == -k)]
     found: dict[str, list[int]] = {}
-    for i in np.flatnonzero(exact).tolist():
-        u, j_low, j_high = pairs[i]
-        k = entry.get((i, j_low), 0.0)
-        if k != 0.0 and entry.get((i, j_high)) == -k:
-            v, o = cols[j_high]
-            found.setdefault(chains[v][o], []).append(u)
+    for i in exact.tolist():
+        u, _, j_high = pairs[i]
+        v, o = cols[j_high]
+        found.setdefault(chains[v][o], []).append(u)
 
     def preference(u: int, owner: str) -> tuple:
         sym, start = red.symbols[chains[u][0]], red.starts.get(chains[u][0])
@@ -76,7 +78,7 @@ def declared_derivatives(red: Reduced, rows: Pattern, chains: Sequence[Sequence[
                 for u in (
                     us
                     if len(us) == 1
-                    else sorted(us, key=lambda u: preference(u, red.symbols[d].component))
+                    else sorted(us, key=partial(preference, owner=red.symbols[d].component))
                 )
             )
             for d, us in found.items()
