@@ -170,7 +170,7 @@ def state_counts(states: int, modes: int) -> str:
     )
 
 
-residual = attrgetter("residual")
+_residual = attrgetter("residual")
 
 
 def _chains(unknowns: Iterable[str], symbols: dict[str, Symbol]) -> list[list[str]]:
@@ -208,7 +208,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         map(
             tuple.__new__,
             repeat(AugEquation),
-            zip(map(residual, red.equations), red.equations, repeat(0)),
+            zip(map(_residual, red.equations), red.equations, repeat(0)),
         )
     )  # AugEquation(e.residual, e, 0) for each equation, in bulk
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them

@@ -114,11 +114,8 @@ def aliases_of_declared(declared: Table, chains: Sequence[Sequence[str]]) -> lis
     for d, ws in declared.items():
         v, o = by_name[d]  # a derivative: o >= 1
         for w in ws:
-            u = head[w]
-            out += [
-                (derivative_name(w, k), chains[v][o + k])
-                for k in range(len(chains[u]), len(chains[v]) - o)
-            ]
+            for k in range(len(chains[head[w]]), len(chains[v]) - o):  # mostly none
+                out.append((derivative_name(w, k), chains[v][o + k]))
     return out
 
 
