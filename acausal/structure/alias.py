@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -111,7 +112,8 @@ class _Classes:
         self.symbols: dict[str, Symbol] = dict(flat.symbols)
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
-        self.atom_columns: set[int] = set()  # the parameters' columns atoms may hold
+        # each atom's row: the columns (parameters) it may hold, blocks as registered
+        self.atom_held: list[sp.csr_matrix] = []
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         self.made: dict[str, Symbol] = {}  # the derivatives made here, in order
         self.variables = variables  # (their order: the columns of the alias stage)
@@ -126,32 +128,44 @@ class _Classes:
         )
 
     def resolve(
-        self, names: Sequence[str], keep_roots: bool = False
+        self, qs: np.ndarray, keep_roots: bool = False
     ) -> tuple[list[str], list[str | None], list[float], list[Lin]]:
-        """:meth:`.SignedUnionFind.resolve` of the variables ``names``, by name."""
-        pos, variables = self.position, self.variables
-        qs, roots, signs, offsets = self.uf.resolve(list(map(pos.__getitem__, names)), keep_roots)
+        """:meth:`.SignedUnionFind.resolve` of the variables at positions ``qs``, by name."""
+        variables = self.variables
+        qs, roots, signs, offsets = self.uf.resolve(qs, keep_roots)
         named = [None if r is None else variables[r] for r in roots]
         return [variables[k] for k in qs], named, signs, offsets
 
-    def add_atoms(self, block: cs.SX) -> int:
-        """Register the expressions ``block`` as atoms; the first one's number."""
+    def add_atoms(self, block: cs.SX, held: sp.csr_matrix) -> int:
+        """Register the expressions ``block`` as atoms (``held``: a 0/1 matrix whose row
+        ``k`` holds the columns the ``k``-th may hold); the first one's number."""
         first = self.n_atoms
         self.atoms.append(block)
+        self.atom_held.append(held)
         self.n_atoms += block.numel()
         return first
 
     def expressions(self, offsets: list[Lin]) -> cs.SX:
         """The offsets as one vector: ``W [1; atoms]``, ``W`` sparse."""
-        rows, cols, weights = [], [], []
-        for i, lin in enumerate(offsets):
-            for k, w in lin.items():
-                rows.append(i)
-                cols.append(k + 1)  # ONE (-1) -> column 0
-                weights.append(w)
+        rows, cols, weights = _triplets(offsets)
         atoms = cs.vertcat(cs.SX(1), *self.atoms)
         W = cs.DM.triplet(rows, cols, cs.DM(weights), len(offsets), atoms.numel())
         return cs.mtimes(W, atoms)
+
+    def held(self, offsets: list[Lin], n: int) -> sp.csr_matrix:
+        """A 0/1 matrix whose row ``i`` holds the columns (of ``n``) that the ``i``-th
+        offset may hold: its atoms' (a product of 0/1 matrices)."""
+        rows, cols, _ = _triplets(offsets)
+        by_atom = sp.csr_matrix((len(offsets), self.n_atoms + 1), dtype=np.int64)
+        if rows:
+            ones = np.ones(len(rows), dtype=np.int64)
+            by_atom = sp.csr_matrix((ones, (rows, cols)), shape=by_atom.shape)
+        blocks = [sp.csr_matrix((1, n), dtype=np.int64)]  # (ONE holds no column)
+        for block in self.atom_held:
+            block = sp.csr_matrix(block, dtype=np.int64)
+            block.resize(block.shape[0], n)
+            blocks.append(block)
+        return sp.csr_matrix(by_atom @ sp.vstack(blocks, format="csr"))
 
     def derivative(self, q: str) -> tuple[str, bool]:
         """The name of ``der(q)``, and whether its symbol is new."""
@@ -172,8 +186,8 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     """Apply alias elimination to ``flat``; see the module docstring."""
     classes = _Classes(flat)
     rows = _Rows(flat, classes)
-    unknowns = list(flat.variables)
-    eliminated: dict[str, None] = {}  # the variables eliminated, in order (an ordered set)
+    left = np.ones(len(flat.variables), dtype=bool)  # the variables not eliminated
+    eliminated: list[np.ndarray] = []  # their positions, pass after pass
     check = list(range(len(rows.sources)))  # rows that may be aliases: all, then those changed
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
     while True:
@@ -184,24 +198,24 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             with_offsets, check = True, np.flatnonzero(rows.deferred).tolist()
             continue
         rows.drop(aliased)
-        old, base, signs, offsets, fresh, gone = _substitutions(unknowns, classes)
-        eliminated.update(dict.fromkeys(gone))
-        unknowns = [q for q in unknowns if q not in eliminated]
+        old, base, signs, offsets, fresh, gone = _substitutions(left, classes)
+        eliminated.append(gone)
+        left[gone] = False
         rows.add_columns(fresh, classes)
         if not rows.sources:
             break
         check = rows.substitute(old, base, signs, offsets, classes) if old else []
-    return _reduced(flat, classes, rows, unknowns, list(eliminated))
+    return _reduced(flat, classes, rows, left, np.concatenate([np.zeros(0, np.int64), *eliminated]))
 
 
 def _reduced(
-    flat: FlatDAE, classes: _Classes, rows: _Rows, unknowns: list[str], eliminated: list[str]
+    flat: FlatDAE, classes: _Classes, rows: _Rows, left: np.ndarray, eliminated: np.ndarray
 ) -> Reduced:
-    """The form alias elimination leaves: the rows' equations, every eliminated variable
-    as ``sign * representative + offset`` in its final form (a representative may have
-    been eliminated later), the classes' members and start values."""
-    split = cs.vertsplit(rows.residuals) if rows.sources else []
-    equations = tuple(FlatEquation(r, src) for r, src in zip(split, rows.sources))
+    """The form alias elimination leaves (``left``: which variables are unknowns;
+    ``eliminated``: the others' positions, in order): the rows' equations, every
+    eliminated variable as ``sign * representative + offset`` in its final form (a
+    representative may have been eliminated later), the classes' members and start
+    values."""
     gone, roots, signs, lins = classes.resolve(eliminated)
     members: dict[str, list[str]] = {}
     for q, root in zip(gone, roots):
@@ -213,9 +227,9 @@ def _reduced(
     return Reduced(
         flat,
         flat.symbols.extended(classes.made),
-        equations,
+        rows.equations(flat),
         rows.residuals,
-        tuple(unknowns),
+        tuple(compress(flat.variables, left.tolist())),
         Table(table),
         Table({k: tuple(v) for k, v in members.items()}),
         Table(starts),
@@ -342,12 +356,14 @@ class _Rows:
                 self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
             )
             params = self.allsyms[p_cols] if p_cols else None
-            res = self.residuals[check][np.asarray(cand)[rest].tolist()]
-            lin = affine_rows(res, self.allsyms[x_cols], params, pv)
+            res = self.residuals[rows[rest].tolist()]
+            lin = affine_rows(res, self.allsyms[x_cols], params, pv, sub[:, x_cols + p_cols])
             with_atom = np.flatnonzero(lin.symbolic)
-            first = classes.add_atoms(lin.expressions[with_atom.tolist()]) if with_atom.size else 0
-            if with_atom.size:
-                classes.atom_columns.update(p_cols)
+            first = 0
+            if with_atom.size:  # (an atom holds its row's parameters at most)
+                atom_held = sub[with_atom] @ sp.diags((~unknown).astype(np.int8), dtype=np.int8)
+                atom_held.eliminate_zeros()
+                first = classes.add_atoms(lin.expressions[with_atom.tolist()], atom_held)
             atom_of = dict(zip(rest[with_atom].tolist(), range(first, first + with_atom.size)))
             affine[rest], offsets[rest] = lin.affine, lin.offsets
             at = np.concatenate([at, rest[lin.rows]])
@@ -379,6 +395,18 @@ class _Rows:
         first = np.repeat(self.first[self.origin[rows[places]] - self.n_own], count)
         coefs = np.where((first >= 0) & (cols != first), -1.0, 1.0)
         return at, cols, coefs
+
+    def equations(self, flat: FlatDAE) -> tuple[FlatEquation, ...]:
+        """The rows as equations: ``flat``'s own records where a row is as flatten made it,
+        new ones (the changed residuals split) where a substitution changed it."""
+        equations = list(map(flat.equations.__getitem__, self.origin.tolist()))
+        changed = np.flatnonzero(~self.pristine).tolist()
+        if changed:
+            split = cs.vertsplit(self.residuals[changed])
+            sources = map(self.sources.__getitem__, changed)
+            for k, eq in zip(changed, map(FlatEquation, split, sources)):
+                equations[k] = eq
+        return tuple(equations)
 
     def drop(self, aliased: set[int]) -> None:
         """Remove the rows ``aliased``."""
@@ -412,23 +440,34 @@ class _Rows:
         incidence is taken in their old columns, the representatives and the offsets'
         parameters only (exact, and no pass over every symbol of the model)."""
         position, columns, allsyms = self.position, self.columns, self.allsyms
-        replaced = np.zeros(len(columns), dtype=bool)
-        replaced[[position[q] for q in old]] = True
+        n = len(columns)
+        old_at = [position[q] for q in old]
+        replaced = np.zeros(n, dtype=bool)
+        replaced[old_at] = True
         check = np.nonzero(self.pattern @ replaced.astype(np.int64))[0].tolist()
         on = [k for k, b in enumerate(base) if b is not None]
         at = [position[base[k]] for k in on]
-        pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), len(columns))
-        new = cs.densify(cs.mtimes(pick, allsyms) + classes.expressions(offsets))
-        symbols = allsyms[[position[q] for q in old]]
-        self.residuals = substitute_rows(self.residuals, check, symbols, new)
+        pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), n)
+        new = cs.mtimes(pick, allsyms)
+        offset = any(lin is not ZERO for lin in offsets)
+        if offset:
+            new += classes.expressions(offsets)
+        new = cs.densify(new)
+        self.residuals = substitute_rows(self.residuals, check, allsyms[old_at], new)
         self.pristine[check] = False
-        # (the columns as a mask: numpy 2's hash-based np.unique is slow on large arrays)
-        held = np.zeros(len(columns), dtype=bool)
-        held[self.pattern[check].indices] = True
-        held[at] = True
-        held[list(classes.atom_columns)] = True
-        cols = np.flatnonzero(held)
-        part = incidence(self.residuals[check], allsyms[cols.tolist()])
+        # a bound of the new pattern: each replaced column's row, the base and the offset's
+        # atoms' columns, in the old pattern's rows (0/1 products)
+        reach = sp.csr_matrix((np.ones(len(on), dtype=np.int64), (on, at)), shape=(len(old), n))
+        if offset:
+            reach = reach + classes.held(offsets, n)
+        old_rows = self.pattern[check].astype(np.int64)
+        bound = (
+            old_rows @ sp.diags((~replaced).astype(np.int64), dtype=np.int64)
+            + old_rows[:, old_at] @ reach
+        )
+        bound.eliminate_zeros()
+        cols = np.flatnonzero(np.bincount(bound.indices, minlength=n))
+        part = incidence(self.residuals[check], allsyms[cols.tolist()], bound[:, cols])
         part = sp.csr_matrix(
             (part.data, cols[part.indices], part.indptr), shape=(len(check), len(columns))
         )
@@ -498,21 +537,19 @@ def _unite_offsets(c: _Affine, uf: SignedUnionFind) -> set[int]:
 
 
 def _substitutions(
-    unknowns: list[str], classes: _Classes
-) -> tuple[list[str], list[str | None], list[float], list[Lin], list[str], list[str]]:
+    left: np.ndarray, classes: _Classes
+) -> tuple[list[str], list[str | None], list[float], list[Lin], list[str], np.ndarray]:
     """The variables eliminated since the last pass and their replacements.
 
     Returns the names of the symbols to replace (variables and their derivatives) and
     their replacements ``sign * base + offset`` as three lists (``base``: the name of a
     representative or of its derivative, None for zero), the representatives'
-    derivatives created on the way, and the newly eliminated variables (in ``unknowns``'
-    order).
+    derivatives created on the way, and the positions of the newly eliminated variables
+    (of those ``left``, in increasing order).
     """
-    changed = classes.uf.take_changed()
-    pos = classes.position
-    gone, roots, signs, offsets = classes.resolve(
-        [q for q in unknowns if pos[q] in changed], keep_roots=True
-    )
+    changed = np.fromiter(classes.uf.take_changed(), np.int64)
+    changed = np.sort(changed[left[changed]])
+    gone, roots, signs, offsets = classes.resolve(changed, keep_roots=True)
     old, fresh = list(gone), []
     dbase: list[str | None] = []  # the derivatives' replacements: +-der(root), or zero
     dsigns: list[float] = []
@@ -527,20 +564,37 @@ def _substitutions(
                 fresh.append(root)
         dbase.append(root)
         dsigns.append(s)
-    return old, roots + dbase, signs + dsigns, offsets + [ZERO] * len(dbase), fresh, gone
+    at = list(map(classes.position.__getitem__, gone))
+    dzero = [ZERO] * len(dbase)
+    return old, roots + dbase, signs + dsigns, offsets + dzero, fresh, np.array(at, np.int64)
+
+
+def _triplets(offsets: list[Lin]) -> tuple[list[int], list[int], list[float]]:
+    """The offsets as the triplets (offset, atom + 1, weight) of a sparse matrix whose
+    column 0 is the number 1 (:data:`ONE`)."""
+    rows: list[int] = []
+    cols: list[int] = []
+    weights: list[float] = []
+    for i, lin in enumerate(offsets):
+        if lin is not ZERO:  # (most are: no call into the mapping)
+            rows += [i] * len(lin)
+            cols += [k + 1 for k in lin]
+            weights += lin.values()
+    return rows, cols, weights
 
 
 def _offset_values(classes: _Classes, offsets: list[Lin]) -> list[float | cs.SX]:
     """Each offset as a number when it is one (no atom but ONE), else an expression of
     parameters (all of them made in one product)."""
-    out: list[float | cs.SX] = []
+    out: list[float | cs.SX] = [0.0] * len(offsets)
     symbolic: list[int] = []
     for k, lin in enumerate(offsets):
+        if lin is ZERO:  # (most are: no call into the mapping)
+            continue
         if holds_atoms(lin):
-            out.append(0.0)
             symbolic.append(k)
         else:
-            out.append(lin.get(ONE, 0.0))
+            out[k] = lin.get(ONE, 0.0)
     if symbolic:
         exprs = cs.vertsplit(classes.expressions([offsets[k] for k in symbolic]))
         for k, e in zip(symbolic, exprs):

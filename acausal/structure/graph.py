@@ -26,7 +26,11 @@ from ..symbols import vstack
 BUCKETS = 64
 
 
-def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> sp.csr_matrix:
+def incidence(
+    residuals: list[cs.SX] | cs.SX,
+    columns: list[cs.SX] | cs.SX,
+    bound: sp.spmatrix | None = None,
+) -> sp.csr_matrix:
     """Sparse 0/1 matrix: rows are residuals, columns are the given symbols (lists of
     scalars or column vectors).
 
@@ -39,7 +43,10 @@ def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> s
     column in more than half of the groups, held by some 45 rows or more, is dense), and
     the pattern is taken in two parts, the sparse columns and the dense ones, each fast.
     The groups' pattern and the whole one come from one CasADi function of both (building
-    the function, a sort of every node, costs as much as a sparsity pass)."""
+    the function, a sort of every node, costs as much as a sparsity pass). A caller that
+    knows a ``bound``, a matrix of the result's shape whose nonzeros hold the pattern's,
+    saves the groups: a column that ``bound`` holds in more than ``BUCKETS // 2`` rows
+    is dense."""
     res = residuals if isinstance(residuals, cs.SX) else cs.vertcat(*residuals)
     cols = columns if isinstance(columns, cs.SX) else cs.vertcat(*columns)
     n, m = res.numel(), cols.numel()
@@ -47,6 +54,9 @@ def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> s
         return sp.csr_matrix((n, m), dtype=np.int8)
     if min(n, m) <= 8 * BUCKETS:  # few rows or columns: no coloring to fear
         return pattern(res, cols)
+    if bound is not None:
+        dense = np.bincount(sp.csr_matrix(bound).indices, minlength=m) > BUCKETS // 2
+        return _split_pattern(res, cols, dense) if dense.any() else pattern(res, cols)
     # row order[j] into group j mod BUCKETS (no periodic aliasing), the groups' sums G res
     order = np.random.default_rng(0).permutation(n).tolist()
     groups = cs.DM(cs.Sparsity.triplet(BUCKETS, n, [j % BUCKETS for j in range(n)], order), 1)
@@ -56,8 +66,15 @@ def incidence(residuals: list[cs.SX] | cs.SX, columns: list[cs.SX] | cs.SX) -> s
     dense = held > BUCKETS // 2
     if not dense.any():
         return _matrix(both.sparsity_jac(0, 0), n, m)
+    return _split_pattern(res, cols, dense)
+
+
+def _split_pattern(res: cs.SX, cols: cs.SX, dense: np.ndarray) -> sp.csr_matrix:
+    """:func:`pattern` of ``res`` in ``cols`` taken in two parts, the columns not
+    ``dense`` and the dense ones (each part's sparsity pass fast)."""
+    n, m = res.numel(), cols.numel()
     parts = [np.nonzero(~dense)[0], np.nonzero(dense)[0]]
-    split = cs.Function("incidence", [cols[p.tolist()] for p in parts], [res], free)
+    split = cs.Function("incidence", [cols[p.tolist()] for p in parts], [res], {"allow_free": True})
     blocks = [_matrix(split.sparsity_jac(k, 0), n, len(p)).tocsc() for k, p in enumerate(parts)]
     out = sp.hstack(blocks, format="csc")
     position = np.empty(m, dtype=np.int64)
@@ -97,7 +114,11 @@ class AffineRows(NamedTuple):
 
 
 def affine_rows(
-    res: cs.SX, x: cs.SX, constants: cs.SX | None = None, values: np.ndarray | None = None
+    res: cs.SX,
+    x: cs.SX,
+    constants: cs.SX | None = None,
+    values: np.ndarray | None = None,
+    bound: sp.spmatrix | None = None,
 ) -> AffineRows:
     """:class:`AffineRows` of ``res`` in the symbols ``x``, in a few vector operations: the
     Jacobian, which of its entries depend on ``x`` or the ``constants`` (the sparsity of
@@ -105,20 +126,25 @@ def affine_rows(
     the constants' ``values``. Every symbol of ``res`` must be in ``x`` or ``constants``.
     For rows of a few symbols each (alias candidates): no row of the Jacobian is dense, but
     a column may be (a wall's position in every damper's offset), so the dependencies go
-    through :func:`incidence`."""
+    through :func:`incidence` (with ``bound``, when the caller knows one: a 0/1 matrix, a
+    row per residual and a column per symbol of ``x`` then ``constants``, holding the
+    residuals' pattern; an entry's dependencies are its row's)."""
     n = res.numel()
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     jac = cs.jacobian(res, x)
     nz = jac.nz[:]
-    varying = np.diff(incidence(nz, vstack([x, c])).indptr) > 0
+    rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    held = None if bound is None else sp.csr_matrix(bound)
+    on_entries = None if held is None else held[rows]
+    varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
     expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
     at_zero = cs.Function("at_zero", [x, c], [nz, res])(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
     symbolic = np.zeros(n, dtype=bool)
-    if c.numel():
-        symbolic = np.diff(incidence(expressions, c).indptr) > 0  # a column may be dense
-    rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    if c.numel():  # (a column may be dense)
+        on_constants = None if held is None else held[:, x.numel() :]
+        symbolic = np.diff(incidence(expressions, c, on_constants).indptr) > 0
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
     return AffineRows(rows, cols, entries, offsets, affine, symbolic, expressions)
