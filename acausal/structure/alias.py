@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import NamedTuple
 
 import casadi as cs
@@ -90,11 +90,11 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
     keys = (  # the last the first criterion (numpy's lexsort)
         np.arange(n),
         np.fromiter(map(len, local), np.int64, n),
-        np.fromiter(("." in name for name in local), bool, n),
-        np.fromiter((s.start is None for s in symbols), bool, n),
+        np.fromiter(map(str.__contains__, local, repeat(".")), bool, n),
+        np.fromiter(map(is_, map(attrgetter("start"), symbols), repeat(None)), bool, n),
         -np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n),
         ~np.fromiter(map(attrgetter("fixed"), symbols), bool, n),
-        np.fromiter((s.name not in differentiated for s in symbols), bool, n),
+        ~np.fromiter(map(differentiated.__contains__, map(attrgetter("name"), symbols)), bool, n),
     )
     rank = np.empty(n, dtype=np.int64)
     rank[np.lexsort(keys)] = np.arange(n)
@@ -109,13 +109,13 @@ class _Classes:
     def __init__(self, flat: FlatDAE) -> None:
         variables = flat.variables
         records = list(map(flat.symbols.__getitem__, variables))
-        self.symbols: dict[str, Symbol] = dict(flat.symbols)
+        self.symbols = flat.symbols
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
         # each atom's row: the columns (parameters) it may hold, blocks as registered
         self.atom_held: list[sp.csr_matrix] = []
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
-        self.made: dict[str, Symbol] = {}  # the derivatives made here, in order
+        self.made: dict[str, Symbol] = {}  # the derivatives made here (not in symbols), in order
         self.variables = variables  # (their order: the columns of the alias stage)
         self.position = dict(zip(variables, range(len(variables))))
         # a class with a member's fixed start takes an offset or a constant that depends on
@@ -123,7 +123,7 @@ class _Classes:
         # initializer must check against the model stays in an equation
         self.uf = SignedUnionFind(
             preference_ranks(records, self.deriv),  # (the derivatives as declared)
-            [q in self.deriv for q in variables],
+            list(map(self.deriv.__contains__, variables)),
             [k for k, s in enumerate(records) if s.fixed],
         )
 
@@ -176,9 +176,7 @@ class _Classes:
         self.uf.differentiated[self.position[q]] = True
         base = self.symbols[q]
         sym = cs.SX.sym(derivative_name(base.sym.name()))  # named as der() would name it
-        self.symbols[name] = self.made[name] = Symbol(
-            name, "derivative", sym, base.component, base=q, order=1
-        )
+        self.made[name] = Symbol(name, "derivative", sym, base.component, base=q, order=1)
         return name, True
 
 
@@ -222,7 +220,7 @@ def _reduced(
         if root is not None:
             members.setdefault(root, []).append(q)
     offsets = _offset_values(classes, lins)
-    table = dict(zip(gone, zip(signs, roots, offsets)))
+    table = Table(zip(gone, zip(signs, roots, offsets)))
     starts = merge_starts(flat, table, rows.values)
     return Reduced(
         flat,
@@ -230,8 +228,8 @@ def _reduced(
         rows.equations(flat),
         rows.residuals,
         tuple(compress(flat.variables, left.tolist())),
-        Table(table),
-        Table({k: tuple(v) for k, v in members.items()}),
+        table,
+        Table(zip(members, map(tuple, members.values()))),
         Table(starts),
         rows.pattern,
         Table(rows.position),
@@ -244,11 +242,13 @@ class _Rows:
     name's column), and which of them wait for the offsets' passes (``deferred``)."""
 
     def __init__(self, flat: FlatDAE, classes: _Classes) -> None:
-        self.sources = [e.source for e in flat.equations]
+        self.sources = list(map(attrgetter("source"), flat.equations))
         self.residuals = flat.residuals if self.sources else cs.SX(0, 1)
         # every symbol an equation can hold: variables, their derivatives, parameters, time
         unknowns = flat.variables
-        derivatives = [classes.deriv[q] for q in unknowns if q in classes.deriv]
+        derivatives = list(
+            map(classes.deriv.get, compress(unknowns, classes.uf.differentiated.tolist()))
+        )
         self.columns: list[str | None] = [
             *unknowns,
             *derivatives,
@@ -256,11 +256,12 @@ class _Rows:
             *flat.discretes,
             None,  # time
         ]
-        self.position = {q: j for j, q in enumerate(self.columns)}  # (kept up to date)
+        self.position = dict(zip(self.columns, range(len(self.columns))))  # (kept up to date)
         self.allsyms = vstack([flat.symbols.take(self.columns[:-1]), flat.t])
         start = len(unknowns) + len(derivatives)
         self.params = (start, start + len(flat.parameters))  # their columns
-        self.values = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
+        params = map(flat.symbols.__getitem__, flat.parameters)
+        self.values = np.array(list(map(attrgetter("value"), params)), dtype=float)
         self.n_variables = len(unknowns)  # (the first columns)
         self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position)
         self.deferred = np.zeros(len(self.sources), dtype=bool)
@@ -422,7 +423,7 @@ class _Rows:
         if fresh:
             self.position.update({q: len(self.columns) + k for k, q in enumerate(fresh)})
             self.columns = self.columns + fresh
-            new = cs.vertcat(*[classes.symbols[q].sym for q in fresh])
+            new = cs.vertcat(*[classes.made[q].sym for q in fresh])
             self.allsyms = cs.vertcat(self.allsyms, new)
         self.pattern.resize(len(self.sources), len(self.columns))
 

@@ -190,7 +190,7 @@ def flat_incidence(
     n_conn = len(entries.indptr) - 1
     n_own = residuals.numel() - n_conn
     own = incidence(residuals[:n_own] if n_own else cs.SX(0, 1), allsyms)
-    cols = np.array([position[q] for q in entries.names], dtype=np.int64)
+    cols = np.fromiter(map(position.__getitem__, entries.names), np.int64, len(entries.names))
     data = np.ones(len(cols), dtype=np.int8)
     conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, allsyms.numel()))
     conn.sum_duplicates()

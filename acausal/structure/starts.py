@@ -46,10 +46,8 @@ def merge_starts(
         return float(cs.evalf(e))
 
     starts: dict[str, Start] = {}
-    for q in flat.variables:
-        sym = flat.symbols[q]
-        if sym.start is None:
-            continue
+    records = zip(flat.variables, map(flat.symbols.__getitem__, flat.variables))
+    for q, sym in [(q, sym) for q, sym in records if sym.start is not None]:
         s, root, c = eliminated.get(q, (1.0, q, 0.0))
         if root is None:
             if sym.fixed and not np.isclose(numeric(sym.start), numeric(c)):
