@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import attrgetter, is_
+from operator import attrgetter, is_, is_not
 from typing import NamedTuple
 
 import casadi as cs
@@ -86,15 +86,19 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
     differentiated, fixed start, state priority, any start, a component's own variable
     (not a connector's), short local name, then declaration (list) order."""
     n = len(symbols)
-    local = [s.name[len(s.component) + 1 :] for s in symbols]
+    names = list(map(attrgetter("name"), symbols))
+    # the local name: after the component's and a dot
+    start = np.fromiter(map(len, map(attrgetter("component"), symbols)), np.int64, n) + 1
+    length = np.maximum(np.fromiter(map(len, names), np.int64, n) - start, 0)
+    dotted = np.fromiter(map(str.find, names, repeat("."), start.tolist()), np.int64, n) >= 0
     keys = (  # the last the first criterion (numpy's lexsort)
         np.arange(n),
-        np.fromiter(map(len, local), np.int64, n),
-        np.fromiter(map(str.__contains__, local, repeat(".")), bool, n),
+        length,
+        dotted,
         np.fromiter(map(is_, map(attrgetter("start"), symbols), repeat(None)), bool, n),
         -np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n),
         ~np.fromiter(map(attrgetter("fixed"), symbols), bool, n),
-        ~np.fromiter(map(differentiated.__contains__, map(attrgetter("name"), symbols)), bool, n),
+        ~np.fromiter(map(differentiated.__contains__, names), bool, n),
     )
     rank = np.empty(n, dtype=np.int64)
     rank[np.lexsort(keys)] = np.arange(n)
@@ -411,10 +415,12 @@ class _Rows:
 
     def drop(self, aliased: set[int]) -> None:
         """Remove the rows ``aliased``."""
-        keep = [k for k in range(len(self.sources)) if k not in aliased]
+        kept = np.ones(len(self.sources), dtype=bool)
+        kept[list(aliased)] = False
+        keep = np.flatnonzero(kept).tolist()
         self.deferred = self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
-        self.sources = [self.sources[k] for k in keep]
+        self.sources = list(map(self.sources.__getitem__, keep))
         self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
         self.pattern = self.pattern[keep]
 
@@ -450,7 +456,7 @@ class _Rows:
         at = [position[base[k]] for k in on]
         pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), n)
         new = cs.mtimes(pick, allsyms)
-        offset = any(lin is not ZERO for lin in offsets)
+        offset = any(map(is_not, offsets, repeat(ZERO)))
         if offset:
             new += classes.expressions(offsets)
         new = cs.densify(new)
