@@ -107,12 +107,12 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
 
 class _Classes:
     """Alias classes under construction: the union-find of the variables (by their
-    position in ``flat.variables``), the offsets' atoms, and the symbol table growing by
-    the derivatives of representatives."""
+    position in ``flat.variables``; ``records``: their symbols), the offsets' atoms, and
+    the derivatives of representatives made on the way (``made``)."""
 
     def __init__(self, flat: FlatDAE) -> None:
         variables = flat.variables
-        records = list(map(flat.symbols.__getitem__, variables))
+        records = self.records = list(map(flat.symbols.__getitem__, variables))
         self.symbols = flat.symbols
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
@@ -225,7 +225,7 @@ def _reduced(
             members.setdefault(root, []).append(q)
     offsets = _offset_values(classes, lins)
     table = Table(zip(gone, zip(signs, roots, offsets)))
-    starts = merge_starts(flat, table, rows.values)
+    starts = merge_starts(flat, classes.records, table, rows.values)
     return Reduced(
         flat,
         flat.symbols.extended(classes.made),

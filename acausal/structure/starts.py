@@ -8,14 +8,14 @@ are an error naming both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import casadi as cs
 import numpy as np
 
 from ..errors import InitializationError
-from ..flat import FlatDAE
+from ..flat import FlatDAE, Symbol
 from ..symbols import as_sx
 
 # (sign, representative or None, constant: a number or an expression of parameters)
@@ -32,10 +32,11 @@ class Start:
 
 
 def merge_starts(
-    flat: FlatDAE, eliminated: Mapping[str, Alias], values: np.ndarray
+    flat: FlatDAE, records: Sequence[Symbol], eliminated: Mapping[str, Alias], values: np.ndarray
 ) -> dict[str, Start]:
     """One start value per class (a member's ``q = s root + c`` gives the root
-    ``s (start - c)``); two different fixed values in a class are an error."""
+    ``s (start - c)``); two different fixed values in a class are an error. ``records``:
+    the symbols of ``flat.variables``, in order."""
     params = flat.symbols.take(flat.parameters)
 
     def numeric(expr: cs.SX | float) -> float:
@@ -46,8 +47,7 @@ def merge_starts(
         return float(cs.evalf(e))
 
     starts: dict[str, Start] = {}
-    records = zip(flat.variables, map(flat.symbols.__getitem__, flat.variables))
-    for q, sym in [(q, sym) for q, sym in records if sym.start is not None]:
+    for q, sym in [(q, sym) for q, sym in zip(flat.variables, records) if sym.start is not None]:
         s, root, c = eliminated.get(q, (1.0, q, 0.0))
         if root is None:
             if sym.fixed and not np.isclose(numeric(sym.start), numeric(c)):

@@ -23,6 +23,7 @@ never changed in place; :data:`ZERO` is zero.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
@@ -319,7 +320,13 @@ class SignedUnionFind:
         signs = sign[idx].tolist()
         offsets = [ZERO] * len(idx)
         out = idx.tolist()
-        for i in np.flatnonzero(shifted[idx]).tolist():
+        at = np.flatnonzero(shifted[idx])
+        # a child of its root holds its offset (find would return it); the others compose
+        child = np.asarray(self.parent)[idx[at]] == up[idx[at]]
+        own = map(self.offset.get, idx[at[child]].tolist(), repeat(ZERO))
+        for i, lin in zip(at[child].tolist(), own):
+            offsets[i] = lin
+        for i in at[~child].tolist():
             offsets[i] = self.find(out[i])[2]
         for i in np.flatnonzero(constant[up[idx]]).tolist():
             offsets[i] = axpy(offsets[i], signs[i], const[roots[i]])
