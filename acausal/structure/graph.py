@@ -136,13 +136,15 @@ def affine_rows(
     nz = jac.nz[:]
     rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
     held = None if bound is None else sp.csr_matrix(bound)
-    on_entries = None if held is None else held[rows]
-    varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
+    varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
+    if not nz.is_constant():
+        on_entries = None if held is None else held[rows]
+        varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
     expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
     at_zero = cs.Function("at_zero", [x, c], [nz, res])(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
     symbolic = np.zeros(n, dtype=bool)
-    if c.numel():  # (a column may be dense)
+    if c.numel() and not expressions.is_constant():  # (a column may be dense)
         on_constants = None if held is None else held[:, x.numel() :]
         symbolic = np.diff(incidence(expressions, c, on_constants).indptr) > 0
     affine = np.ones(n, dtype=bool)
