@@ -204,6 +204,9 @@ class FlatDAE:
     # (variable, low, high, what): where components say their models hold
     # (Component.valid_ranges); a failed simulation reports the variables outside theirs
     ranges: tuple[tuple[str, float, float, str], ...] = ()
+    # how many of the equations just before the connection rows are arrays' instances':
+    # each holds at most its template's own symbols and time, so no row of them is long
+    array_rows: int = 0
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym

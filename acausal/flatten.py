@@ -229,6 +229,7 @@ def flatten(system: System) -> FlatDAE:
             for comp in comps
             for v, low, high, what in comp.valid_ranges()
         ),
+        sum(map(len, unified.block_residuals)),
     )
 
 

@@ -185,13 +185,17 @@ def flat_incidence(
 ) -> sp.csr_matrix:
     """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
     (``position``: each name's row): the components' equations by :func:`incidence`, the
-    connection sets' (the last rows) from the variables flatten recorded for them. Those
-    rows hold a ground's flow balance and its potential, the dense row and column that
-    make CasADi's sparsity pass slow."""
+    arrays' instances' by :func:`pattern` (a row of them holds at most its template's own
+    symbols and time: no long row, so no coloring to fear), the connection sets' (the last
+    rows) from the variables flatten recorded for them. Those rows hold a ground's flow
+    balance and its potential, the dense row and column that make CasADi's sparsity pass
+    slow."""
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
-    n_own = residuals.numel() - n_conn
-    own = incidence(residuals[:n_own] if n_own else cs.SX(0, 1), allsyms)
+    n_comp = residuals.numel() - n_conn - flat.array_rows
+    comp = incidence(residuals[:n_comp] if n_comp else cs.SX(0, 1), allsyms)
+    arrays = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
+    own = sp.vstack([comp, pattern(arrays, allsyms)], format="csr")
     cols = np.fromiter(map(position.__getitem__, entries.names), np.int64, len(entries.names))
     data = np.ones(len(cols), dtype=np.int8)
     conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, allsyms.numel()))
