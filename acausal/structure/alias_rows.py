@@ -1,0 +1,330 @@
+"""The equations left during alias elimination (:mod:`.alias`): their residuals, sources
+and incidence, which of them are alias candidates, and their substitution.
+
+A candidate holds one or two unknowns and otherwise parameters only (by the incidence);
+its coefficients and offset come from :func:`.graph.affine_rows` in a few whole-vector
+operations, or, for a connection row as flatten made it, from its kind (``+first - other``
+for potentials, a sum for flows). Plain aliases and numbers are united all at once
+(:meth:`.SignedUnionFind.add_plain_rows`), rows with offsets one by one.
+"""
+
+from __future__ import annotations
+
+from itertools import compress, repeat
+from operator import attrgetter, is_not
+from typing import TYPE_CHECKING, NamedTuple
+
+import casadi as cs
+import numpy as np
+import scipy.sparse as sp
+
+from ..flat import FlatDAE, FlatEquation
+from ..symbols import vstack
+from .graph import affine_rows, flat_incidence, incidence, replace_rows, substitute_rows
+from .union_find import ONE, ZERO, Lin, SignedUnionFind
+
+if TYPE_CHECKING:
+    from .alias import Classes
+
+
+class Rows:
+    """The equations left during alias elimination: their residuals and sources, their
+    incidence (``pattern``) in the symbols ``columns`` (``allsyms``; ``position``: a
+    name's column), and which of them wait for the offsets' passes (``deferred``)."""
+
+    def __init__(self, flat: FlatDAE, classes: Classes) -> None:
+        self.sources = list(map(attrgetter("source"), flat.equations))
+        self.residuals = flat.residuals if self.sources else cs.SX(0, 1)
+        # every symbol an equation can hold: variables, their derivatives, parameters, time
+        unknowns = flat.variables
+        derivatives = list(
+            map(classes.deriv.get, compress(unknowns, classes.uf.differentiated.tolist()))
+        )
+        self.columns: list[str | None] = [
+            *unknowns,
+            *derivatives,
+            *flat.parameters,
+            *flat.discretes,
+            None,  # time
+        ]
+        self.position = dict(zip(self.columns, range(len(self.columns))))  # (kept up to date)
+        self.allsyms = vstack([flat.symbols.take(self.columns[:-1]), flat.t])
+        start = len(unknowns) + len(derivatives)
+        self.params = (start, start + len(flat.parameters))  # their columns
+        params = map(flat.symbols.__getitem__, flat.parameters)
+        self.values = np.array(list(map(attrgetter("value"), params)), dtype=float)
+        self.n_variables = len(unknowns)  # (the first columns)
+        self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position)
+        self.deferred = np.zeros(len(self.sources), dtype=bool)
+        # each row's place in flat.equations, and whether it is as flatten made it; a
+        # connection row so is ``+first - other`` (potentials) or a sum (flows): the column
+        # of each potential row's first variable (-1: a flow row)
+        self.origin = np.arange(len(self.sources))
+        self.pristine = np.ones(len(self.sources), dtype=bool)
+        entries = flat.connection_entries
+        self.n_own = len(self.sources) - (len(entries.indptr) - 1)
+        first = [
+            self.position[entries.names[a]] if src.kind == "potential" else -1
+            for a, src in zip(entries.indptr[:-1].tolist(), self.sources[self.n_own :])
+        ]
+        self.first = np.array(first, dtype=np.int64)
+
+    def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:
+        """Unite alias classes from the alias equations among the rows ``check``; return
+        their rows. Without ``with_offsets``: plain aliases ``a = +-b`` and numeric
+        constants only (the other candidates are deferred to the passes with it); with
+        it, offsets too, and a constant of parameters for a class that only one of these
+        rows makes constant (two sources on one node stay equations, which the diagnosis
+        names).
+
+        Everything runs on whole vectors: the rows holding one or two unknowns and
+        otherwise parameters only (by the incidence), then their :func:`.graph.affine_rows`
+        with the parameters as constants. A symbolic Jacobian of the whole system would
+        cost one sweep per column of a dense row (a ground node's current balance); per-row
+        Python would cost a CasADi call per node."""
+        inc = self.pattern[check]
+        unknown = np.arange(len(self.columns)) < self.n_variables  # the variables come first
+        cand, deferred = self._candidates(check, inc, unknown, with_offsets)
+        aliased: set[int] = set()
+        if cand:
+            rows = self._affine(check, inc, cand, unknown, classes)
+            if with_offsets:
+                aliased = _unite_offsets(rows, classes.uf)
+            else:  # (no row holds a parameter: no atom)
+                (at, *plain), later = _plain_rows(rows)
+                aliased = set(at[classes.uf.add_plain_rows(*plain)].tolist())
+                deferred += later
+        self.deferred[check] = False
+        self.deferred[deferred] = True
+        return aliased
+
+    def _candidates(
+        self, check: list[int], inc: sp.csr_matrix, unknown: np.ndarray, with_offsets: bool
+    ) -> tuple[list[int], list[int]]:
+        """Which of the rows ``check`` (``inc``: their incidence; ``unknown``: which columns
+        are variables) hold one or two unknowns and otherwise parameters only, by their
+        place in ``check``; and, before the offsets' passes, the rows of those that hold a
+        parameter (they wait for those passes)."""
+        allowed = unknown.copy()
+        allowed[self.params[0] : self.params[1]] = True
+        rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
+        bad = np.zeros(inc.shape[0], dtype=bool)
+        np.logical_or.at(bad, rows_of, ~allowed[inc.indices])
+        counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
+        shaped = ((counts == 1) | (counts == 2)) & ~bad
+        deferred: list[int] = []
+        if not with_offsets:  # a row holding a parameter waits for the offsets' passes
+            param = np.bincount(rows_of[~unknown[inc.indices]], minlength=inc.shape[0]) > 0
+            deferred = [check[k] for k in np.flatnonzero(shaped & param)]
+            shaped &= ~param
+        return np.flatnonzero(shaped).tolist(), deferred
+
+    def _affine(
+        self,
+        check: list[int],
+        inc: sp.csr_matrix,
+        cand: list[int],
+        unknown: np.ndarray,
+        classes: Classes,
+    ) -> _Affine:
+        """The candidates ``cand`` (places in ``check``) as :class:`_Affine` rows in the
+        variables they hold, the parameters constants at their values; the offsets that
+        depend on parameters registered as atoms."""
+        rows = np.asarray(check, dtype=np.int64)[cand]
+        known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
+        rest = np.flatnonzero(~known)
+        # each candidate's entries (place in cand, column, coefficient), its offset and
+        # whether it is affine: connection rows as flatten made them from their kind,
+        # the others from their Jacobian (their offsets' atoms registered)
+        at, cols, coefs = self._connection_entries(inc, np.asarray(cand), known, rows)
+        affine, offsets = np.ones(len(cand), dtype=bool), np.zeros(len(cand))
+        atom_of: dict[int, int] = {}
+        if rest.size:
+            sub = inc[np.asarray(cand)[rest]]
+            held = np.flatnonzero(np.bincount(sub.indices, minlength=len(self.columns)))
+            x_cols = held[unknown[held]].tolist()
+            p_cols = held[~unknown[held]].tolist()
+            pv = (
+                self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
+            )
+            params = self.allsyms[p_cols] if p_cols else None
+            res = self.residuals[rows[rest].tolist()]
+            lin = affine_rows(res, self.allsyms[x_cols], params, pv, sub[:, x_cols + p_cols])
+            with_atom = np.flatnonzero(lin.symbolic)
+            first = 0
+            if with_atom.size:  # (an atom holds its row's parameters at most)
+                atom_held = sub[with_atom] @ sp.diags((~unknown).astype(np.int8), dtype=np.int8)
+                atom_held.eliminate_zeros()
+                first = classes.add_atoms(lin.expressions[with_atom.tolist()], atom_held)
+            atom_of = dict(zip(rest[with_atom].tolist(), range(first, first + with_atom.size)))
+            affine[rest], offsets[rest] = lin.affine, lin.offsets
+            at = np.concatenate([at, rest[lin.rows]])
+            cols = np.concatenate([cols, np.asarray(x_cols, dtype=np.int64)[lin.cols]])
+            coefs = np.concatenate([coefs, lin.values])
+        order = np.lexsort((cols, at))  # row after row, each in column order
+        return _Affine(
+            rows,
+            np.searchsorted(at[order], np.arange(len(cand) + 1)),
+            cols[order],
+            coefs[order],
+            affine,
+            offsets,
+            atom_of,
+        )
+
+    def _connection_entries(
+        self, inc: sp.csr_matrix, cand: np.ndarray, known: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of the candidates ``cand[known]`` (rows ``rows[known]``, connection
+        rows as flatten made them; ``inc``: the incidence of the rows checked), as (place
+        in ``cand``, column, coefficient): 1 for each flow of a sum, 1 and -1 for a
+        potential row's first and other variable."""
+        places = np.flatnonzero(known)
+        sub = inc[cand[places]]
+        count = np.diff(sub.indptr)
+        at = np.repeat(places, count)
+        cols = sub.indices.astype(np.int64)
+        first = np.repeat(self.first[self.origin[rows[places]] - self.n_own], count)
+        coefs = np.where((first >= 0) & (cols != first), -1.0, 1.0)
+        return at, cols, coefs
+
+    def equations(self, flat: FlatDAE) -> tuple[FlatEquation, ...]:
+        """The rows as equations: ``flat``'s own records where a row is as flatten made it,
+        new ones (the changed residuals split) where a substitution changed it."""
+        equations = list(map(flat.equations.__getitem__, self.origin.tolist()))
+        changed = np.flatnonzero(~self.pristine).tolist()
+        if changed:
+            split = cs.vertsplit(self.residuals[changed])
+            sources = map(self.sources.__getitem__, changed)
+            for k, eq in zip(changed, map(FlatEquation, split, sources)):
+                equations[k] = eq
+        return tuple(equations)
+
+    def drop(self, aliased: set[int]) -> None:
+        """Remove the rows ``aliased``."""
+        kept = np.ones(len(self.sources), dtype=bool)
+        kept[list(aliased)] = False
+        keep = np.flatnonzero(kept).tolist()
+        self.deferred = self.deferred[keep]
+        self.origin, self.pristine = self.origin[keep], self.pristine[keep]
+        self.sources = list(map(self.sources.__getitem__, keep))
+        self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
+        self.pattern = self.pattern[keep]
+
+    def add_columns(self, fresh: list[str], classes: Classes) -> None:
+        """Columns for the derivatives of representatives ``fresh`` the substitution made."""
+        if fresh:
+            self.position.update({q: len(self.columns) + k for k, q in enumerate(fresh)})
+            self.columns = self.columns + fresh
+            new = cs.vertcat(*[classes.made[q].sym for q in fresh])
+            self.allsyms = cs.vertcat(self.allsyms, new)
+        self.pattern.resize(len(self.sources), len(self.columns))
+
+    def substitute(
+        self,
+        old: list[str],
+        base: list[str | None],
+        signs: list[float],
+        offsets: list[Lin],
+        classes: Classes,
+    ) -> list[int]:
+        """Replace the symbols ``old`` by ``sign * base + offset`` (``base`` a
+        representative or its derivative; none for a constant) in the rows holding them;
+        return those rows. The bases are picked by a sparse product; the rows' new
+        incidence is taken in their old columns, the representatives and the offsets'
+        parameters only (exact, and no pass over every symbol of the model)."""
+        position, columns, allsyms = self.position, self.columns, self.allsyms
+        n = len(columns)
+        old_at = [position[q] for q in old]
+        replaced = np.zeros(n, dtype=bool)
+        replaced[old_at] = True
+        check = np.nonzero(self.pattern @ replaced.astype(np.int64))[0].tolist()
+        on = [k for k, b in enumerate(base) if b is not None]
+        at = [position[base[k]] for k in on]
+        pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), n)
+        new = cs.mtimes(pick, allsyms)
+        offset = any(map(is_not, offsets, repeat(ZERO)))
+        if offset:
+            new += classes.expressions(offsets)
+        new = cs.densify(new)
+        self.residuals = substitute_rows(self.residuals, check, allsyms[old_at], new)
+        self.pristine[check] = False
+        # a bound of the new pattern: each replaced column's row, the base and the offset's
+        # atoms' columns, in the old pattern's rows (0/1 products)
+        reach = sp.csr_matrix((np.ones(len(on), dtype=np.int64), (on, at)), shape=(len(old), n))
+        if offset:
+            reach = reach + classes.held(offsets, n)
+        old_rows = self.pattern[check].astype(np.int64)
+        bound = (
+            old_rows @ sp.diags((~replaced).astype(np.int64), dtype=np.int64)
+            + old_rows[:, old_at] @ reach
+        )
+        bound.eliminate_zeros()
+        cols = np.flatnonzero(np.bincount(bound.indices, minlength=n))
+        part = incidence(self.residuals[check], allsyms[cols.tolist()], bound[:, cols])
+        part = sp.csr_matrix(
+            (part.data, cols[part.indices], part.indptr), shape=(len(check), len(columns))
+        )
+        self.pattern = replace_rows(self.pattern, check, part)
+        return check
+
+
+class _Affine(NamedTuple):
+    """Candidate rows as affine equations: the ``k``-th, row ``rows[k]``, holds the
+    variables ``held[bounds[k]:bounds[k + 1]]`` (positions) with the coefficients ``coefs``
+    there and the offset ``offsets[k]`` (at the parameters' values), where ``affine[k]``
+    (no coefficient depends on a variable); ``atom_of``: ``k`` -> the atom of its offset
+    where that depends on parameters."""
+
+    rows: np.ndarray
+    bounds: np.ndarray
+    held: np.ndarray
+    coefs: np.ndarray
+    affine: np.ndarray
+    offsets: np.ndarray
+    atom_of: dict[int, int]
+
+
+def _plain_rows(c: _Affine) -> tuple[tuple[np.ndarray, ...], list[int]]:
+    """The first passes' candidates: a row ``ca a + cb b + h = 0`` of two unknowns with an
+    offset ``h`` waits for the offsets' passes (returned second); the other affine rows of
+    some unknown are plain, returned as arrays ``(rows, a, b, ca, cb, h)`` (``b = -1``: one
+    unknown) for :meth:`.SignedUnionFind.add_plain_rows`."""
+    count = np.diff(c.bounds)
+    some = (count > 0) & c.affine
+    offset = some & (count == 2) & (c.offsets != 0)
+    keep = np.flatnonzero(some & ~offset)
+    first = c.bounds[keep]
+    two = count[keep] == 2
+    second = np.where(two, first + 1, first)
+    b = np.where(two, c.held[second], -1)
+    cb = np.where(two, c.coefs[second], 0.0)
+    plain = (c.rows[keep], c.held[first], b, c.coefs[first], cb, c.offsets[keep])
+    return plain, c.rows[offset].tolist()
+
+
+def _unite_offsets(c: _Affine, uf: SignedUnionFind) -> set[int]:
+    """The offsets' passes: the candidates added to ``uf`` one by one; return the rows
+    taken. A constant of parameters is taken only for a class that one row alone would
+    make one (two sources on one node stay equations)."""
+    starts, held, coefs = c.bounds.tolist(), c.held.tolist(), c.coefs.tolist()
+    affine, offsets = c.affine.tolist(), c.offsets.tolist()
+    fixing: dict[int, int] = {}  # class root -> rows making it a constant of parameters
+    for i in c.atom_of:
+        if starts[i + 1] - starts[i] == 1 and affine[i]:
+            root = uf.find(held[starts[i]])[0]
+            fixing[root] = fixing.get(root, 0) + 1
+    aliased: set[int] = set()
+    for i, row in enumerate(c.rows.tolist()):
+        a, b = starts[i], starts[i + 1]
+        if a == b or not affine[i]:
+            continue
+        qs = held[a:b]
+        atom = c.atom_of.get(i)
+        value = offsets[i]
+        if atom is not None and len(qs) == 1 and fixing.get(uf.find(qs[0])[0], 0) > 1:
+            continue
+        offset = {atom: 1.0} if atom is not None else {ONE: value} if value else ZERO
+        if uf.add_row(qs, coefs[a:b], offset):
+            aliased.add(row)
+    return aliased
