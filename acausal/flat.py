@@ -205,8 +205,10 @@ class FlatDAE:
     # (Component.valid_ranges); a failed simulation reports the variables outside theirs
     ranges: tuple[tuple[str, float, float, str], ...] = ()
     # how many of the equations just before the connection rows are arrays' instances':
-    # each holds at most its template's own symbols and time, so no row of them is long
+    # each holds at most its template's own symbols and time, so no row of them is long;
+    # and the variables those rows hold, when flatten knows them from the templates
     array_rows: int = 0
+    array_entries: Entries | None = None
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym

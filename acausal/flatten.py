@@ -29,7 +29,7 @@ from typing import NamedTuple
 import casadi as cs
 import numpy as np
 
-from .arrays import Block
+from .arrays import Block, block_entries
 from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .flat import (
@@ -230,6 +230,7 @@ def flatten(system: System) -> FlatDAE:
             for v, low, high, what in comp.valid_ranges()
         ),
         sum(map(len, unified.block_residuals)),
+        None if unified.changed else _entries(blocks),
     )
 
 
@@ -238,7 +239,8 @@ class _Unified(NamedTuple):
     (``own``) and residuals, the arrays' residuals and symbolic start values by block, the
     symbolic start values by quantity, the events, every expression stacked (the
     residuals first, the components' then the arrays'), whether any calls a CasADi
-    function, and the declared symbols stacked (``known``, the arrays' last)."""
+    function, the declared symbols stacked (``known``, the arrays' last), and whether
+    the unifier replaced any symbol."""
 
     own: list[Equation]
     residuals: list[cs.SX]
@@ -249,6 +251,7 @@ class _Unified(NamedTuple):
     stacked: cs.SX
     calls: bool
     known: cs.SX
+    changed: bool
 
 
 def _unified(
@@ -308,6 +311,7 @@ def _unified(
         stacked,
         calls,
         known,
+        changed,
     )
 
 
@@ -387,6 +391,16 @@ def _maker(cls: type) -> Callable[[tuple], tuple]:
     """``cls._make`` of a named tuple without its length check (the caller's zip gives
     every field): ``tuple.__new__`` in C, a third of ``_make``'s cost per record."""
     return partial(tuple.__new__, cls)
+
+
+def _entries(blocks: list[Block]) -> Entries | None:
+    """The variables the arrays' rows hold, block after block (:func:`.arrays.block_entries`)."""
+    if not blocks:
+        return None
+    parts = [block_entries(b) for b in blocks]
+    ends = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
+    indptr = np.concatenate([[0]] + [p.indptr[1:] + e for p, e in zip(parts, ends)])
+    return Entries(indptr, tuple(chain.from_iterable(p.names for p in parts)))
 
 
 def _block_symbols(b: Block, starts: list[cs.SX]) -> list[Symbol]:

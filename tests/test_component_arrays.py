@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import acausal as ac
+from acausal.structure.graph import flat_incidence, pattern
 from components import electrical as el
 from components import translational as tr
 from examples.ladders import chain, rc_ladder
@@ -302,3 +303,26 @@ def test_symbols_made_in_bulk_are_those_sx_sym_makes(bulk, monkeypatch):
     assert made.is_valid_input() and len({s.element_hash() for s in cs.vertsplit(made)}) == 80
     assert cs.symvar(made[5] + made[7])[0].name() == expected[5]  # usable as a symbol
     assert same_equations(ac.compile(rc_ladder(5, True)), ac.compile(rc_ladder(5, False)))
+
+
+@pytest.mark.parametrize("build", [lambda: rc_ladder(7, True), lambda: chain(7, True)])
+def test_the_arrays_rows_incidence_from_their_templates_is_casadis(build):
+    """flatten names the variables each array instance's row holds from its template's
+    incidence (repeated through the instance's names): the same 0/1 rows as CasADi's
+    sparsity pass over those rows' residuals, derivatives and time included."""
+    from examples.references.thermal_plate import plate
+
+    for system in (build(), plate(4)):
+        flat = ac.structure.flatten(system)
+        assert flat.array_entries is not None and flat.array_rows > 0
+        names = [*flat.variables, *flat.symbols.keys() - set(flat.variables)]
+        names = [n for n in names if n in flat.symbols]
+        position = {n: k for k, n in enumerate(names)}
+        position[None] = len(names)
+        allsyms = cs.vertcat(*[flat.sym(n) for n in names], flat.t)
+        n_conn = len(flat.connection_entries.indptr) - 1
+        stop = flat.residuals.numel() - n_conn
+        start = stop - flat.array_rows
+        ours = flat_incidence(flat, flat.residuals, allsyms, position)[start:stop]
+        theirs = pattern(flat.residuals[start:stop], allsyms)
+        assert (ours != theirs).nnz == 0 and theirs.nnz > 2 * flat.array_rows

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from ..flat import FlatDAE
+from ..flat import Entries, FlatDAE
 from ..symbols import vstack
 
 #: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
@@ -184,24 +184,33 @@ def flat_incidence(
     flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, position: dict[str | None, int]
 ) -> sp.csr_matrix:
     """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
-    (``position``: each name's row): the components' equations by :func:`incidence`, the
-    arrays' instances' by :func:`pattern` (a row of them holds at most its template's own
-    symbols and time: no long row, so no coloring to fear), the connection sets' (the last
-    rows) from the variables flatten recorded for them. Those rows hold a ground's flow
-    balance and its potential, the dense row and column that make CasADi's sparsity pass
-    slow."""
+    (``position``: each name's row): the components' equations by :func:`incidence`; the
+    arrays' instances' from the variables flatten found for them in their templates, or
+    else by :func:`pattern` (a row of them holds at most its template's own symbols and
+    time: no long row, so no coloring to fear); the connection sets' (the last rows) from
+    the variables flatten recorded for them. Those rows hold a ground's flow balance and
+    its potential, the dense row and column that make CasADi's sparsity pass slow."""
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
     comp = incidence(residuals[:n_comp] if n_comp else cs.SX(0, 1), allsyms)
-    arrays = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
-    own = sp.vstack([comp, pattern(arrays, allsyms)], format="csr")
+    if flat.array_entries is not None:
+        arrays = _named_rows(flat.array_entries, position, allsyms.numel())
+    else:
+        rows = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
+        arrays = pattern(rows, allsyms)
+    conn = _named_rows(entries, position, allsyms.numel())
+    return sp.csr_matrix(sp.vstack([comp, arrays, conn], format="csr"), dtype=np.int8)
+
+
+def _named_rows(entries: Entries, position: dict[str | None, int], m: int) -> sp.csr_matrix:
+    """The 0/1 rows that hold the named variables ``entries`` (columns by ``position``)."""
     cols = np.fromiter(map(position.__getitem__, entries.names), np.int64, len(entries.names))
     data = np.ones(len(cols), dtype=np.int8)
-    conn = sp.csr_matrix((data, cols, entries.indptr), shape=(n_conn, allsyms.numel()))
-    conn.sum_duplicates()
-    conn.data[:] = 1
-    return sp.csr_matrix(sp.vstack([own, conn], format="csr"), dtype=np.int8)
+    out = sp.csr_matrix((data, cols, entries.indptr), shape=(len(entries.indptr) - 1, m))
+    out.sum_duplicates()
+    out.data[:] = 1
+    return out
 
 
 #: Rows holding more symbols than this are differentiated apart by :func:`jacobian`.
