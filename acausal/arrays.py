@@ -42,17 +42,9 @@ import numpy as np
 
 from .connectors import Connector, ConnectorType, check_same_type
 from .errors import ConnectError, OptionError
-from .flat import Entries
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
-from .symbols import (
-    Quantity,
-    derivative_name,
-    new_tokens,
-    split_derivative,
-    symbols_around,
-    time,
-)
+from .symbols import Quantity, new_tokens, symbols_around
 
 if TYPE_CHECKING:
     from .component import Component
@@ -187,31 +179,6 @@ class Block(NamedTuple):
     residuals: cs.SX
     exprs: cs.SX
     starts: cs.SX
-
-
-def block_entries(b: Block) -> Entries:
-    """The dotted names each of the block's rows holds (time as ``None``), instance after
-    instance: the template's incidence in its own symbols (its quantities, their
-    derivatives, time), once, repeated through each instance's names. Exact: an
-    instance's residuals are the template's function called on the instance's own
-    symbols, so they hold the same symbols in the same places."""
-    t = b.array.template
-    residuals = cs.vertcat(cs.SX(0, 1), *[e.residual for e in t._equations])
-    own = [q.sym for q in t._quantities.values()]
-    local = {q.name(): j for j, q in enumerate(own)}
-    held = [s for s in cs.symvar(residuals) if s.name() not in local and s.name() != "time"]
-    bases = [split_derivative(s.name()) for s in held]  # (raw name, order)
-    count, n = len(own), len(b.prefixes)
-    names = np.empty((n, count + len(held) + 1), dtype=object)
-    names[:, :count] = np.array(b.names, dtype=object).reshape(n, count)
-    for c, (raw, order) in enumerate(bases, start=count):
-        names[:, c] = [derivative_name(q, order) for q in names[:, local[raw]]]
-    names[:, -1] = None  # time
-    from .structure.graph import pattern  # (the compiler's stages import this module)
-
-    spy = pattern(residuals, cs.vertcat(*own, *held, time))
-    indptr = np.concatenate([[0], np.cumsum(np.tile(np.diff(spy.indptr), n))])
-    return Entries(indptr, tuple(names[:, spy.indices].ravel().tolist()))
 
 
 class _Link:

@@ -29,7 +29,8 @@ from typing import NamedTuple
 import casadi as cs
 import numpy as np
 
-from .arrays import Block, block_entries
+from .arrays import Block
+from .block_entries import block_entries
 from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .flat import (
