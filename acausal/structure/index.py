@@ -202,7 +202,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
     rows = [frozenset(map(cell, held[a:b])) for a, b in zip(bounds, bounds[1:])]
     inc.sum_duplicates()  # (none in an incidence: sorts each row's columns)
     first = Pattern(inc, col_v, col_o)
-    _check_nonsingular(red, rows, first)
+    _check_nonsingular(red, first)
     declared = declared_derivatives(red, first, chains)
     eqs = list(
         map(
@@ -300,23 +300,17 @@ def _incidence(red: Reduced, names: list[str]) -> sp.csr_matrix:
     return incidence(red.residuals, red.symbols.take(names))
 
 
-def _check_nonsingular(red: Reduced, rows: list[frozenset[Col]], first: Pattern) -> None:
+def _check_nonsingular(red: Reduced, first: Pattern) -> None:
     """Equations versus unknowns (any derivative order) must match perfectly: a maximum
-    matching of the equations to the unknowns their columns belong to (``first``), the
-    explanation from the rows' incidence (``rows``) when it is not perfect."""
-    n, m = len(rows), len(red.unknowns)
+    matching of the equations to the unknowns their columns belong to (``first``)."""
+    n, m = first.matrix.shape[0], len(red.unknowns)
     mat = first.matrix
     inc = sp.csr_matrix((mat.data, first.v[mat.indices], mat.indptr), shape=(n, m), copy=True)
     inc.sum_duplicates()
-    row_to_col, _ = match(inc)
-    if n == m and not (row_to_col < 0).any():
-        return
-    data = [(r, vi) for r, row in enumerate(rows) for vi in {v for v, _ in row}]
-    r_idx = np.array([d[0] for d in data], dtype=np.int64)
-    c_idx = np.array([d[1] for d in data], dtype=np.int64)
-    inc = sp.csr_matrix((np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(n, m))
+    inc.data[:] = 1  # (two orders of one unknown in a row: one entry)
     row_to_col, col_to_row = match(inc)
-    raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
+    if n != m or (row_to_col < 0).any():
+        raise StructureError(explain_singular(red, inc, row_to_col, col_to_row))
 
 
 def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
