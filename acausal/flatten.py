@@ -21,8 +21,7 @@ systems.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from functools import partial
+from collections.abc import Iterable, Mapping
 from itertools import chain, compress, cycle, repeat
 from typing import NamedTuple
 
@@ -41,6 +40,7 @@ from .flat import (
     FlatEquation,
     FlatEvent,
     Symbol,
+    maker,
 )
 from .netlist import Netlist
 from .symbols import Quantity, as_sx, derivative_name, split_derivative, time, vstack
@@ -203,8 +203,8 @@ def flatten(system: System) -> FlatDAE:
         indices = [e.index for e in b.array.template._equations]
         owners = chain.from_iterable(repeat(p, len(indices)) for p in b.prefixes)
         fields = (owners, indices * len(b.prefixes), repeat(b.exprs), repeat(declared_names))
-        sources = map(_maker(ComponentEquation), zip(*fields, range(len(residuals))))
-        equations += map(_maker(FlatEquation), zip(residuals, sources))
+        sources = map(maker(ComponentEquation), zip(*fields, range(len(residuals))))
+        equations += map(maker(FlatEquation), zip(residuals, sources))
     aliases = _exposed(comps, symbols)
     unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
         Netlist(system, comps, blocks), ren.names, table
@@ -385,13 +385,7 @@ def _derivative_symbols(
         [order for _, order in split],
         [derivative_unit(b.unit, order) for b, (_, order) in zip(bases, split)],
     )
-    return list(map(_maker(Symbol), zip(*fields)))
-
-
-def _maker(cls: type) -> Callable[[tuple], tuple]:
-    """``cls._make`` of a named tuple without its length check (the caller's zip gives
-    every field): ``tuple.__new__`` in C, a third of ``_make``'s cost per record."""
-    return partial(tuple.__new__, cls)
+    return list(map(maker(Symbol), zip(*fields)))
 
 
 def _entries(blocks: list[Block]) -> Entries | None:
@@ -433,7 +427,7 @@ def _block_symbols(b: Block, starts: list[cs.SX]) -> list[Symbol]:
             repeat(0),
             repeat(q.unit),
         )
-        records[j::count] = map(_maker(Symbol), zip(*fields))
+        records[j::count] = map(maker(Symbol), zip(*fields))
     return records
 
 
@@ -479,7 +473,7 @@ def _connection_equations(
     def sources(sets: np.ndarray, slot: np.ndarray, kind: str, index: Iterable) -> list:
         names = map(labels.__getitem__, (first_label[sets] + slot).tolist())
         fields = zip(map(connectors.__getitem__, sets.tolist()), names, repeat(kind), index)
-        return list(map(_maker(ConnectionEquation), fields))
+        return list(map(maker(ConnectionEquation), fields))
 
     flow_set, flow_slot = _runs(flow_count)  # a flow sum per set and flow variable
     flow_slot += potentials[flow_set]
@@ -503,7 +497,7 @@ def _connection_equations(
         diffs = symbols.take(firsts) - symbols.take(others)
     stacked = cs.vertcat(sums, diffs)
     residuals = cs.vertsplit(stacked) if stacked.numel() else []
-    equations = list(map(_maker(FlatEquation), zip(residuals, flow_src + pot_src)))
+    equations = list(map(maker(FlatEquation), zip(residuals, flow_src + pot_src)))
     # the rows' variables: each flow sum's members, then each potential pair
     counts = np.concatenate([sizes[flow_set], np.full(len(firsts), 2)])
     pairs = [n for pair in zip(firsts, others) for n in pair]

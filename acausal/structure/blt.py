@@ -16,6 +16,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from ..errors import StructureError
+from ..flat import maker
 from .algorithms import StructuralFailure, blt
 from .index import Col, IndexReduced
 
@@ -59,7 +60,6 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
 def blocks_of(
     equations: Iterable[tuple[int, ...]], unknowns: Iterable[tuple[Col, ...]], kinds: Iterable[str]
 ) -> tuple[Block, ...]:
-    """``Block(e, u, k)`` for each ``e, u, k`` of the three in turn, made in bulk (the
-    tuples' own constructor, without a call of Python code per block: a model has one
-    block per scalar equation)."""
-    return tuple(map(tuple.__new__, repeat(Block), zip(equations, unknowns, kinds)))
+    """``Block(e, u, k)`` for each ``e, u, k`` of the three in turn, made in bulk
+    (:func:`~acausal.flat.maker`: a model has one block per scalar equation)."""
+    return tuple(map(maker(Block), zip(equations, unknowns, kinds)))

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import StateSelectionWarning, StructureError
-from ..flat import FlatEquation, Symbol
+from ..flat import FlatEquation, Symbol, maker
 from ..symbols import derivative_name, vstack
 from ..table import SymbolTable, Table
 from .algorithms import Col, Pattern, StructuralFailure, pantelides, states_and_algebraic
@@ -204,13 +204,10 @@ def reduce_index(red: Reduced) -> IndexReduced:
     first = Pattern(inc, col_v, col_o)
     _check_nonsingular(red, first)
     declared = declared_derivatives(red, first, chains)
+    # AugEquation(e.residual, e, 0) for each equation, in bulk
     eqs = list(
-        map(
-            tuple.__new__,
-            repeat(AugEquation),
-            zip(map(_residual, red.equations), red.equations, repeat(0)),
-        )
-    )  # AugEquation(e.residual, e, 0) for each equation, in bulk
+        map(maker(AugEquation), zip(map(_residual, red.equations), red.equations, repeat(0)))
+    )
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
     structural = list(rows)
 
