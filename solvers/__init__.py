@@ -10,6 +10,7 @@ from .executors import (
     executor_session,
     run_tasks,
 )
+from .fmu import CompilerError, StaticStatesWarning, export_fmu
 from .functions import DAEFunctions
 from .initialize import z_start_values
 from .integrate import Simulator
@@ -20,6 +21,9 @@ from .time_scales import TimeScales, time_scales
 
 __all__ = [
     "simulate",
+    "export_fmu",
+    "CompilerError",
+    "StaticStatesWarning",
     "Result",
     "Simulator",
     "Simulations",

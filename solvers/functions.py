@@ -28,6 +28,16 @@ T = TypeVar("T")
 # algebraic unknowns consistent to its own tolerances (a residual of 1e-10 made the
 # error test fail at rtol 1e-12 right after a breakpoint).
 NEWTON_OPTIONS = {"abstol": 1e-14, "max_iter": 50, "error_on_fail": False}
+# the same stopping rule for the plugin CasADi can generate C code of (no failure report)
+FAST_NEWTON_OPTIONS = {"abstol": 1e-14, "abstolStep": 1e-12, "max_iter": 50}
+
+
+def newton_solver(name: str, g: cs.Function, plugin: str = "newton") -> cs.Function:
+    """CasADi's Newton rootfinder on ``g``'s first input (its other inputs are
+    parameters): ``plugin`` "newton" (the simulator's), or "fast_newton" (the same
+    iteration, exported as C code, e.g. into an FMU)."""
+    options = NEWTON_OPTIONS if plugin == "newton" else FAST_NEWTON_OPTIONS
+    return cs.rootfinder(name, plugin, g, options)
 
 
 def idas_options(grid: np.ndarray, rtol: float, atol: float, max_steps: int) -> dict:
@@ -167,6 +177,6 @@ class DAEFunctions:
         def build() -> cs.Function:
             m = self.model
             g = cs.Function("g", [m.dae.z, m.dae.x, m.p, m.t], [m.dae.alg])
-            return cs.rootfinder(name, "newton", g, NEWTON_OPTIONS)
+            return newton_solver(name, g)
 
         return self._get(f"algebraic_solver {name}", build)

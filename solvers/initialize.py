@@ -38,7 +38,7 @@ from acausal.structure.graph import incidence, match
 from acausal.structure.index import Col
 
 from .consistency import RedundantStarts, over_determined, redundant_starts
-from .functions import NEWTON_OPTIONS
+from .functions import newton_solver
 
 UNSET_GUESS = 0.1  # where the damped fallback starts the unknowns that have no start value
 RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value) to format
@@ -67,6 +67,8 @@ class Initializer:
     redundant: RedundantStarts
     guess: cs.Function | None = None  # p -> the start values Newton begins from, (x, z)
     unset: tuple[int, ...] = ()  # where the unknowns have no start value (guessed 0)
+    at_time: cs.Function | None = None  # fun at any start time: (p, t0) -> (x0, z0)
+    rows_at: cs.Function | None = None  # residual at any start time: (x, z, p, t0) -> rows
 
     def row_name(self, k: int) -> str:
         """Row ``k`` described for a person (formatted only when an error needs it)."""
@@ -91,8 +93,9 @@ def column_values(model: Model, cols: Sequence[Col]) -> cs.SX:
     return both[[at[c] for c in cols]] if cols else cs.SX(0, 1)
 
 
-def build_initializer(model: Model, t0: float) -> Initializer:
-    """The initialization problem of ``model`` at time ``t0``; see the module docstring."""
+def build_initializer(model: Model, t0: float, plugin: str = "newton") -> Initializer:
+    """The initialization problem of ``model`` at time ``t0``; see the module docstring.
+    ``plugin``: CasADi's rootfinder for Newton (:func:`~solvers.functions.newton_solver`)."""
     dae = model.dae
     x, z = cs.SX(dae.x), cs.SX(dae.z)  # an empty one comes as a DM
     nx, nz = x.numel(), z.numel()
@@ -130,7 +133,7 @@ def build_initializer(model: Model, t0: float) -> Initializer:
         explicit = own_starts(rows[on_states] if nx else cs.SX(0, 1), x, cs.vertcat(z, model.t))
     solved = sorted(col_to_row)
     square = (rows[solved] if solved else cs.SX(0, 1), [names[r] for r in solved])
-    init = _assemble(model, t0, *square, explicit, guesses, checks)
+    init = _assemble(model, t0, *square, explicit, guesses, checks, plugin)
     return replace(init, unset=unset)
 
 
@@ -255,30 +258,35 @@ def _assemble(
     explicit: cs.SX | None,
     guesses: list[cs.SX],
     redundant: RedundantStarts,
+    plugin: str,
 ) -> Initializer:
     dae, p = model.dae, model.p
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()
-    time = model.t
-    res = cs.substitute(rows, time, t0)
-    square = cs.Function("init_residual", [x, z, p], [res])
+    time, start = model.t, cs.SX.sym("t0")
+    square = cs.Function("init_residual", [x, z, p], [cs.substitute(rows, time, t0)])
+    rows_t = cs.substitute(rows, time, start)
+    rows_at = cs.Function("init_rows", [x, z, p, start], [rows_t])
     guess = cs.Function("init_guess", [p], [cs.vertcat(*guesses)] if guesses else [cs.DM(0, 1)])
-    pm = cs.MX.sym("p", p.numel())
+    pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t0")
     w0 = guess(pm)
     if explicit is not None:  # Newton on z alone
         x0 = cs.Function("init_x", [p], [explicit])(pm)
         if nz:
-            g = cs.Function("g", [z, x, p], [cs.substitute(dae.alg, time, t0)])
-            z0 = cs.rootfinder("init_z", "newton", g, NEWTON_OPTIONS)(w0[nx:], x0, pm)
+            g = cs.Function("g", [z, x, p, start], [cs.substitute(dae.alg, time, start)])
+            z0 = newton_solver("init_z", g, plugin)(w0[nx:], x0, pm, tm)
         else:
             z0 = cs.MX(0, 1)
     else:
         w = cs.vertcat(x, z)
-        g = cs.Function("g", [w, p], [res])
-        w = cs.rootfinder("init_w", "newton", g, NEWTON_OPTIONS)(w0, pm)
+        g = cs.Function("g", [w, p, start], [rows_t])
+        w = newton_solver("init_w", g, plugin)(w0, pm, tm)
         x0, z0 = w[:nx], w[nx:]
-    fun = cs.Function("init", [pm], [x0, z0], ["p"], ["x0", "z0"])
-    return Initializer(fun, square, names, model, redundant, guess)
+    at_time = cs.Function("init_at", [pm, tm], [x0, z0], ["p", "t0"], ["x0", "z0"])
+    fun = cs.Function("init", [pm], at_time(pm, t0), ["p"], ["x0", "z0"])
+    return Initializer(
+        fun, square, names, model, redundant, guess, at_time=at_time, rows_at=rows_at
+    )
 
 
 def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

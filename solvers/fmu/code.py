@@ -1,0 +1,137 @@
+"""The C code of an exported model: two CasADi functions generated into ``fmu_model.c``, the
+sizes and start values in ``fmu_config.h``, and the FMI 2.0 interface ``fmi2.c`` beside them.
+
+* ``fmu_init(p, t0) -> (x0, z0, r)``: the simulator's initialization
+  (:func:`solvers.initialize.build_initializer`) at start time ``t0``, its Newton iterations
+  by CasADi's code-generable ``fast_newton``; ``r = max_k |row_k|`` of the initialization
+  rows at the result (0 for none), which the FMU checks.
+* ``fmu_eval(x, zg, p, t) -> (xdot, z, y, r, b, c, m)``: ``z`` solving ``0 = g(x, z, p, t)``
+  by Newton from the guess ``zg`` (the last solution), the rates ``xdot = f(x, z, p, t)``,
+  the value slots ``y`` (:mod:`.variables`), ``r = max |g(x, z, p, t)|``, the breakpoints
+  ``b(p)``, the crossing functions ``c`` and the new modes ``m``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import casadi as cs
+import numpy as np
+
+from acausal import Model
+
+from ..functions import newton_solver
+from ..initialize import build_initializer, z_start_values
+from .variables import Variables
+
+RUNTIME = Path(__file__).with_name("fmi2.c")
+SOURCES = ("fmi2.c", "fmu_model.c")
+
+
+class CompilerError(RuntimeError):
+    """The system's C compiler is missing or rejected the generated code."""
+
+
+def _largest(v: cs.SX | cs.MX) -> cs.SX | cs.MX:
+    """``max_k |v_k|``, 0 for an empty ``v``."""
+    return cs.mmax(cs.fabs(v)) if v.numel() else cs.densify(type(v)(1, 1))
+
+
+def init_function(model: Model) -> cs.Function:
+    """``fmu_init(p, t0) -> (x0, z0, r)`` (see the module docstring)."""
+    init = build_initializer(model, 0.0, plugin="fast_newton")
+    p, t0 = cs.MX.sym("p", model.p.numel()), cs.MX.sym("t0")
+    x0, z0 = init.at_time(p, t0)
+    r = _largest(init.rows_at(x0, z0, p, t0))
+    outs = [cs.densify(x0), cs.densify(z0), r]
+    return cs.Function("fmu_init", [p, t0], outs, ["p", "t0"], ["x0", "z0", "r"])
+
+
+def eval_function(model: Model, values: cs.SX) -> cs.Function:
+    """``fmu_eval(x, zg, p, t) -> (xdot, z, y, r, b, c, m)`` (see the module docstring)."""
+    dae, p, t = model.dae, model.p, model.t
+    x, z = cs.SX(dae.x), cs.SX(dae.z)
+    pieces = [dae.ode, values, _largest(dae.alg), model.breakpoints, dae.zero, dae.update]
+    # dense: the generated code writes only an output's nonzeros
+    point = cs.Function("fmu_point", [x, z, p, t], [cs.densify(cs.SX(e)) for e in pieces])
+    xm, zg = cs.MX.sym("x", x.numel()), cs.MX.sym("zg", z.numel())
+    pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t")
+    zm = zg
+    if z.numel():
+        g = cs.Function("g", [z, x, p, t], [dae.alg])
+        zm = newton_solver("fmu_z", g, "fast_newton")(zg, xm, pm, tm)
+    xdot, y, r, b, c, m = point(xm, zm, pm, tm)
+    names = ["xdot", "z", "y", "r", "b", "c", "m"]
+    return cs.Function(
+        "fmu_eval", [xm, zg, pm, tm], [xdot, zm, y, r, b, c, m], ["x", "zg", "p", "t"], names
+    )
+
+
+def _c_array(name: str, values: np.ndarray) -> str:
+    items = ", ".join(repr(float(v)) for v in values) or "0.0"
+    return f"static const double {name}[] = {{{items}}};"
+
+
+def config_header(model: Model, variables: Variables, guid: str, kind: str, t0: float) -> str:
+    """``fmu_config.h``: sizes, identity, start values of the parameters and of Newton's
+    unknowns (their start values at the default parameters)."""
+    dae = model.dae
+    p = np.asarray(model.parameter_vector(), dtype=float)
+    z_guess = z_start_values(model)(p).full().ravel() if dae.z.numel() else np.zeros(0)
+    sizes = {
+        "NX": dae.x.numel() - dae.modes,
+        "NM": dae.modes,
+        "NZ": dae.z.numel(),
+        "NP": model.p.numel(),
+        "NY": variables.n_slots,
+        "NB": model.breakpoints.numel(),
+        "NC": dae.zero.numel(),
+    }
+    lines = ["/* written by solvers.fmu.code for one exported model */"]
+    lines += [f"#define FMU_{k} {v}" for k, v in sizes.items()]
+    lines += [
+        f"#define FMU_GUID {json.dumps(guid)}",
+        f"#define FMU_MODEL_NAME {json.dumps(model.name)}",
+        f"#define FMU_TYPE {0 if kind == 'model-exchange' else 1}",
+        f"#define FMU_START_TIME {float(t0)!r}",
+        _c_array("FMU_PARAMETER_STARTS", p),
+        _c_array("FMU_Z_GUESS", z_guess),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_sources(model: Model, variables: Variables, folder: Path, header: str) -> None:
+    """The three C files of the FMU into ``folder``."""
+    gen = cs.CodeGenerator("fmu_model.c", {"with_header": True})
+    gen.add(init_function(model))
+    gen.add(eval_function(model, variables.values))
+    gen.generate(f"{folder}{os.sep}")
+    (folder / "fmu_config.h").write_text(header)
+    shutil.copyfile(RUNTIME, folder / "fmi2.c")
+
+
+def compiler() -> str:
+    """The C compiler: ``$CC``, else ``cc`` or ``gcc`` on the PATH."""
+    for name in (os.environ.get("CC"), "cc", "gcc"):
+        if name and shutil.which(name):
+            return name
+    raise CompilerError(
+        "exporting an FMU needs a C compiler, and none was found ($CC, cc, gcc); install one "
+        "(e.g. `apt install gcc`) or set CC"
+    )
+
+
+def build_library(folder: Path, target: Path) -> None:
+    """Compile the sources in ``folder`` into the shared library ``target``."""
+    cmd = [compiler(), "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-o", str(target)]
+    cmd += [str(folder / s) for s in SOURCES] + ["-lm"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        raise CompilerError(
+            f"the C compiler failed on the exported model's code ({' '.join(cmd)}):\n"
+            f"{done.stderr[-4000:]}"
+        )
