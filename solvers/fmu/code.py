@@ -1,14 +1,17 @@
-"""The C code of an exported model: two CasADi functions generated into ``fmu_model.c``, the
-sizes and start values in ``fmu_config.h``, and the FMI 2.0 interface ``fmi2.c`` beside them.
+"""The C code of an exported model: three CasADi functions generated into ``fmu_model.c``, the
+sizes and start values in ``fmu_config.h``, and beside them the hand-written runtime: the
+instance's evaluation, start and events (``instance.c``) and the FMI 2.0 interface
+(``fmi2.c``).
 
 * ``fmu_init(p, t0) -> (x0, z0, r)``: the simulator's initialization
   (:func:`solvers.initialize.build_initializer`) at start time ``t0``, its Newton iterations
   by CasADi's code-generable ``fast_newton``; ``r = max_k |row_k|`` of the initialization
   rows at the result (0 for none), which the FMU checks.
-* ``fmu_eval(x, zg, p, t) -> (xdot, z, y, r, b, c, m)``: ``z`` solving ``0 = g(x, z, p, t)``
-  by Newton from the guess ``zg`` (the last solution), the rates ``xdot = f(x, z, p, t)``,
-  the value slots ``y`` (:mod:`.variables`), ``r = max |g(x, z, p, t)|``, the breakpoints
-  ``b(p)``, the crossing functions ``c`` and the new modes ``m``.
+* ``fmu_solve(x, zg, p, t) -> (z, r)``: ``z`` solving ``0 = g(x, z, p, t)`` by Newton from
+  the guess ``zg`` (the last solution), ``r = max |g|`` there.
+* ``fmu_point(x, z, p, t) -> (xdot, y, b, c, m)``: the rates ``f(x, z, p, t)``, the value
+  slots ``y`` (:mod:`.variables`), the breakpoints ``b(p)``, the crossing functions ``c``
+  and one round of the state's updates at an event ``m`` (modes and re-initialized states).
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from ..functions import newton_solver
 from ..initialize import build_initializer, z_start_values
 from .variables import Variables
 
-RUNTIME = Path(__file__).with_name("fmi2.c")
-SOURCES = ("fmi2.c", "fmu_model.c")
+RUNTIME = ("fmi2.c", "instance.c", "instance.h", "fmi2_types.h")  # beside this module
+SOURCES = ("fmi2.c", "instance.c", "fmu_model.c")  # compiled
 
 
 class CompilerError(RuntimeError):
@@ -51,35 +54,45 @@ def init_function(model: Model) -> cs.Function:
     return cs.Function("fmu_init", [p, t0], outs, ["p", "t0"], ["x0", "z0", "r"])
 
 
-def eval_function(model: Model, values: cs.SX) -> cs.Function:
-    """``fmu_eval(x, zg, p, t) -> (xdot, z, y, r, b, c, m)`` (see the module docstring)."""
+def solve_function(model: Model) -> cs.Function:
+    """``fmu_solve(x, zg, p, t) -> (z, r)`` (see the module docstring)."""
     dae, p, t = model.dae, model.p, model.t
     x, z = cs.SX(dae.x), cs.SX(dae.z)
-    pieces = [dae.ode, values, _largest(dae.alg), model.breakpoints, dae.zero, dae.update]
-    # dense: the generated code writes only an output's nonzeros
-    point = cs.Function("fmu_point", [x, z, p, t], [cs.densify(cs.SX(e)) for e in pieces])
     xm, zg = cs.MX.sym("x", x.numel()), cs.MX.sym("zg", z.numel())
     pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t")
-    zm = zg
+    zm, r = zg, cs.densify(cs.MX(1, 1))
     if z.numel():
         g = cs.Function("g", [z, x, p, t], [dae.alg])
         zm = newton_solver("fmu_z", g, "fast_newton")(zg, xm, pm, tm)
-    xdot, y, r, b, c, m = point(xm, zm, pm, tm)
-    names = ["xdot", "z", "y", "r", "b", "c", "m"]
-    return cs.Function(
-        "fmu_eval", [xm, zg, pm, tm], [xdot, zm, y, r, b, c, m], ["x", "zg", "p", "t"], names
-    )
+        r = _largest(g(zm, xm, pm, tm))
+    return cs.Function("fmu_solve", [xm, zg, pm, tm], [zm, r], ["x", "zg", "p", "t"], ["z", "r"])
 
 
-def _c_array(name: str, values: np.ndarray) -> str:
-    items = ", ".join(repr(float(v)) for v in values) or "0.0"
-    return f"static const double {name}[] = {{{items}}};"
+def point_function(model: Model, values: cs.SX) -> cs.Function:
+    """``fmu_point(x, z, p, t) -> (xdot, y, b, c, m)`` (see the module docstring)."""
+    dae, p, t = model.dae, model.p, model.t
+    pieces = [dae.ode, values, model.breakpoints, dae.zero, dae.update]
+    # dense: the generated code writes only an output's nonzeros
+    outs = [cs.densify(cs.SX(e)) for e in pieces]
+    names = ["xdot", "y", "b", "c", "m"]
+    args = [cs.SX(dae.x), cs.SX(dae.z), p, t]
+    return cs.Function("fmu_point", args, outs, ["x", "z", "p", "t"], names)
+
+
+def _c_array(name: str, values: list[float] | np.ndarray, kind: str = "double") -> str:
+    """A C array of ``kind`` (never empty: C has no arrays of length 0)."""
+    cast = float if kind == "double" else int
+    items = ", ".join(repr(cast(v)) for v in values) or "0"
+    return f"static const {kind} {name}[] = {{{items}}};"
 
 
 def config_header(model: Model, variables: Variables, guid: str, kind: str, t0: float) -> str:
     """``fmu_config.h``: sizes, identity, start values of the parameters and of Newton's
-    unknowns (their start values at the default parameters)."""
+    unknowns (their start values at the default parameters), the mode each crossing
+    function drives (-1: none) and the parameter holding each mode's start value."""
     dae = model.dae
+    params = list(model.parameters)
+    starts = [params.index(f"{q}_start") for q in model.flat.discretes]
     p = np.asarray(model.parameter_vector(), dtype=float)
     z_guess = z_start_values(model)(p).full().ravel() if dae.z.numel() else np.zeros(0)
     sizes = {
@@ -100,18 +113,22 @@ def config_header(model: Model, variables: Variables, guid: str, kind: str, t0: 
         f"#define FMU_START_TIME {float(t0)!r}",
         _c_array("FMU_PARAMETER_STARTS", p),
         _c_array("FMU_Z_GUESS", z_guess),
+        _c_array("FMU_RELATIONS", list(dae.relations), "int"),
+        _c_array("FMU_MODE_STARTS", starts, "int"),
     ]
     return "\n".join(lines) + "\n"
 
 
 def write_sources(model: Model, variables: Variables, folder: Path, header: str) -> None:
-    """The three C files of the FMU into ``folder``."""
+    """The FMU's C files (generated and the runtime's) into ``folder``."""
     gen = cs.CodeGenerator("fmu_model.c", {"with_header": True})
     gen.add(init_function(model))
-    gen.add(eval_function(model, variables.values))
+    gen.add(solve_function(model))
+    gen.add(point_function(model, variables.values))
     gen.generate(f"{folder}{os.sep}")
     (folder / "fmu_config.h").write_text(header)
-    shutil.copyfile(RUNTIME, folder / "fmi2.c")
+    for name in RUNTIME:
+        shutil.copyfile(Path(__file__).with_name(name), folder / name)
 
 
 def compiler() -> str:

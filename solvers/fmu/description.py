@@ -2,7 +2,8 @@
 
 Variables, in this order: the parameters (causality ``parameter``, variability ``tunable``,
 their values as start values; value references ``0 .. np - 1``), then every named variable
-(causality ``local``, variability ``continuous``, computed: no start value), which reads value
+(causality ``local``, variability ``continuous``, ``discrete`` for the modes; computed: no
+start value), which reads value
 slot ``s`` at value reference ``np + s`` (aliases share one). A state's derivative carries
 ``derivative=`` (the index of the state's variable); ``ModelStructure`` lists the
 derivatives and, as initial unknowns, the states and derivatives. Units are declared as the
@@ -70,7 +71,8 @@ def description(model: Model, variables: Variables, ident: Identity) -> bytes:
         for u in units:
             ET.SubElement(defs, "Unit", {"name": u})
     cats = ET.SubElement(root, "LogCategories")
-    ET.SubElement(cats, "Category", {"name": "logStatusError"})
+    for name in ("logEvents", "logStatusWarning", "logStatusError"):
+        ET.SubElement(cats, "Category", {"name": name})
     ET.SubElement(root, "DefaultExperiment", {"startTime": repr(float(ident.start_time))})
     _variables(ET.SubElement(root, "ModelVariables"), model, variables, params)
     _structure(ET.SubElement(root, "ModelStructure"), variables, len(params))
@@ -104,13 +106,14 @@ def _variables(
         var = ET.SubElement(parent, "ScalarVariable", attrs)
         _real(var, {"start": repr(float(value))}, model.unit(name))
     of_derivative = dict(zip(variables.derivatives, variables.states))
+    modes = set(model.flat.discretes)
     first = len(params) + 1  # ModelVariables' indices count from 1
     for k, (name, slot) in enumerate(zip(variables.names, variables.slots)):
         attrs = {
             "name": name,
             "valueReference": str(len(params) + slot),
             "causality": "local",
-            "variability": "continuous",
+            "variability": "discrete" if name in modes else "continuous",
         }
         var = ET.SubElement(parent, "ScalarVariable", attrs)
         real = {}

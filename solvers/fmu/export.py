@@ -54,11 +54,6 @@ def _check(model: ac.Model, kind: str, params: Mapping[str, float] | None) -> ac
             f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}"
             + (" (co-simulation is not exported yet)" if kind == "co-simulation" else "")
         )
-    if model.dae.modes or model.dae.zero.numel():
-        raise OptionError(
-            f"{model.name} has events (modes or crossing functions); exporting models with "
-            "events is not supported yet"
-        )
     return model.with_parameters(params) if params else model
 
 
