@@ -7,6 +7,7 @@ runs the learning package's feasibility report; nothing imports it.
                               [--vars C1.v,R1.i] [--plot result.png] [--rtol 1e-6] [--atol 1e-8]
     acausal blt model.py
     acausal check model.py [--feasibility | --units]
+    acausal export model.py --fmu model.fmu [--param R1.R=2] [--start-time 0]
 
 A model file is a Python file that defines a module-level ``system`` (an ``acausal.System``)
 or a function ``build()`` returning one. A mistake in the model or the options is printed
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import acausal as ac
 from acausal.errors import ModelError
-from solvers import Result, simulate
+from solvers import Result, export_fmu, simulate
 
 from .feasibility import check_feasibility
 
@@ -153,6 +154,16 @@ def _plot(res: Result, names: list[str] | None, path: str) -> None:
     plt.close(axes[0].figure)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export the model as an FMU and print where it went."""
+    params = _parse_params(args.param)
+    path = export_fmu(
+        load_system(args.file), args.fmu, params=params or None, start_time=args.start_time
+    )
+    print(f"wrote {path} (FMI 2.0 model exchange, linux64)")
+    return 0
+
+
 def cmd_blt(args: argparse.Namespace) -> int:
     """Print the BLT blocks of the compiled model."""
     print(ac.compile(load_system(args.file)).blt())
@@ -262,6 +273,17 @@ def _parser() -> argparse.ArgumentParser:
     blt = sub.add_parser("blt", help="print the BLT blocks of the compiled model")
     blt.add_argument("file", metavar="FILE.py", help=file_help)
     blt.set_defaults(run=cmd_blt)
+
+    export = sub.add_parser("export", help="export the model as an FMI 2.0 FMU")
+    export.add_argument("file", metavar="FILE.py", help=file_help)
+    export.add_argument("--fmu", required=True, metavar="model.fmu", help="FMU file to write")
+    export.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="parameter start value"
+    )
+    export.add_argument(
+        "--start-time", type=float, default=0.0, help="the default experiment's start (0)"
+    )
+    export.set_defaults(run=cmd_export)
 
     check = sub.add_parser("check", help="report balance, states, index and blocks")
     check.add_argument("file", metavar="FILE.py", help=file_help)

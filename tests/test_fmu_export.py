@@ -198,3 +198,20 @@ def test_what_is_not_exported_is_a_named_error(tmp_path, monkeypatch):
     monkeypatch.delenv("CC", raising=False)
     with pytest.raises(CompilerError, match="needs a C compiler"):
         export_fmu(system, tmp_path / "a.fmu")
+
+
+def test_command_line_export_writes_an_fmu_with_the_given_parameters(tmp_path, capsys):
+    from learning.cli import main
+
+    (tmp_path / "ladder.py").write_text(
+        "from examples.ladders import rc_ladder\nsystem = rc_ladder(3, False, start_time=0.1)\n"
+    )
+    out = tmp_path / "ladder.fmu"
+    args = ["export", str(tmp_path / "ladder.py"), "--fmu", str(out), "--param", "R1.R=2.0"]
+    assert main(args) == 0
+    assert "wrote" in capsys.readouterr().out
+    _, grid, got = run_fmu(out, ["C3.v"], 1.0, 0.01)  # R1.R = 2 is the FMU's own value
+    ref = simulate(rc_ladder(3, False, start_time=0.1), grid=grid, params={"R1.R": 2.0}, **TOL)
+    assert np.max(np.abs(got["C3.v"] - ref["C3.v"])) < 1e-4 * np.ptp(ref["C3.v"])
+    assert main(["export", str(tmp_path / "ladder.py"), "--fmu", str(tmp_path / "x.txt")]) == 1
+    assert "ends in .fmu" in capsys.readouterr().err

@@ -26,6 +26,7 @@ import casadi as cs
 import numpy as np
 
 from acausal import Model
+from acausal.errors import ModelError
 
 from ..functions import newton_solver
 from ..initialize import build_initializer, z_start_values
@@ -35,7 +36,7 @@ RUNTIME = ("fmi2.c", "instance.c", "instance.h", "fmi2_types.h")  # beside this 
 SOURCES = ("fmi2.c", "instance.c", "fmu_model.c")  # compiled
 
 
-class CompilerError(RuntimeError):
+class CompilerError(ModelError):
     """The system's C compiler is missing or rejected the generated code."""
 
 
