@@ -28,8 +28,9 @@ T = TypeVar("T")
 # algebraic unknowns consistent to its own tolerances (a residual of 1e-10 made the
 # error test fail at rtol 1e-12 right after a breakpoint).
 NEWTON_OPTIONS = {"abstol": 1e-14, "max_iter": 50, "error_on_fail": False}
-# the same stopping rule for the plugin CasADi can generate C code of (no failure report)
-FAST_NEWTON_OPTIONS = {"abstol": 1e-14, "abstolStep": 1e-12, "max_iter": 50}
+# the same stopping rule for the plugin CasADi can generate C code of (no failure report);
+# its derivatives (implicit function theorem) by a QR that can be generated too
+FAST_NEWTON_OPTIONS = {"abstol": 1e-14, "abstolStep": 1e-12, "max_iter": 50, "linear_solver": "qr"}
 
 
 def newton_solver(name: str, g: cs.Function, plugin: str = "newton") -> cs.Function:

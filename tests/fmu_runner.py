@@ -2,9 +2,10 @@
 
 Run as ``python -I tests/fmu_runner.py`` with a JSON request on stdin: ``path``, ``outputs``
 (names), ``stop_time``, ``output_interval``, ``start_values`` (name -> value) and
-``tolerance``; it prints JSON: fmpy's ``validate_fmu`` problems, the times and each output's
-values. The project's packages are blocked before fmpy is imported, so the FMU is shown to
-run on its own (its binary and description alone).
+``tolerance``; it prints JSON: fmpy's ``validate_fmu`` problems, the times and each
+output's values (fmpy simulates the kind of FMU it is given). The project's packages are
+blocked before fmpy is imported, so the FMU is shown to run on its own (its binary and
+description alone).
 """
 
 import importlib.abc
@@ -37,7 +38,6 @@ def main() -> None:
         output=request["outputs"],
         start_values=request.get("start_values", {}),
         relative_tolerance=request.get("tolerance", 1e-9),
-        fmi_type="ModelExchange",
     )
     values = {name: result[name].tolist() for name in request["outputs"]}
     json.dump({"problems": problems, "time": result["time"].tolist(), "values": values}, sys.stdout)

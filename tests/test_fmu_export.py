@@ -30,10 +30,11 @@ pytestmark = pytest.mark.skipif(
     not (shutil.which("cc") or shutil.which("gcc")), reason="exporting an FMU needs a C compiler"
 )
 RUNNER = Path(__file__).with_name("fmu_runner.py")
+DESCRIPTION = "modelDescription.xml"
 TOL = dict(rtol=1e-10, atol=1e-12)
 
 
-def run_fmu(path, outputs, stop_time, interval, start_values=None, tolerance=1e-10):
+def run_fmu(path, outputs, stop_time, interval, start_values=None, tolerance=None):
     """fmpy's result for ``outputs`` on the grid ``0, interval, ..., stop_time`` (rows at
     event instants in between dropped), and its validation problems."""
     request = {
@@ -42,7 +43,7 @@ def run_fmu(path, outputs, stop_time, interval, start_values=None, tolerance=1e-
         "stop_time": stop_time,
         "output_interval": interval,
         "start_values": start_values or {},
-        "tolerance": tolerance,
+        "tolerance": tolerance or default_tolerance(path),
     }
     done = subprocess.run(
         [sys.executable, "-I", str(RUNNER)],
@@ -60,23 +61,33 @@ def run_fmu(path, outputs, stop_time, interval, start_values=None, tolerance=1e-
     return out["problems"], grid, {n: np.array(v)[rows] for n, v in out["values"].items()}
 
 
-def assert_matches(path, system, outputs, stop_time, interval, params=None, rel=1e-4):
-    """The FMU's outputs within ``rel`` of each output's range of the project's result;
-    the relative errors."""
-    problems, grid, got = run_fmu(path, outputs, stop_time, interval, params)
+def default_tolerance(path):
+    """CVode's for model exchange; the FMU's own second-order steps' for co-simulation."""
+    with zipfile.ZipFile(path) as fmu:
+        return 1e-8 if b"<CoSimulation" in fmu.read(DESCRIPTION) else 1e-10
+
+
+def assert_matches(path, system, outputs, stop_time, interval, params=None, tolerance=None):
+    """The FMU's outputs within 1e-4 of each output's range of the project's result; the
+    relative errors."""
+    problems, grid, got = run_fmu(path, outputs, stop_time, interval, params, tolerance)
     assert problems == []
     ref = simulate(system, grid=grid, params=params, **TOL)
     errors = {}
     for name in outputs:
         scale = max(float(np.ptp(ref[name])), 1e-12)
         errors[name] = float(np.max(np.abs(got[name] - ref[name]))) / scale
-    assert max(errors.values()) <= rel, errors
+    assert max(errors.values()) <= 1e-4, errors
     return errors
 
 
-def test_rc_ladder_with_a_step_matches_idas_and_follows_parameters(tmp_path):
+KINDS = ["model-exchange", "co-simulation"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rc_ladder_with_a_step_matches_idas_and_follows_parameters(tmp_path, kind):
     system = rc_ladder(4, False, start_time=0.2)
-    path = export_fmu(system, tmp_path / "ladder.fmu")
+    path = export_fmu(system, tmp_path / "ladder.fmu", kind)
     outputs = ["C1.v", "C4.v", "R1.i", "der(C4.v)", "V.p.v"]
     errors = assert_matches(path, system, outputs, 2.0, 0.01)
     assert max(errors.values()) < 1e-5
@@ -118,11 +129,12 @@ def test_description_declares_every_name_with_aliases_and_units(tmp_path):
     assert {"V", "A", "Ohm", "F", "V/s"} <= units
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mechanism", ["slider_crank", "four_bar"])
-def test_closed_loop_mechanisms_solve_their_loops_inside_the_fmu(tmp_path, mechanism):
+def test_closed_loop_mechanisms_solve_their_loops_inside_the_fmu(tmp_path, mechanism, kind):
     system = Variant(mechanism, "crank", "torque", 0.0).build()
     with pytest.warns(StaticStatesWarning, match="compile-time choice"):
-        path = export_fmu(system, tmp_path / f"{mechanism}.fmu")
+        path = export_fmu(system, tmp_path / f"{mechanism}.fmu", kind)
     outputs = ["B1.phi", "inertia.w", "B2.phi", "work.W"]
     assert_matches(path, system, outputs, 1.0, 0.01)
     with zipfile.ZipFile(path) as fmu:
@@ -130,26 +142,30 @@ def test_closed_loop_mechanisms_solve_their_loops_inside_the_fmu(tmp_path, mecha
     assert "compile-time choice" in text
 
 
-def test_ideal_diode_rectifier_switches_as_the_simulator_does(tmp_path):
+@pytest.mark.parametrize("kind", KINDS)
+def test_ideal_diode_rectifier_switches_as_the_simulator_does(tmp_path, kind):
     # six switchings in 0.05 s: crossings as event indicators, the diode's mode updated at
     # events; D.i = (V - C.v) / Ron with Ron = 1e-6 amplifies any integrator's error 1e6
-    # times, so the well-conditioned outputs are compared
+    # times, so the well-conditioned outputs are compared, and the switch-off (where the
+    # crossing is D.i) needs the simulator's tolerance: at 1e-9 the FMU's own steps put it
+    # 8e-5 s early, and the diode chatters there (measured)
     system = half_wave()
-    path = export_fmu(system, tmp_path / "rectifier.fmu")
+    path = export_fmu(system, tmp_path / "rectifier.fmu", kind)
     outputs = ["C.v", "D.v", "R.i", "D.off"]
-    errors = assert_matches(path, system, outputs, 0.05, 5e-4)
+    errors = assert_matches(path, system, outputs, 0.05, 5e-4, tolerance=1e-10)
     assert errors["D.off"] == 0.0  # the same mode at every output time
     # started 'off' against a forward source: the start's event iteration turns it on
     params = {"D.off_start": 1.0, "V.phase": 0.3}
     _, _, got = run_fmu(path, ["D.off", "D.i"], 0.004, 1e-4, params)
     assert got["D.off"][0] == 0.0
     assert got["D.i"][0] == pytest.approx(10.0 * np.sin(0.3) / 1e-6, rel=1e-9)
-    assert_matches(path, system, outputs, 0.05, 5e-4, params=params)
+    assert_matches(path, system, outputs, 0.05, 5e-4, params=params, tolerance=1e-10)
 
 
-def test_stick_slip_friction_sticks_and_slips_as_the_simulator_does(tmp_path):
+@pytest.mark.parametrize("kind", KINDS)
+def test_stick_slip_friction_sticks_and_slips_as_the_simulator_does(tmp_path, kind):
     system = friction_system()
-    path = export_fmu(system, tmp_path / "stick_slip.fmu")
+    path = export_fmu(system, tmp_path / "stick_slip.fmu", kind)
     outputs = ["m.s", "m.v", "fr.f", "fr.mode"]
     errors = assert_matches(path, system, outputs, 5.0, 0.01)
     assert errors["fr.mode"] == 0.0
@@ -190,8 +206,8 @@ def test_a_network_law_exports_as_plain_arithmetic(tmp_path):
 
 def test_what_is_not_exported_is_a_named_error(tmp_path, monkeypatch):
     system = rc_ladder(1, False)
-    with pytest.raises(ac.OptionError, match="co-simulation is not exported yet"):
-        export_fmu(system, tmp_path / "a.fmu", kind="co-simulation")
+    with pytest.raises(ac.OptionError, match="kind must be one of"):
+        export_fmu(system, tmp_path / "a.fmu", kind="cosimulation")
     with pytest.raises(ac.OptionError, match="ends in .fmu"):
         export_fmu(system, tmp_path / "a.zip")
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -30,10 +30,11 @@ from acausal.errors import ModelError
 
 from ..functions import newton_solver
 from ..initialize import build_initializer, z_start_values
+from .step import step_function
 from .variables import Variables
 
-RUNTIME = ("fmi2.c", "instance.c", "instance.h", "fmi2_types.h")  # beside this module
-SOURCES = ("fmi2.c", "instance.c", "fmu_model.c")  # compiled
+RUNTIME = ("fmi2.c", "instance.c", "cosim.c", "instance.h", "fmi2_types.h")  # beside this
+SOURCES = ("fmi2.c", "instance.c", "cosim.c", "fmu_model.c")  # compiled
 
 
 class CompilerError(ModelError):
@@ -126,6 +127,7 @@ def write_sources(model: Model, variables: Variables, folder: Path, header: str)
     gen.add(init_function(model))
     gen.add(solve_function(model))
     gen.add(point_function(model, variables.values))
+    gen.add(step_function(model))
     gen.generate(f"{folder}{os.sep}")
     (folder / "fmu_config.h").write_text(header)
     for name in RUNTIME:

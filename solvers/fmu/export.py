@@ -32,7 +32,7 @@ from .code import SOURCES, build_library, config_header, write_sources
 from .description import Identity, description
 from .variables import variables
 
-KINDS = ("model-exchange",)
+KINDS = ("model-exchange", "co-simulation")
 PLATFORM = "linux64"
 
 
@@ -50,10 +50,7 @@ def identifier(name: str) -> str:
 
 def _check(model: ac.Model, kind: str, params: Mapping[str, float] | None) -> ac.Model:
     if kind not in KINDS:
-        raise OptionError(
-            f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}"
-            + (" (co-simulation is not exported yet)" if kind == "co-simulation" else "")
-        )
+        raise OptionError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
     return model.with_parameters(params) if params else model
 
 

@@ -1,6 +1,8 @@
-/* The FMI 2.0 interface of an exported model (model exchange), written for this project.
+/* The FMI 2.0 interface of an exported model (model exchange and co-simulation), written for
+   this project.
 
-   The model itself is instance.c (evaluation, consistent start, events) over the
+   The model itself is instance.c (evaluation, consistent start, events) and, for
+   co-simulation, cosim.c (the integrator), over the
    CasADi-generated functions of fmu_model.c; fmu_config.h gives the sizes, the GUID and the
    start values. The modes (relations and discrete variables) are the last FMU_NM entries of
    the model's state vector x: the FMU keeps them apart from its continuous states and
@@ -9,12 +11,16 @@
    Value references: 0 .. FMU_NP-1 the parameters, FMU_NP .. FMU_NP+FMU_NY-1 the value slots
    (variables with one slot are aliases). */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "instance.h"
 
-#define DEFAULT_TOLERANCE 1e-8 /* the simulator's default atol, where the importer gives none */
+/* where the importer gives no tolerance: the simulator's default atol (the crossings' noise
+   bands), and the co-simulation steps' error tolerance */
+#define DEFAULT_TOLERANCE 1e-8
+#define DEFAULT_STEP_TOLERANCE 1e-6
 
 #if defined(__GNUC__)
 #define FMI2_EXPORT __attribute__((visibility("default")))
@@ -90,6 +96,7 @@ FMI2_EXPORT fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean has_tole
   (void)has_stop;
   (void)stop;
   s->atol = has_tolerance && tolerance > 0 ? tolerance : DEFAULT_TOLERANCE;
+  s->rtol = has_tolerance && tolerance > 0 ? tolerance : DEFAULT_STEP_TOLERANCE;
   s->t = start;
   s->started = 0;
   s->fresh = 0;
@@ -119,6 +126,8 @@ FMI2_EXPORT fmi2Status fmi2Terminate(fmi2Component c) {
 FMI2_EXPORT fmi2Status fmi2Reset(fmi2Component c) {
   Instance *s = (Instance *)c;
   s->atol = DEFAULT_TOLERANCE;
+  s->rtol = DEFAULT_STEP_TOLERANCE;
+  s->h = 0.0;
   memcpy(s->p, FMU_PARAMETER_STARTS, sizeof(double) * FMU_NP);
   memcpy(s->z, FMU_Z_GUESS, sizeof(double) * FMU_NZ);
   s->t = FMU_START_TIME;
@@ -271,21 +280,6 @@ FMI2_EXPORT fmi2Status fmi2EnterEventMode(fmi2Component c) {
   return fmi2OK;
 }
 
-/* The next breakpoint after t (a step input's time): a time event, so that the importer's
-   integrator stops there instead of stepping over the jump. */
-static void next_time_event(Instance *s, fmi2EventInfo *info) {
-  int k;
-  info->nextEventTimeDefined = fmi2False;
-  for (k = 0; k < FMU_NB; ++k) {
-    double b = s->b[k];
-    if (b > s->t * (1 + 1e-14) + 1e-300 && b > s->t &&
-        (!info->nextEventTimeDefined || b < info->nextEventTime)) {
-      info->nextEventTimeDefined = fmi2True;
-      info->nextEventTime = b;
-    }
-  }
-}
-
 FMI2_EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info) {
   Instance *s = (Instance *)c;
   int changed = 0;
@@ -299,7 +293,10 @@ FMI2_EXPORT fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *inf
   info->terminateSimulation = fmi2False;
   info->nominalsOfContinuousStatesChanged = fmi2False;
   info->valuesOfContinuousStatesChanged = changed ? fmi2True : fmi2False;
-  next_time_event(s, info);
+  /* the next breakpoint (a step input's time) is a time event, so that the importer's
+     integrator stops there instead of stepping over the jump */
+  info->nextEventTime = next_breakpoint(s);
+  info->nextEventTimeDefined = isfinite(info->nextEventTime) ? fmi2True : fmi2False;
   return fmi2OK;
 }
 
@@ -367,4 +364,79 @@ FMI2_EXPORT fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Re
   (void)c;
   for (k = 0; k < n; ++k) nominal[k] = 1.0;
   return fmi2OK;
+}
+
+/* ---- co-simulation ---- */
+FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real current, fmi2Real step,
+                                  fmi2Boolean no_set_prior) {
+  Instance *s = (Instance *)c;
+  (void)no_set_prior;
+  if (fabs(current - s->t) > 1e-9 * (1.0 + fabs(current))) {
+    say(s, fmi2Error,
+        "%s: a step from t = %.12g, but the FMU is at t = %.12g (it cannot go back: it does "
+        "not save states)",
+        FMU_MODEL_NAME, current, s->t);
+    return fmi2Error;
+  }
+  s->first_event = 0;
+  return advance(s, current + step);
+}
+
+FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) {
+  return unsupported(c, "fmi2CancelStep (steps are not asynchronous)");
+}
+
+FMI2_EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c,
+                                                   const fmi2ValueReference vr[], size_t n,
+                                                   const fmi2Integer order[],
+                                                   const fmi2Real value[]) {
+  (void)vr;
+  (void)order;
+  (void)value;
+  return none_of(c, n, "input");
+}
+
+FMI2_EXPORT fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c,
+                                                    const fmi2ValueReference vr[], size_t n,
+                                                    const fmi2Integer order[],
+                                                    fmi2Real value[]) {
+  (void)vr;
+  (void)order;
+  (void)value;
+  return n ? unsupported(c, "fmi2GetRealOutputDerivatives") : fmi2OK;
+}
+
+FMI2_EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind kind,
+                                     fmi2Status *value) {
+  (void)kind;
+  (void)value;
+  return unsupported(c, "fmi2GetStatus");
+}
+
+FMI2_EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind kind,
+                                         fmi2Real *value) {
+  if (kind != fmi2LastSuccessfulTime) return unsupported(c, "fmi2GetRealStatus of this kind");
+  *value = ((Instance *)c)->t;
+  return fmi2OK;
+}
+
+FMI2_EXPORT fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind kind,
+                                            fmi2Integer *value) {
+  (void)kind;
+  (void)value;
+  return unsupported(c, "fmi2GetIntegerStatus");
+}
+
+FMI2_EXPORT fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind kind,
+                                            fmi2Boolean *value) {
+  if (kind != fmi2Terminated) return unsupported(c, "fmi2GetBooleanStatus of this kind");
+  *value = fmi2False;
+  return fmi2OK;
+}
+
+FMI2_EXPORT fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind kind,
+                                           fmi2String *value) {
+  (void)kind;
+  (void)value;
+  return unsupported(c, "fmi2GetStringStatus");
 }

@@ -40,10 +40,11 @@ void say(Instance *s, fmi2Status status, const char *format, ...) {
 int allocate_work(Instance *s) {
   casadi_int sz[4], most[4] = {0, 0, 0, 0};
   int k, j;
-  for (k = 0; k < 3; ++k) {
+  for (k = 0; k < 4; ++k) {
     if (k == 0) fmu_init_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     if (k == 1) fmu_solve_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     if (k == 2) fmu_point_work(&sz[0], &sz[1], &sz[2], &sz[3]);
+    if (k == 3) fmu_step_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     for (j = 0; j < 4; ++j) most[j] = sz[j] > most[j] ? sz[j] : most[j];
   }
   s->arg = (const double **)s->cb.allocateMemory(most[0] + 1, sizeof(double *));
@@ -51,27 +52,33 @@ int allocate_work(Instance *s) {
   s->iw = (casadi_int *)s->cb.allocateMemory(most[2] + 1, sizeof(casadi_int));
   s->w = (double *)s->cb.allocateMemory(most[3] + 1, sizeof(double));
   s->visited = (double *)s->cb.allocateMemory((EVENT_ROUNDS + 1) * ROW, sizeof(double));
+  s->steps = (double *)s->cb.allocateMemory(4 * NS + FMU_NZ + 3 * FMU_NC + 1, sizeof(double));
   fmu_init_incref();
   fmu_solve_incref();
   fmu_point_incref();
+  fmu_step_incref();
   s->mem[0] = fmu_init_checkout();
   s->mem[1] = fmu_solve_checkout();
   s->mem[2] = fmu_point_checkout();
-  return s->arg && s->res && s->iw && s->w && s->visited;
+  s->mem[3] = fmu_step_checkout();
+  return s->arg && s->res && s->iw && s->w && s->visited && s->steps;
 }
 
 void release_work(Instance *s) {
   fmu_init_release(s->mem[0]);
   fmu_solve_release(s->mem[1]);
   fmu_point_release(s->mem[2]);
+  fmu_step_release(s->mem[3]);
   fmu_init_decref();
   fmu_solve_decref();
   fmu_point_decref();
+  fmu_step_decref();
   s->cb.freeMemory((void *)s->arg);
   s->cb.freeMemory(s->res);
   s->cb.freeMemory(s->iw);
   s->cb.freeMemory(s->w);
   s->cb.freeMemory(s->visited);
+  s->cb.freeMemory(s->steps);
 }
 
 static int all_finite(const double *v, int n) {
@@ -139,12 +146,12 @@ fmi2Status evaluate(Instance *s) {
 }
 
 /* ---- the crossings' sides ---- */
-static double band(const Instance *s, int i) {
+double band(const Instance *s, int i) {
   double b = BAND * s->scale[i], floor = 1e-3 * s->atol;
   return b > floor ? b : floor;
 }
 
-static double sign(double v) { return (double)((v > 0) - (v < 0)); }
+double sign(double v) { return (double)((v > 0) - (v < 0)); }
 
 void seen(Instance *s) {
   int i;
@@ -162,7 +169,7 @@ static void sides_start(Instance *s) {
   }
 }
 
-static int fired(const Instance *s, int i) {
+int fired(const Instance *s, int i) {
   double b = band(s, i);
   return s->sigma[i] != 0.0 ? s->sigma[i] * s->c[i] < -b : fabs(s->c[i]) > b;
 }
@@ -188,6 +195,14 @@ static void relation_modes(const Instance *s, double *modes) {
 void event_indicators(const Instance *s, double *e) {
   int i;
   for (i = 0; i < FMU_NC; ++i) e[i] = s->c[i] + s->sigma[i] * band(s, i);
+}
+
+double next_breakpoint(const Instance *s) {
+  double next = INFINITY;
+  int k;
+  for (k = 0; k < FMU_NB; ++k)
+    if (s->b[k] > s->t + 1e-14 * fabs(s->t) && s->b[k] < next) next = s->b[k];
+  return next;
 }
 
 static int equal(const double *a, const double *b, int n) {
@@ -312,5 +327,12 @@ fmi2Status event_iteration(Instance *s, int *states_changed) {
     return fmi2Error;
   }
   *states_changed = !equal(before, s->x, FMU_NX);
+  if (s->logging && !equal(before + FMU_NX, s->x + FMU_NX, FMU_NM)) {
+    int j;
+    for (j = 0; j < FMU_NM; ++j)
+      if (before[FMU_NX + j] != s->x[FMU_NX + j])
+        say(s, fmi2OK, "t = %.12g: mode %d %g -> %g", s->t, j, before[FMU_NX + j],
+            s->x[FMU_NX + j]);
+  }
   return fmi2OK;
 }

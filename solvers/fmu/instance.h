@@ -36,11 +36,14 @@ typedef struct {
   int fresh;        /* z, xdot, y, ... belong to the current (x, p, t) */
   int first_event;  /* the event mode right after initialization: nothing to iterate */
   double *visited;  /* event iteration's rounds: (x, z, sigma) each */
+  double *steps;    /* co-simulation: the step's start (x, z), its result and error */
+  double h;         /* co-simulation: the next step size to try */
+  double rtol;      /* co-simulation: the step's error tolerance (relative and absolute) */
   const double **arg; /* CasADi's work arrays */
   double **res;
   casadi_int *iw;
   double *w;
-  int mem[3];
+  int mem[4];
 } Instance;
 
 void say(Instance *s, fmi2Status status, const char *format, ...);
@@ -49,7 +52,12 @@ void release_work(Instance *s);
 fmi2Status start_values(Instance *s);
 fmi2Status evaluate(Instance *s);
 void event_indicators(const Instance *s, double *e);
+double band(const Instance *s, int i);
+double sign(double v);
+int fired(const Instance *s, int i);
+double next_breakpoint(const Instance *s); /* the first breakpoint after t, or infinity */
 void seen(Instance *s);
 fmi2Status event_iteration(Instance *s, int *states_changed);
+fmi2Status advance(Instance *s, double t_end);
 
 #endif
