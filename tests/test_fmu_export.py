@@ -210,6 +210,13 @@ def test_what_is_not_exported_is_a_named_error(tmp_path, monkeypatch):
         export_fmu(system, tmp_path / "a.fmu", kind="cosimulation")
     with pytest.raises(ac.OptionError, match="ends in .fmu"):
         export_fmu(system, tmp_path / "a.zip")
+    # C code of a CasADi function CasADi cannot generate (its generator writes an #error)
+    from solvers.fmu import code
+
+    for name in code.SOURCES:
+        (tmp_path / name).write_text("#error Code generation not supported for Newton\n")
+    with pytest.raises(CompilerError, match="kind Newton, which CasADi cannot write as C"):
+        code.build_library(tmp_path, tmp_path / "model.so")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CC", raising=False)
     with pytest.raises(CompilerError, match="needs a C compiler"):

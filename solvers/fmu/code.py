@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -150,6 +151,13 @@ def build_library(folder: Path, target: Path) -> None:
     cmd = [compiler(), "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-o", str(target)]
     cmd += [str(folder / s) for s in SOURCES] + ["-lm"]
     done = subprocess.run(cmd, capture_output=True, text=True)
+    unsupported = re.findall(r"Code generation not supported for (\w+)", done.stderr)
+    if unsupported:
+        raise CompilerError(
+            f"the model holds CasADi functions of kind {', '.join(sorted(set(unsupported)))}, "
+            "which CasADi cannot write as C code; an FMU cannot hold them (replace them by "
+            "expressions, or by functions CasADi can generate)"
+        )
     if done.returncode:
         raise CompilerError(
             f"the C compiler failed on the exported model's code ({' '.join(cmd)}):\n"
