@@ -15,6 +15,8 @@
 
 #include "instance.h"
 
+#if FMU_TYPE == 1 /* a co-simulation FMU: its code holds fmu_step */
+
 #define MAX_STEPS 10000000L    /* steps within one communication interval */
 #define LOCATE_ITERATIONS 100
 
@@ -159,3 +161,11 @@ fmi2Status advance(Instance *s, double t_end) {
   }
   return fmi2OK;
 }
+#else
+fmi2Status advance(Instance *s, double t_end) {
+  (void)t_end;
+  say(s, fmi2Error, "%s was exported for model exchange: it does not step itself",
+      FMU_MODEL_NAME);
+  return fmi2Error;
+}
+#endif

@@ -91,7 +91,7 @@ def export_fmu(
         sources = folder / "sources"
         sources.mkdir()
         header = config_header(model, found, "{GUID}", kind, start_time)
-        write_sources(model, found, sources, header)
+        write_sources(model, found, sources, header, kind)
         digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(sources.iterdir())))
         guid = "{" + str(uuid.UUID(bytes=digest.digest()[:16], version=4)) + "}"
         (sources / "fmu_config.h").write_text(header.replace('"{GUID}"', f'"{guid}"'))

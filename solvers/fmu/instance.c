@@ -40,11 +40,13 @@ void say(Instance *s, fmi2Status status, const char *format, ...) {
 int allocate_work(Instance *s) {
   casadi_int sz[4], most[4] = {0, 0, 0, 0};
   int k, j;
-  for (k = 0; k < 4; ++k) {
+  for (k = 0; k < 3 + FMU_TYPE; ++k) { /* fmu_step: co-simulation only */
     if (k == 0) fmu_init_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     if (k == 1) fmu_solve_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     if (k == 2) fmu_point_work(&sz[0], &sz[1], &sz[2], &sz[3]);
+#if FMU_TYPE == 1
     if (k == 3) fmu_step_work(&sz[0], &sz[1], &sz[2], &sz[3]);
+#endif
     for (j = 0; j < 4; ++j) most[j] = sz[j] > most[j] ? sz[j] : most[j];
   }
   s->arg = (const double **)s->cb.allocateMemory(most[0] + 1, sizeof(double *));
@@ -56,11 +58,13 @@ int allocate_work(Instance *s) {
   fmu_init_incref();
   fmu_solve_incref();
   fmu_point_incref();
+#if FMU_TYPE == 1
   fmu_step_incref();
+  s->mem[3] = fmu_step_checkout();
+#endif
   s->mem[0] = fmu_init_checkout();
   s->mem[1] = fmu_solve_checkout();
   s->mem[2] = fmu_point_checkout();
-  s->mem[3] = fmu_step_checkout();
   return s->arg && s->res && s->iw && s->w && s->visited && s->steps;
 }
 
@@ -68,11 +72,13 @@ void release_work(Instance *s) {
   fmu_init_release(s->mem[0]);
   fmu_solve_release(s->mem[1]);
   fmu_point_release(s->mem[2]);
-  fmu_step_release(s->mem[3]);
   fmu_init_decref();
   fmu_solve_decref();
   fmu_point_decref();
+#if FMU_TYPE == 1
+  fmu_step_release(s->mem[3]);
   fmu_step_decref();
+#endif
   s->cb.freeMemory((void *)s->arg);
   s->cb.freeMemory(s->res);
   s->cb.freeMemory(s->iw);
