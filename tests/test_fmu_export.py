@@ -1,6 +1,6 @@
 """FMU export (solvers.export_fmu): each FMU is simulated by fmpy in a process where this
 project cannot be imported (tests/fmu_runner.py), checked by fmpy's validator, and matched
-against the project's own IDAS result within 1e-4 of each output's range; parameters set
+against the project's own IDAS result within 1e-6 of each output's range; parameters set
 through FMI change the result as they do here."""
 
 import json
@@ -68,8 +68,9 @@ def default_tolerance(path):
 
 
 def assert_matches(path, system, outputs, stop_time, interval, params=None, tolerance=None):
-    """The FMU's outputs within 1e-4 of each output's range of the project's result; the
-    relative errors."""
+    """The FMU's outputs within 1e-6 of each output's range of the project's result (the
+    issue asks 1e-4; measured at most 1.8e-7, the rectifier under CVode); the relative
+    errors."""
     problems, grid, got = run_fmu(path, outputs, stop_time, interval, params, tolerance)
     assert problems == []
     ref = simulate(system, grid=grid, params=params, **TOL)
@@ -77,7 +78,7 @@ def assert_matches(path, system, outputs, stop_time, interval, params=None, tole
     for name in outputs:
         scale = max(float(np.ptp(ref[name])), 1e-12)
         errors[name] = float(np.max(np.abs(got[name] - ref[name]))) / scale
-    assert max(errors.values()) <= 1e-4, errors
+    assert max(errors.values()) <= 1e-6, errors
     return errors
 
 
@@ -89,8 +90,7 @@ def test_rc_ladder_with_a_step_matches_idas_and_follows_parameters(tmp_path, kin
     system = rc_ladder(4, False, start_time=0.2)
     path = export_fmu(system, tmp_path / "ladder.fmu", kind)
     outputs = ["C1.v", "C4.v", "R1.i", "der(C4.v)", "V.p.v"]
-    errors = assert_matches(path, system, outputs, 2.0, 0.01)
-    assert max(errors.values()) < 1e-5
+    assert_matches(path, system, outputs, 2.0, 0.01)
     # parameters through FMI: a slower ladder, a higher step, a later start
     params = {"R1.R": 1.0, "C4.C": 0.75, "V.V": 2.0, "V.start_time": 0.5}
     assert_matches(path, system, outputs, 2.0, 0.01, params=params)
@@ -235,6 +235,6 @@ def test_command_line_export_writes_an_fmu_with_the_given_parameters(tmp_path, c
     assert "wrote" in capsys.readouterr().out
     _, grid, got = run_fmu(out, ["C3.v"], 1.0, 0.01)  # R1.R = 2 is the FMU's own value
     ref = simulate(rc_ladder(3, False, start_time=0.1), grid=grid, params={"R1.R": 2.0}, **TOL)
-    assert np.max(np.abs(got["C3.v"] - ref["C3.v"])) < 1e-4 * np.ptp(ref["C3.v"])
+    assert np.max(np.abs(got["C3.v"] - ref["C3.v"])) < 1e-6 * np.ptp(ref["C3.v"])
     assert main(["export", str(tmp_path / "ladder.py"), "--fmu", str(tmp_path / "x.txt")]) == 1
     assert "ends in .fmu" in capsys.readouterr().err
