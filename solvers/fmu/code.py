@@ -1,4 +1,4 @@
-"""The C code of an exported model: three CasADi functions generated into ``fmu_model.c``, the
+"""The C code of an exported model: CasADi functions generated into ``fmu_model.c``, the
 sizes and start values in ``fmu_config.h``, and beside them the hand-written runtime: the
 instance's evaluation, start and events (``instance.c``) and the FMI 2.0 interface
 (``fmi2.c``).
@@ -9,9 +9,10 @@ instance's evaluation, start and events (``instance.c``) and the FMI 2.0 interfa
   rows at the result (0 for none), which the FMU checks.
 * ``fmu_solve(x, zg, p, t) -> (z, r)``: ``z`` solving ``0 = g(x, z, p, t)`` by Newton from
   the guess ``zg`` (the last solution), ``r = max |g|`` there.
-* ``fmu_point(x, z, p, t) -> (xdot, y, b, c, m)``: the rates ``f(x, z, p, t)``, the value
-  slots ``y`` (:mod:`.variables`), the breakpoints ``b(p)``, the crossing functions ``c``
-  and one round of the state's updates at an event ``m`` (modes and re-initialized states).
+* ``fmu_point(x, z, p, t) -> (xdot, b, c, m)``: the rates ``f(x, z, p, t)``, the
+  breakpoints ``b(p)``, the crossing functions ``c`` and one round of the state's updates
+  at an event ``m`` (modes and re-initialized states);
+* ``fmu_values(x, z, p, t) -> y``: the value slots (:mod:`.variables`), when read.
 """
 
 from __future__ import annotations
@@ -72,15 +73,24 @@ def solve_function(model: Model) -> cs.Function:
     return cs.Function("fmu_solve", [xm, zg, pm, tm], [zm, r], ["x", "zg", "p", "t"], ["z", "r"])
 
 
-def point_function(model: Model, values: cs.SX) -> cs.Function:
-    """``fmu_point(x, z, p, t) -> (xdot, y, b, c, m)`` (see the module docstring)."""
-    dae, p, t = model.dae, model.p, model.t
-    pieces = [dae.ode, values, model.breakpoints, dae.zero, dae.update]
+def point_function(model: Model) -> cs.Function:
+    """``fmu_point(x, z, p, t) -> (xdot, b, c, m)`` (see the module docstring)."""
+    dae = model.dae
+    pieces = [dae.ode, model.breakpoints, dae.zero, dae.update]
+    return _of_point(model, "fmu_point", pieces, ["xdot", "b", "c", "m"])
+
+
+def values_function(model: Model, values: cs.SX) -> cs.Function:
+    """``fmu_values(x, z, p, t) -> y``: the value slots, asked for apart from the rates (an
+    integrator needs the rates many times between two reads of the values)."""
+    return _of_point(model, "fmu_values", [values], ["y"])
+
+
+def _of_point(model: Model, name: str, pieces: list, names: list[str]) -> cs.Function:
     # dense: the generated code writes only an output's nonzeros
     outs = [cs.densify(cs.SX(e)) for e in pieces]
-    names = ["xdot", "y", "b", "c", "m"]
-    args = [cs.SX(dae.x), cs.SX(dae.z), p, t]
-    return cs.Function("fmu_point", args, outs, ["x", "z", "p", "t"], names)
+    args = [cs.SX(model.dae.x), cs.SX(model.dae.z), model.p, model.t]
+    return cs.Function(name, args, outs, ["x", "z", "p", "t"], names)
 
 
 def _c_array(name: str, values: list[float] | np.ndarray, kind: str = "double") -> str:
@@ -129,7 +139,8 @@ def write_sources(model: Model, variables: Variables, folder: Path, header: str,
     gen = cs.CodeGenerator("fmu_model.c", {"with_header": True})
     gen.add(init_function(model))
     gen.add(solve_function(model))
-    gen.add(point_function(model, variables.values))
+    gen.add(point_function(model))
+    gen.add(values_function(model, variables.values))
     if kind == "co-simulation":
         gen.add(step_function(model))
     gen.generate(f"{folder}{os.sep}")

@@ -144,7 +144,7 @@ FMI2_EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[
   size_t k;
   int computed = 0;
   for (k = 0; k < n; ++k) computed |= vr[k] >= FMU_NP;
-  if (computed && evaluate(s) != fmi2OK) return fmi2Error;
+  if (computed && values(s) != fmi2OK) return fmi2Error;
   for (k = 0; k < n; ++k) {
     if (vr[k] < FMU_NP)
       value[k] = s->p[vr[k]];

@@ -40,12 +40,13 @@ void say(Instance *s, fmi2Status status, const char *format, ...) {
 int allocate_work(Instance *s) {
   casadi_int sz[4], most[4] = {0, 0, 0, 0};
   int k, j;
-  for (k = 0; k < 3 + FMU_TYPE; ++k) { /* fmu_step: co-simulation only */
+  for (k = 0; k < 4 + FMU_TYPE; ++k) { /* fmu_step: co-simulation only */
     if (k == 0) fmu_init_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     if (k == 1) fmu_solve_work(&sz[0], &sz[1], &sz[2], &sz[3]);
     if (k == 2) fmu_point_work(&sz[0], &sz[1], &sz[2], &sz[3]);
+    if (k == 3) fmu_values_work(&sz[0], &sz[1], &sz[2], &sz[3]);
 #if FMU_TYPE == 1
-    if (k == 3) fmu_step_work(&sz[0], &sz[1], &sz[2], &sz[3]);
+    if (k == 4) fmu_step_work(&sz[0], &sz[1], &sz[2], &sz[3]);
 #endif
     for (j = 0; j < 4; ++j) most[j] = sz[j] > most[j] ? sz[j] : most[j];
   }
@@ -58,13 +59,15 @@ int allocate_work(Instance *s) {
   fmu_init_incref();
   fmu_solve_incref();
   fmu_point_incref();
+  fmu_values_incref();
 #if FMU_TYPE == 1
   fmu_step_incref();
-  s->mem[3] = fmu_step_checkout();
+  s->mem[4] = fmu_step_checkout();
 #endif
   s->mem[0] = fmu_init_checkout();
   s->mem[1] = fmu_solve_checkout();
   s->mem[2] = fmu_point_checkout();
+  s->mem[3] = fmu_values_checkout();
   return s->arg && s->res && s->iw && s->w && s->visited && s->steps;
 }
 
@@ -72,11 +75,13 @@ void release_work(Instance *s) {
   fmu_init_release(s->mem[0]);
   fmu_solve_release(s->mem[1]);
   fmu_point_release(s->mem[2]);
+  fmu_values_release(s->mem[3]);
   fmu_init_decref();
   fmu_solve_decref();
   fmu_point_decref();
+  fmu_values_decref();
 #if FMU_TYPE == 1
-  fmu_step_release(s->mem[3]);
+  fmu_step_release(s->mem[4]);
   fmu_step_decref();
 #endif
   s->cb.freeMemory((void *)s->arg);
@@ -103,17 +108,21 @@ static int solved(double r, const double *v, int n) {
   return isfinite(r) && r <= 1e-8 * size;
 }
 
-/* (xdot, y, b, c, m) at (x, z, pe, t), z as it is */
-static fmi2Status point(Instance *s) {
+static void at_point(Instance *s) {
   s->arg[0] = s->x;
   s->arg[1] = s->z;
   s->arg[2] = s->pe;
   s->arg[3] = &s->t;
+}
+
+/* (xdot, b, c, m) at (x, z, pe, t), z as it is */
+static fmi2Status point(Instance *s) {
+  at_point(s);
   s->res[0] = s->xdot;
-  s->res[1] = s->y;
-  s->res[2] = s->b;
-  s->res[3] = s->c;
-  s->res[4] = s->m;
+  s->res[1] = s->b;
+  s->res[2] = s->c;
+  s->res[3] = s->m;
+  s->read = 0;
   if (fmu_point(s->arg, s->res, s->iw, s->w, s->mem[2]) || !all_finite(s->xdot, NS)) {
     say(s, fmi2Error,
         "%s: the state derivatives are not finite at t = %g; the states may have left the "
@@ -142,6 +151,16 @@ static fmi2Status solve(Instance *s) {
         FMU_MODEL_NAME, s->t, s->residual);
     return fmi2Error;
   }
+  return fmi2OK;
+}
+
+fmi2Status values(Instance *s) {
+  if (evaluate(s) != fmi2OK) return fmi2Error;
+  if (s->read) return fmi2OK;
+  at_point(s);
+  s->res[0] = s->y;
+  if (fmu_values(s->arg, s->res, s->iw, s->w, s->mem[3])) return fmi2Error;
+  s->read = 1;
   return fmi2OK;
 }
 

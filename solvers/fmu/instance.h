@@ -33,7 +33,8 @@ typedef struct {
   double scale[N(FMU_NC)]; /* the largest |c| seen */
   double residual;
   int started;      /* the start values have been computed */
-  int fresh;        /* z, xdot, y, ... belong to the current (x, p, t) */
+  int fresh;        /* z, xdot, c, ... belong to the current (x, p, t) */
+  int read;         /* and so does y */
   int first_event;  /* the event mode right after initialization: nothing to iterate */
   double *visited;  /* event iteration's rounds: (x, z, sigma) each */
   double *steps;    /* co-simulation: the step's start (x, z), its result and error */
@@ -43,7 +44,7 @@ typedef struct {
   double **res;
   casadi_int *iw;
   double *w;
-  int mem[4];
+  int mem[5];
 } Instance;
 
 void say(Instance *s, fmi2Status status, const char *format, ...);
@@ -51,6 +52,7 @@ int allocate_work(Instance *s);
 void release_work(Instance *s);
 fmi2Status start_values(Instance *s);
 fmi2Status evaluate(Instance *s);
+fmi2Status values(Instance *s); /* evaluate, and the value slots y too */
 void event_indicators(const Instance *s, double *e);
 double band(const Instance *s, int i);
 double sign(double v);
