@@ -1,8 +1,8 @@
 /* Co-simulation: the FMU's own integration from one communication point to the next.
 
-   Steps of the generated ROS2 step function (solvers/fmu/step.py) under error control:
+   Steps of the generated RODAS4 step function (solvers/fmu/step.py) under error control:
    err_norm = rms(err_k / (rtol (1 + max(|x_k|, |x1_k|)))), accepted when <= 1, the next size
-   h min(5, max(0.2, 0.8 / sqrt(err_norm))). Steps end at the communication point and at
+   h min(5, max(0.2, 0.9 err_norm^(-1/4))). Steps end at the communication point and at
    breakpoints (the inputs' jumps, where the event iteration runs). After an accepted step
    the crossings are checked as the simulator checks them at its output times: where one
    fired, the event instant is located by the Illinois variant of regula falsi on the step
@@ -27,7 +27,7 @@
 #define ERR(s) ((s)->steps + 2 * NS + FMU_NZ)
 #define C0(s) ((s)->steps + 3 * NS + FMU_NZ)
 
-/* one ROS2 step of size h from (X0, Z0) at t0 into X1, ERR; 0 when it failed */
+/* one RODAS4 step of size h from (X0, Z0) at t0 into X1, ERR; 0 when it failed */
 static int ros2(Instance *s, double t0, double h) {
   s->arg[0] = X0(s);
   s->arg[1] = X0(s) + FMU_NX;
@@ -40,6 +40,10 @@ static int ros2(Instance *s, double t0, double h) {
   if (fmu_step(s->arg, s->res, s->iw, s->w, s->mem[3])) return 0;
   return 1;
 }
+
+/* the step size's factor for an error norm: 0.9 norm^(-1/4) (RODAS4's estimate is third
+   order) */
+static double scale(double norm) { return 0.9 * pow(norm, -0.25); }
 
 static double error_norm(const Instance *s) {
   double sum = 0.0;
@@ -141,10 +145,10 @@ fmi2Status advance(Instance *s, double t_end) {
       memcpy(s->z, Z0(s), sizeof(double) * FMU_NZ);
       s->t = t0;
       s->fresh = 0;
-      s->h = h * (isfinite(norm) && norm > 1.0 ? fmax(0.2, 0.8 / sqrt(norm)) : 0.25);
+      s->h = h * (isfinite(norm) && norm > 1.0 ? fmax(0.2, scale(norm)) : 0.25);
       continue;
     }
-    s->h = h * fmin(5.0, fmax(0.2, 0.8 / sqrt(fmax(norm, 1e-10))));
+    s->h = h * fmin(5.0, fmax(0.2, scale(fmax(norm, 1e-10))));
     event = crossed(s, t0, h);
     if (event < 0) return fmi2Error;
     if (event == 0 && at_breakpoint) { /* a time event: the inputs jump */
