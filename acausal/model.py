@@ -440,68 +440,104 @@ def _time_incidence(red: Reduced) -> sp.csr_matrix:
 def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     """Names and expressions in (x, z, p, t) of every variable and derivative.
 
-    An eliminated alias is ``sign * representative + constant``; a representative is a
+    An eliminated alias is ``sign * representative + offset``; a representative is a
     column of the index-reduced form, whose value is ``dae.x`` (a state) or ``dae.values``
-    (an algebraic column), or a discrete mode itself. So the vector of all outputs is one
-    sparse product ``S [x; values; modes] + offsets`` (``S`` holds each name's sign in its
-    column's place, no entry for a constant), not a CasADi call or a scalar per name; the
-    offsets that are expressions of parameters (a flange at ``s - L/2``) are added where
-    they belong, by a second sparse product.
+    (an algebraic column), or a discrete mode itself; an offset is a number or one of alias
+    elimination's vector ``h`` of expressions of parameters (a flange at ``s - L/2``). So
+    the vector of all outputs is one sparse product ``W [x; values; modes; 1; h]`` (``W``
+    holds each name's sign in its column's place, none for a constant, its numeric offset
+    in the column of 1 and a 1 in its expression's), not a CasADi call or a scalar per
+    name.
     """
     red = ir.reduced
     flat = red.flat
+    names, column, signs, constants, symbolic = _output_columns(ir)
+    exprs = red.aliases.exprs
+    values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes), cs.SX(1), exprs])
+    at = [np.flatnonzero(column >= 0), np.flatnonzero(constants), np.flatnonzero(symbolic >= 0)]
+    one = values.numel() - exprs.numel() - 1  # the place of 1
+    cols = [column[at[0]], np.full(len(at[1]), one), one + 1 + symbolic[at[2]]]
+    weights = [signs[at[0]], constants[at[1]], np.ones(len(at[2]))]
+    W = cs.DM.triplet(
+        np.concatenate(at).tolist(),
+        np.concatenate(cols).tolist(),
+        cs.DM(np.concatenate(weights)),
+        len(names),
+        values.numel(),
+    )
+    return names, cs.densify(cs.mtimes(W, values))
+
+
+def _output_columns(
+    ir: IndexReduced,
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every name a result has, each ``sign * column + offset``: the names, and as arrays
+    their columns (numbered states, algebraic columns, modes; -1: none, a constant), signs,
+    numeric offsets and the places of the offsets that are expressions in alias
+    elimination's vector of them (-1: a number)."""
+    red = ir.reduced
+    flat = red.flat
     chains = ir.chains
-    columns = [chains[v][o] for v, o in (*ir.states, *ir.algebraic)]
+    cols = (*ir.states, *ir.algebraic)
+    columns = [chains[v][o] for v, o in cols]
     columns += flat.discretes  # modes: themselves
     column = dict(zip(columns, range(len(columns))))
-    # every name with the variable it is: the variables, exposed connectors' names of
-    # hierarchical components, the derivatives of the chains and of the variables declared
-    # equal to a derivative (.structure.naming), the discrete modes
-    derivs = [q for chain in ir.chains for q in chain[1:]]
+    # the variables, then exposed connectors' names of hierarchical components (as their
+    # variables), the derivatives of the chains and of the variables declared equal to a
+    # derivative (.structure.naming), the discrete modes
+    roots, signs, of_root, constants, symbolic = _variable_outputs(red, cols)
+    derivs = [q for chain in chains for q in chain[1:]]
     names = [*flat.variables, *flat.aliases, *derivs]
-    of = [*flat.variables, *flat.aliases.values(), *derivs]
-    eliminated = red.eliminated
-    found = list(map(eliminated.get, of))
-    signs = [1.0 if a is None else a[0] for a in found]
-    roots = [q if a is None else a[1] for q, a in zip(of, found)]
-    offsets = [0.0 if a is None else a[2] for a in found]
     known = set(names)
+    position = dict(zip(flat.variables, range(len(flat.variables))))
+    at = np.fromiter(map(position.__getitem__, flat.aliases.values()), np.int64)
+    extra = [(column[q], 1.0) for q in derivs]
     for sym in flat.symbols.values():  # der(q) of an eliminated q: +-der(representative)
-        if sym.kind != "derivative" or sym.name in known or sym.base not in eliminated:
+        k = position.get(sym.base, -1) if sym.kind == "derivative" else -1
+        if k < 0 or roots[k] == k or sym.name in known:
             continue
-        sign, root, _ = eliminated[sym.base]  # parameters are constant: no offset
-        target = None if root is None else derivative_name(root, sym.order)
+        root = roots[k]  # parameters are constant: no offset
+        target = None if root < 0 else derivative_name(flat.variables[root], sym.order)
         if target is None or target in column:
             names.append(sym.name)
-            signs.append(sign)
-            roots.append(target)
-            offsets.append(0.0)
+            extra.append((-1 if target is None else column[target], signs[k]))
     for name, target in aliases_of_declared(ir.declared, ir.chains):  # der(w) = der(der(x))
         if name not in known:
             known.add(name)
             names.append(name)
-            signs.append(1.0)
-            roots.append(target)
-            offsets.append(0.0)
+            extra.append((column[target], 1.0))
     names += flat.discretes
-    signs += [1.0] * len(flat.discretes)
-    roots += flat.discretes
-    offsets += [0.0] * len(flat.discretes)
-    # each name's column (none for a constant); the offsets that are expressions apart
-    at = [None if r is None else column[r] for r in roots]
-    rows = [k for k, c in enumerate(at) if c is not None]
-    cols = [at[k] for k in rows]
-    signs = [signs[k] for k in rows]
-    where = [k for k, c in enumerate(offsets) if isinstance(c, cs.SX)]
-    symbolic = [offsets[k] for k in where]
-    for k in where:
-        offsets[k] = 0.0
-    values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes)])
-    select = cs.DM.triplet(rows, cols, cs.DM(signs), len(names), values.numel())
-    out = cs.mtimes(select, values) + cs.DM(offsets)
-    if symbolic:
-        place = cs.DM.triplet(
-            where, list(range(len(where))), cs.DM.ones(len(where)), len(names), len(where)
-        )
-        out = out + cs.mtimes(place, cs.vertcat(*symbolic))
-    return names, out
+    extra += [(column[q], 1.0) for q in flat.discretes]
+    tail = np.array(extra, dtype=float).reshape(-1, 2)
+    zeros = np.zeros(len(extra))
+    return (
+        names,
+        np.concatenate([of_root, of_root[at], tail[:, 0].astype(np.int64)]),
+        np.concatenate([signs, signs[at], tail[:, 1]]),
+        np.concatenate([constants, constants[at], zeros]),
+        np.concatenate([symbolic, symbolic[at], zeros.astype(np.int64) - 1]),
+    )
+
+
+def _variable_outputs(
+    red: Reduced, cols: Sequence[Col]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each variable of ``red.flat`` as ``sign * root + offset`` (``root`` its
+    representative's position, itself if not eliminated, -1 for a constant), as arrays:
+    roots, signs, the roots' columns (their places (v, 0) in ``cols``; -1: none), numeric
+    offsets and places of symbolic ones (:class:`.alias.Aliases`)."""
+    aliases = red.aliases
+    n = len(red.flat.variables)
+    roots = np.arange(n)
+    roots[aliases.at] = aliases.roots
+    signs, constants, symbolic = np.ones(n), np.zeros(n), np.full(n, -1)
+    signs[aliases.at] = aliases.signs
+    constants[aliases.at] = aliases.constants
+    symbolic[aliases.at] = aliases.symbolic
+    # the columns (v, 0) of the unknowns, the variables not eliminated (in order)
+    unknowns = np.flatnonzero(roots == np.arange(n))
+    vo = np.array(cols, dtype=np.int64).reshape(-1, 2)
+    first = np.flatnonzero(vo[:, 1] == 0)
+    column = np.full(n + 1, -1)  # (a constant's root -1: the last, no column)
+    column[unknowns[vo[first, 0]]] = first
+    return roots, signs, column[roots], constants, symbolic

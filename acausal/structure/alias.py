@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import attrgetter, is_
+from functools import cached_property
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_, is_not, methodcaller
+from typing import NamedTuple
 
 import casadi as cs
 import numpy as np
@@ -39,7 +41,40 @@ from ..symbols import derivative_name
 from ..table import SymbolTable, Table
 from .alias_rows import Rows
 from .starts import merge_starts
-from .union_find import ONE, ZERO, Lin, SignedUnionFind, holds_atoms
+from .union_find import ZERO, Lin, SignedUnionFind
+
+
+class Aliases(NamedTuple):
+    """The eliminated variables as ``sign * representative + offset``, as arrays in the
+    order of elimination: ``at`` their positions in ``flat.variables``, ``roots`` their
+    representatives' (-1: the class is a constant), ``signs``; the offset is the number
+    ``constants[k]``, or, where ``symbolic[k] >= 0``, the expression of parameters
+    ``exprs[symbolic[k]]`` (one vector: those offsets in order)."""
+
+    at: np.ndarray
+    roots: np.ndarray
+    signs: np.ndarray
+    constants: np.ndarray
+    symbolic: np.ndarray
+    exprs: cs.SX
+
+    def offsets(self, ks: np.ndarray) -> list[float | cs.SX]:
+        """The offsets of the eliminated variables ``ks`` (places in :attr:`at`), each a
+        number or an expression."""
+        out = self.constants[ks].tolist()
+        where = np.flatnonzero(self.symbolic[ks] >= 0)
+        if where.size:
+            exprs = cs.vertsplit(self.exprs[self.symbolic[ks[where]].tolist()])
+            for k, e in zip(where.tolist(), exprs):
+                out[k] = e
+        return out
+
+    def table(self, variables: Sequence[str], ks: np.ndarray) -> Table:
+        """``{variable: (sign, representative or None, offset)}`` of the eliminated
+        variables ``ks`` (places in :attr:`at`)."""
+        names = map(variables.__getitem__, self.at[ks].tolist())
+        roots = [None if r < 0 else variables[r] for r in self.roots[ks].tolist()]
+        return Table(zip(names, zip(self.signs[ks].tolist(), roots, self.offsets(ks))))
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,14 +87,30 @@ class Reduced:
     equations: tuple[FlatEquation, ...]
     residuals: cs.SX  # the equations' residuals stacked (indexed, not re-stacked, by later stages)
     unknowns: tuple[str, ...]
-    eliminated: Table  # variable -> starts.Alias: (sign, representative or None, constant)
-    members: Table  # representative -> other members (tuple)
+    aliases: Aliases  # the eliminated variables (``eliminated``, ``members``: by name)
     starts: Table  # representative -> Start
     # the equations' incidence (0/1, a row per equation) in the symbols whose names
     # ``pattern_position`` maps to their columns, in column order (None: time), as alias
     # elimination left it; saves the next stage recomputing it
     pattern: sp.csr_matrix | None = None
     pattern_position: Table = field(default_factory=Table)
+
+    @cached_property
+    def eliminated(self) -> Table:
+        """variable -> starts.Alias: (sign, representative or None, constant), in the
+        order of elimination."""
+        return self.aliases.table(self.flat.variables, np.arange(len(self.aliases.at)))
+
+    @cached_property
+    def members(self) -> Table:
+        """representative -> the other members of its class (tuple), in the order of
+        elimination."""
+        variables, at, roots = self.flat.variables, self.aliases.at, self.aliases.roots
+        on = np.flatnonzero(roots >= 0)
+        members: dict[str, list[str]] = {}
+        for q, root in zip(at[on].tolist(), roots[on].tolist()):
+            members.setdefault(variables[root], []).append(variables[q])
+        return Table(zip(members, map(tuple, members.values())))
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
@@ -131,15 +182,6 @@ class Classes:
             [k for k, s in enumerate(records) if s.fixed],
         )
 
-    def resolve(
-        self, qs: np.ndarray, keep_roots: bool = False
-    ) -> tuple[list[str], list[str | None], list[float], list[Lin]]:
-        """:meth:`.SignedUnionFind.resolve` of the variables at positions ``qs``, by name."""
-        variables = self.variables
-        qs, roots, signs, offsets = self.uf.resolve(qs, keep_roots)
-        named = [None if r is None else variables[r] for r in roots]
-        return [variables[k] for k in qs], named, signs, offsets
-
     def add_atoms(self, block: cs.SX, held: sp.csr_matrix) -> int:
         """Register the expressions ``block`` as atoms (``held``: a 0/1 matrix whose row
         ``k`` holds the columns the ``k``-th may hold); the first one's number."""
@@ -151,19 +193,21 @@ class Classes:
 
     def expressions(self, offsets: list[Lin]) -> cs.SX:
         """The offsets as one vector: ``W [1; atoms]``, ``W`` sparse."""
-        rows, cols, weights = _triplets(offsets)
+        return self.products(*_triplets(offsets), len(offsets))
+
+    def products(self, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n: int) -> cs.SX:
+        """``W [1; atoms]``, ``W`` the ``n``-row sparse matrix of the triplets (row,
+        column, weight); column 0 the number 1, column ``k + 1`` atom ``k``."""
         atoms = cs.vertcat(cs.SX(1), *self.atoms)
-        W = cs.DM.triplet(rows, cols, cs.DM(weights), len(offsets), atoms.numel())
+        W = cs.DM.triplet(rows.tolist(), cols.tolist(), cs.DM(weights), n, atoms.numel())
         return cs.mtimes(W, atoms)
 
     def held(self, offsets: list[Lin], n: int) -> sp.csr_matrix:
         """A 0/1 matrix whose row ``i`` holds the columns (of ``n``) that the ``i``-th
         offset may hold: its atoms' (a product of 0/1 matrices)."""
         rows, cols, _ = _triplets(offsets)
-        by_atom = sp.csr_matrix((len(offsets), self.n_atoms + 1), dtype=np.int64)
-        if rows:
-            ones = np.ones(len(rows), dtype=np.int64)
-            by_atom = sp.csr_matrix((ones, (rows, cols)), shape=by_atom.shape)
+        ones = np.ones(len(rows), dtype=np.int64)
+        by_atom = sp.csr_matrix((ones, (rows, cols)), shape=(len(offsets), self.n_atoms + 1))
         blocks = [sp.csr_matrix((1, n), dtype=np.int64)]  # (ONE holds no column)
         for block in self.atom_held:
             block = sp.csr_matrix(block, dtype=np.int64)
@@ -216,24 +260,21 @@ def _reduced(
     """The form alias elimination leaves (``left``: which variables are unknowns;
     ``eliminated``: the others' positions, in order): the rows' equations, every
     eliminated variable as ``sign * representative + offset`` in its final form (a
-    representative may have been eliminated later), the classes' members and start
-    values."""
-    gone, roots, signs, lins = classes.resolve(eliminated)
-    members: dict[str, list[str]] = {}
-    for q, root in zip(gone, roots):
-        if root is not None:
-            members.setdefault(root, []).append(q)
-    offsets = _offset_values(classes, lins)
-    table = Table(zip(gone, zip(signs, roots, offsets)))
-    starts = merge_starts(flat, classes.records, table, rows.values)
+    representative may have been eliminated later), and the classes' start values."""
+    at, roots, signs, lins = classes.uf.resolve(eliminated)
+    aliases = Aliases(at, roots, signs, *_offset_values(classes, lins))
+    records = classes.records
+    started = np.fromiter(map(is_not, map(attrgetter("start"), records), repeat(None)), bool)
+    # (the starts read the aliases of the variables with a start value only)
+    table = aliases.table(flat.variables, np.flatnonzero(started[at]))
+    starts = merge_starts(flat, records, table, rows.values)
     return Reduced(
         flat,
         flat.symbols.extended(classes.made),
         rows.equations(flat),
         rows.residuals,
         tuple(compress(flat.variables, left.tolist())),
-        table,
-        Table(zip(members, map(tuple, members.values()))),
+        aliases,
         Table(starts),
         rows.pattern,
         Table(rows.position),
@@ -253,54 +294,48 @@ def _substitutions(
     """
     changed = np.fromiter(classes.uf.take_changed(), np.int64)
     changed = np.sort(changed[left[changed]])
-    gone, roots, signs, offsets = classes.resolve(changed, keep_roots=True)
-    old, fresh = list(gone), []
-    dbase: list[str | None] = []  # the derivatives' replacements: +-der(root), or zero
-    dsigns: list[float] = []
-    for q, root, s in zip(gone, roots, signs):
-        dq = classes.deriv.get(q)
-        if dq is None:
-            continue
-        old.append(dq)
+    at, roots, signs, offsets = classes.uf.resolve(changed, keep_roots=True)
+    variables = classes.variables
+    old = list(map(variables.__getitem__, at.tolist()))
+    base = [None if r < 0 else variables[r] for r in roots.tolist()]
+    fresh = []
+    # the derivatives' replacements: +-der(root), or zero (parameters are constant)
+    with_der = np.flatnonzero(classes.uf.differentiated[at])
+    old += map(classes.deriv.__getitem__, map(old.__getitem__, with_der.tolist()))
+    for root in map(base.__getitem__, with_der.tolist()):
         if root is not None:
             root, created = classes.derivative(root)
             if created:
                 fresh.append(root)
-        dbase.append(root)
-        dsigns.append(s)
-    at = list(map(classes.position.__getitem__, gone))
-    dzero = [ZERO] * len(dbase)
-    return old, roots + dbase, signs + dsigns, offsets + dzero, fresh, np.array(at, np.int64)
+        base.append(root)
+    signs = signs.tolist() + signs[with_der].tolist()
+    return old, base, signs, offsets + [ZERO] * with_der.size, fresh, at
 
 
-def _triplets(offsets: list[Lin]) -> tuple[list[int], list[int], list[float]]:
+def _triplets(offsets: list[Lin]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The offsets as the triplets (offset, atom + 1, weight) of a sparse matrix whose
-    column 0 is the number 1 (:data:`ONE`)."""
-    rows: list[int] = []
-    cols: list[int] = []
-    weights: list[float] = []
-    for i, lin in enumerate(offsets):
-        if lin is not ZERO:  # (most are: no call into the mapping)
-            rows += [i] * len(lin)
-            cols += [k + 1 for k in lin]
-            weights += lin.values()
-    return rows, cols, weights
+    column 0 is the number 1 (:data:`ONE`), offset after offset, each in its order."""
+    sizes = np.fromiter(map(len, offsets), np.int64, len(offsets))
+    held = np.flatnonzero(sizes)
+    lins = list(map(offsets.__getitem__, held.tolist()))
+    n = int(sizes.sum())
+    cols = np.fromiter(chain.from_iterable(lins), np.int64, n) + 1
+    weights = np.fromiter(chain.from_iterable(map(methodcaller("values"), lins)), float, n)
+    return np.repeat(held, sizes[held]), cols, weights
 
 
-def _offset_values(classes: Classes, offsets: list[Lin]) -> list[float | cs.SX]:
-    """Each offset as a number when it is one (no atom but ONE), else an expression of
-    parameters (all of them made in one product)."""
-    out: list[float | cs.SX] = [0.0] * len(offsets)
-    symbolic: list[int] = []
-    for k, lin in enumerate(offsets):
-        if lin is ZERO:  # (most are: no call into the mapping)
-            continue
-        if holds_atoms(lin):
-            symbolic.append(k)
-        else:
-            out[k] = lin.get(ONE, 0.0)
-    if symbolic:
-        exprs = cs.vertsplit(classes.expressions([offsets[k] for k in symbolic]))
-        for k, e in zip(symbolic, exprs):
-            out[k] = e
-    return out
+def _offset_values(classes: Classes, offsets: list[Lin]) -> tuple[np.ndarray, np.ndarray, cs.SX]:
+    """The offsets as :class:`Aliases` holds them: each a number where it is one (no atom
+    but ONE), else an expression of parameters (all of them made in one product, stacked
+    in order), with the place of each in that vector (-1: a number)."""
+    rows, cols, weights = _triplets(offsets)
+    n = len(offsets)
+    symbolic = np.zeros(n, dtype=bool)
+    symbolic[rows[cols != 0]] = True
+    constants = np.zeros(n)
+    number = (cols == 0) & ~symbolic[rows]
+    constants[rows[number]] = weights[number]
+    place = np.cumsum(symbolic) - 1
+    on = symbolic[rows]
+    exprs = classes.products(place[rows[on]], cols[on], weights[on], int(symbolic.sum()))
+    return constants, np.where(symbolic, place, -1), exprs

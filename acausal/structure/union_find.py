@@ -288,50 +288,49 @@ class SignedUnionFind:
         sign_up = _pointer_jump(up, sign_up)[1]
         return root_of[label], sign_up
 
-    def roots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every variable's class root and sign, ``q = sign * root + offset``, found for
-        all at once by pointer jumping on arrays; the third array marks the variables with
-        an offset on their way to the root, which :meth:`find` composes."""
+    def roots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every variable's parent, and its class root and sign, ``q = sign * root +
+        offset``, found for all at once by pointer jumping on arrays; the fourth array marks
+        the variables with an offset on their way to the root, which :meth:`find` composes."""
         n = len(self)
-        up = np.array(self.parent, dtype=np.int64)
+        parent = np.array(self.parent, dtype=np.int64)
         sign = np.array(self.sign, dtype=float)
         shifted = np.zeros(n, dtype=bool)
         shifted[list(self.offset)] = True
-        top = up == np.arange(n)
+        top = parent == np.arange(n)
         sign[top], shifted[top] = 1.0, False  # a root is itself: sign 1, no offset
-        return _pointer_jump(up, sign, shifted)
+        return (parent, *_pointer_jump(parent, sign, shifted))
 
     def resolve(
         self, qs: Sequence[int], keep_roots: bool = False
-    ) -> tuple[list[int], list[int | None], list[float], list[Lin]]:
-        """The variables ``qs`` as ``sign * root + offset`` (root None and the offset the
-        class's constant when the class is constant), as four lists: variables, roots,
-        signs, offsets. With ``keep_roots``, the roots of classes without a constant are
-        left out. Roots and signs come from :meth:`roots` for all variables at once; an
-        offset is composed (:meth:`find`) only where there is one."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Lin]]:
+        """The variables ``qs`` as ``sign * root + offset`` (root -1 and the offset the
+        class's constant when the class is constant): the variables, roots and signs as
+        arrays, the offsets as a list. With ``keep_roots``, the roots of classes without a
+        constant are left out. Roots and signs come from :meth:`roots` for all variables at
+        once; an offset is composed (:meth:`find`) only where there is one."""
         const = self.const
         idx = np.asarray(qs, dtype=np.int64)
-        up, sign, shifted = self.roots()
+        parent, up, sign, shifted = self.roots()
         constant = np.zeros(len(self), dtype=bool)
         constant[list(const)] = True
         if keep_roots:
             idx = idx[(up[idx] != idx) | constant[up[idx]]]
-        roots: list[int | None] = up[idx].tolist()
-        signs = sign[idx].tolist()
+        roots, signs = up[idx], sign[idx]
         offsets = [ZERO] * len(idx)
-        out = idx.tolist()
         at = np.flatnonzero(shifted[idx])
         # a child of its root holds its offset (find would return it); the others compose
-        child = np.asarray(self.parent)[idx[at]] == up[idx[at]]
+        child = parent[idx[at]] == roots[at]
         own = map(self.offset.get, idx[at[child]].tolist(), repeat(ZERO))
         for i, lin in zip(at[child].tolist(), own):
             offsets[i] = lin
-        for i in at[~child].tolist():
-            offsets[i] = self.find(out[i])[2]
-        for i in np.flatnonzero(constant[up[idx]]).tolist():
-            offsets[i] = axpy(offsets[i], signs[i], const[roots[i]])
-            roots[i] = None
-        return out, roots, signs, offsets
+        for i, q in zip(at[~child].tolist(), idx[at[~child]].tolist()):
+            offsets[i] = self.find(q)[2]
+        grounded = np.flatnonzero(constant[roots])
+        for i, s, r in zip(grounded.tolist(), signs[grounded].tolist(), roots[grounded].tolist()):
+            offsets[i] = axpy(offsets[i], s, const[r])
+        roots[grounded] = -1
+        return idx, roots, signs, offsets
 
 
 def _spanning_forest(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
