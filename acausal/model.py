@@ -11,6 +11,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
+from itertools import compress
+from operator import attrgetter
 
 import casadi as cs
 import numpy as np
@@ -489,11 +491,13 @@ def _output_columns(
     derivs = [q for chain in chains for q in chain[1:]]
     names = [*flat.variables, *flat.aliases, *derivs]
     known = set(names)
-    position = dict(zip(flat.variables, range(len(flat.variables))))
+    position = red.position
     at = np.fromiter(map(position.__getitem__, flat.aliases.values()), np.int64)
     extra = [(column[q], 1.0) for q in derivs]
-    for sym in flat.symbols.values():  # der(q) of an eliminated q: +-der(representative)
-        k = position.get(sym.base, -1) if sym.kind == "derivative" else -1
+    symbols = flat.symbols.values()
+    derivatives = compress(symbols, map("derivative".__eq__, map(attrgetter("kind"), symbols)))
+    for sym in derivatives:  # der(q) of an eliminated q: +-der(representative)
+        k = position.get(sym.base, -1)
         if k < 0 or roots[k] == k or sym.name in known:
             continue
         root = roots[k]  # parameters are constant: no offset

@@ -66,18 +66,23 @@ class Pantelides:
     index: int
 
 
-def highest_orders(rows: Sequence[set[Col]], n_unknowns: int) -> list[int]:
-    """``hv[v]``: the highest derivative order of unknown ``v`` in ``rows``."""
-    hv = [0] * n_unknowns
-    for row in rows:
-        for v, o in row:
-            hv[v] = max(hv[v], o)
-    return hv
+def _pattern_of(rows: Sequence[set[Col]]) -> Pattern:
+    """The rows' sets of columns as a :class:`Pattern`, the columns numbered in the order
+    of ``(v, o)``."""
+    entries = [(r, v, o) for r, row in enumerate(rows) for v, o in row]
+    r, v, o = np.array(entries, dtype=np.int64).reshape(-1, 3).T
+    width = int(o.max(initial=0)) + 1
+    cols, at = np.unique(v * width + o, return_inverse=True)
+    matrix = sp.csr_matrix(
+        (np.ones(len(r), dtype=np.int8), (r, at.ravel())), shape=(len(rows), len(cols))
+    )
+    return Pattern(matrix, cols // width, cols % width)
 
 
 def _highest_matrix(pattern: Pattern, n_unknowns: int) -> tuple[list[int], sp.csr_matrix]:
-    """:func:`highest_orders` of the rows ``pattern``, and their incidence in the highest
-    derivatives (a row per equation, a column per unknown)."""
+    """``hv[v]``: the highest derivative order of unknown ``v`` in the rows ``pattern``,
+    and their incidence in the highest derivatives (a row per equation, a column per
+    unknown)."""
     mat = pattern.matrix
     held = mat.indices
     v, o = pattern.v[held], pattern.o[held]
@@ -92,19 +97,9 @@ def _highest_matrix(pattern: Pattern, n_unknowns: int) -> tuple[list[int], sp.cs
     return hv.tolist(), inc
 
 
-def _initial_assignment(
-    rows: Sequence[set[Col]], hv: Sequence[int], inc: sp.csr_matrix | None = None
-) -> dict[int, int]:
+def _initial_assignment(inc: sp.csr_matrix) -> dict[int, int]:
     """Maximum matching of equations to highest derivatives, as ``{unknown: equation}``;
-    ``inc``: their incidence (:func:`_highest_matrix`) when the caller has it."""
-    if inc is None:
-        data = [(r, v) for r, row in enumerate(rows) for v, o in row if o == hv[v]]
-        r_idx = np.array([d[0] for d in data], dtype=np.int64)
-        c_idx = np.array([d[1] for d in data], dtype=np.int64)
-        inc = sp.csr_matrix(
-            (np.ones(len(data), dtype=np.int8), (r_idx, c_idx)), shape=(len(rows), len(hv))
-        )
-        inc.sum_duplicates()
+    ``inc``: their incidence (:func:`_highest_matrix`)."""
     if not inc.nnz:
         return {}
     _, col_to_row = match(inc)
@@ -168,15 +163,12 @@ def pantelides(
     """Index reduction of the equations ``rows`` (see the module docstring).
     ``differentiate(e)`` makes the derivative of equation ``e`` on the caller's side
     (numbered ``len(rows)`` at that moment) and returns its incidence. ``pattern``: the
-    same rows as arrays, when the caller has them (the first matching then takes a few
-    array operations)."""
-    if pattern is None:
-        hv, inc = highest_orders(rows, n_unknowns), None
-    else:
-        hv, inc = _highest_matrix(pattern, n_unknowns)
+    same rows as arrays, when the caller has them (else made of them: :func:`_pattern_of`);
+    the first matching takes a few array operations on them."""
+    hv, inc = _highest_matrix(_pattern_of(rows) if pattern is None else pattern, n_unknowns)
     original_algebraic = any(h == 0 for h in hv)
     child: dict[int, int] = {}
-    assign = _initial_assignment(rows, hv, inc)
+    assign = _initial_assignment(inc)
     if len(assign) == len(rows):  # every equation matched: nothing to differentiate
         frozen = tuple(map(frozenset, rows))
         index = int(original_algebraic)

@@ -88,6 +88,7 @@ class Reduced:
     residuals: cs.SX  # the equations' residuals stacked (indexed, not re-stacked, by later stages)
     unknowns: tuple[str, ...]
     aliases: Aliases  # the eliminated variables (``eliminated``, ``members``: by name)
+    position: Table  # variable -> its place in ``flat.variables`` (the aliases' numbering)
     starts: Table  # representative -> Start
     # the equations' incidence (0/1, a row per equation) in the symbols whose names
     # ``pattern_position`` maps to their columns, in column order (None: time), as alias
@@ -172,7 +173,7 @@ class Classes:
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         self.made: dict[str, Symbol] = {}  # the derivatives made here (not in symbols), in order
         self.variables = variables  # (their order: the columns of the alias stage)
-        self.position = dict(zip(variables, range(len(variables))))
+        self.position = Table(zip(variables, range(len(variables))))
         # a class with a member's fixed start takes an offset or a constant that depends on
         # parameters only from a class without one, so that every fixed start the
         # initializer must check against the model stays in an equation
@@ -275,6 +276,7 @@ def _reduced(
         rows.residuals,
         tuple(compress(flat.variables, left.tolist())),
         aliases,
+        classes.position,
         Table(starts),
         rows.pattern,
         Table(rows.position),

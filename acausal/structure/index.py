@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -95,8 +95,13 @@ class IndexReduced:
 
     def column_numbers(self, cols: Iterable[Col]) -> np.ndarray:
         """The numbers of columns ``cols`` in :attr:`pattern`."""
-        v, o = np.array(list(cols), dtype=np.int64).reshape(-1, 2).T
-        return _starts(self.chains)[v] + o
+        v, o = np.fromiter(chain.from_iterable(cols), np.int64).reshape(-1, 2).T
+        return self._starts[v] + o
+
+    @cached_property
+    def _starts(self) -> np.ndarray:
+        """Where each chain's columns begin in :attr:`pattern` (:func:`_starts`)."""
+        return _starts(self.chains)
 
     @cached_property
     def labels(self) -> Table:
@@ -177,10 +182,10 @@ def _chains(unknowns: Iterable[str], symbols: dict[str, Symbol]) -> list[list[st
     """Each unknown ``q`` with ``der(q)``, ``der(der(q))``, ... as far as ``symbols`` has
     them."""
     chains = [[q] for q in unknowns]
-    for chain in chains:
-        name = derivative_name(chain[-1])
+    for ch in chains:
+        name = derivative_name(ch[-1])
         while name in symbols:
-            chain.append(name)
+            ch.append(name)
             name = derivative_name(name)
     return chains
 
