@@ -319,12 +319,19 @@ class SignedUnionFind:
         roots, signs = up[idx], sign[idx]
         offsets = [ZERO] * len(idx)
         at = np.flatnonzero(shifted[idx])
-        # a child of its root holds its offset (find would return it); the others compose
-        child = parent[idx[at]] == roots[at]
+        # a child of its root holds its offset (find would return it); a grandchild adds
+        # its parent's, as find would compose them; the others compose by find
+        up = parent[idx[at]]
+        child = up == roots[at]
         own = map(self.offset.get, idx[at[child]].tolist(), repeat(ZERO))
         for i, lin in zip(at[child].tolist(), own):
             offsets[i] = lin
-        for i, q in zip(at[~child].tolist(), idx[at[~child]].tolist()):
+        two = ~child & (parent[up] == roots[at])
+        offset, sign_of = self.offset, self.sign
+        for i, q, p in zip(at[two].tolist(), idx[at[two]].tolist(), up[two].tolist()):
+            offsets[i] = axpy(offset.get(q, ZERO), sign_of[q], offset.get(p, ZERO))
+        deeper = ~child & ~two
+        for i, q in zip(at[deeper].tolist(), idx[at[deeper]].tolist()):
             offsets[i] = self.find(q)[2]
         grounded = np.flatnonzero(constant[roots])
         for i, s, r in zip(grounded.tolist(), signs[grounded].tolist(), roots[grounded].tolist()):
