@@ -139,6 +139,17 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
     (not a connector's), short local name, then declaration (list) order."""
     n = len(symbols)
     names = list(map(attrgetter("name"), symbols))
+    fixed = np.fromiter(map(attrgetter("fixed"), symbols), bool, n)
+    flags = np.fromiter(map(differentiated.__contains__, names), bool, n)
+    return _ranks(symbols, names, flags, fixed)
+
+
+def _ranks(
+    symbols: Sequence[Symbol], names: Sequence[str], differentiated: np.ndarray, fixed: np.ndarray
+) -> np.ndarray:
+    """:func:`preference_ranks` of the ``symbols`` named ``names``, whether each is
+    differentiated and has a fixed start given as arrays."""
+    n = len(symbols)
     # the local name: after the component's and a dot
     start = np.fromiter(map(len, map(attrgetter("component"), symbols)), np.int64, n) + 1
     length = np.maximum(np.fromiter(map(len, names), np.int64, n) - start, 0)
@@ -149,8 +160,8 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
         dotted,
         np.fromiter(map(is_, map(attrgetter("start"), symbols), repeat(None)), bool, n),
         -np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n),
-        ~np.fromiter(map(attrgetter("fixed"), symbols), bool, n),
-        ~np.fromiter(map(differentiated.__contains__, names), bool, n),
+        ~fixed,
+        ~differentiated,
     )
     rank = np.empty(n, dtype=np.int64)
     rank[np.lexsort(keys)] = np.arange(n)
@@ -177,10 +188,13 @@ class Classes:
         # a class with a member's fixed start takes an offset or a constant that depends on
         # parameters only from a class without one, so that every fixed start the
         # initializer must check against the model stays in an equation
+        n = len(variables)
+        differentiated = np.fromiter(map(self.deriv.__contains__, variables), bool, n)
+        fixed = np.fromiter(map(attrgetter("fixed"), records), bool, n)
         self.uf = SignedUnionFind(
-            preference_ranks(records, self.deriv),  # (the derivatives as declared)
-            list(map(self.deriv.__contains__, variables)),
-            [k for k, s in enumerate(records) if s.fixed],
+            _ranks(records, variables, differentiated, fixed),  # (the derivatives as declared)
+            differentiated,
+            np.flatnonzero(fixed).tolist(),
         )
 
     def add_atoms(self, block: cs.SX, held: sp.csr_matrix) -> int:
