@@ -445,29 +445,27 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     An eliminated alias is ``sign * representative + offset``; a representative is a
     column of the index-reduced form, whose value is ``dae.x`` (a state) or ``dae.values``
     (an algebraic column), or a discrete mode itself; an offset is a number or one of alias
-    elimination's vector ``h`` of expressions of parameters (a flange at ``s - L/2``). So
-    the vector of all outputs is one sparse product ``W [x; values; modes; 1; h]`` (``W``
-    holds each name's sign in its column's place, none for a constant, its numeric offset
-    in the column of 1 and a 1 in its expression's), not a CasADi call or a scalar per
-    name.
+    elimination's vector of expressions of parameters (a flange at ``s - L/2``). So the
+    vector of all outputs is the columns' values picked (a zero for a constant), then the
+    entries of sign -1 negated, the numeric and the symbolic offsets added, each one
+    whole-vector CasADi call on the entries it changes, not a call or a scalar per name.
     """
     red = ir.reduced
     flat = red.flat
     names, column, signs, constants, symbolic = _output_columns(ir)
+    values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes), cs.SX(0.0)])
+    # (entries taken as [rows, 0]: a column even from a 1x1 vector)
+    out = values[np.where(column >= 0, column, values.numel() - 1).tolist(), 0]
     exprs = red.aliases.exprs
-    values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes), cs.SX(1), exprs])
-    at = [np.flatnonzero(column >= 0), np.flatnonzero(constants), np.flatnonzero(symbolic >= 0)]
-    one = values.numel() - exprs.numel() - 1  # the place of 1
-    cols = [column[at[0]], np.full(len(at[1]), one), one + 1 + symbolic[at[2]]]
-    weights = [signs[at[0]], constants[at[1]], np.ones(len(at[2]))]
-    W = cs.DM.triplet(
-        np.concatenate(at).tolist(),
-        np.concatenate(cols).tolist(),
-        cs.DM(np.concatenate(weights)),
-        len(names),
-        values.numel(),
-    )
-    return names, cs.densify(cs.mtimes(W, values))
+    for rows, change in (
+        (signs != 1.0, lambda r: cs.DM(signs[r]) * out[r, 0]),
+        (constants != 0.0, lambda r: out[r, 0] + cs.DM(constants[r])),
+        (symbolic >= 0, lambda r: out[r, 0] + exprs[symbolic[r].tolist(), 0]),
+    ):
+        if rows.any():
+            at = np.flatnonzero(rows).tolist()
+            out[at, 0] = change(at)
+    return names, out
 
 
 def _output_columns(

@@ -64,7 +64,7 @@ class Aliases(NamedTuple):
         out = self.constants[ks].tolist()
         where = np.flatnonzero(self.symbolic[ks] >= 0)
         if where.size:
-            exprs = cs.vertsplit(self.exprs[self.symbolic[ks[where]].tolist()])
+            exprs = cs.vertsplit(self.exprs[self.symbolic[ks[where]].tolist(), 0])
             for k, e in zip(where.tolist(), exprs):
                 out[k] = e
         return out
