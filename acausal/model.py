@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from itertools import compress
+from itertools import chain, compress
 from operator import attrgetter
 
 import casadi as cs
@@ -478,17 +478,19 @@ def _output_columns(
     red = ir.reduced
     flat = red.flat
     chains = ir.chains
-    cols = (*ir.states, *ir.algebraic)
-    columns = [chains[v][o] for v, o in cols]
-    columns += flat.discretes  # modes: themselves
-    column = dict(zip(columns, range(len(columns))))
+    cols = np.fromiter(chain.from_iterable((*ir.states, *ir.algebraic)), np.int64)
+    cols = cols.reshape(-1, 2)  # (v, o) of each column
+    # the columns by name, but the unknowns' own (v, 0) (the variables: by position)
+    higher = np.flatnonzero(cols[:, 1] > 0)
+    column = dict(zip([chains[v][o] for v, o in cols[higher].tolist()], higher.tolist()))
+    column.update(zip(flat.discretes, range(len(cols), len(cols) + len(flat.discretes))))
     # the variables, then exposed connectors' names of hierarchical components (as their
     # variables), the derivatives of the chains and of the variables declared equal to a
     # derivative (.structure.naming), the discrete modes
     roots, signs, of_root, constants, symbolic = _variable_outputs(red, cols)
-    derivs = [q for chain in chains for q in chain[1:]]
+    derivs = [q for ch in chains for q in ch[1:]]
     names = [*flat.variables, *flat.aliases, *derivs]
-    known = set(names)
+    known = {*flat.aliases, *derivs}  # (of the names so far: a variable's is no derivative's)
     position = red.position
     at = np.fromiter(map(position.__getitem__, flat.aliases.values()), np.int64)
     extra = [(column[q], 1.0) for q in derivs]
@@ -522,11 +524,11 @@ def _output_columns(
 
 
 def _variable_outputs(
-    red: Reduced, cols: Sequence[Col]
+    red: Reduced, cols: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each variable of ``red.flat`` as ``sign * root + offset`` (``root`` its
     representative's position, itself if not eliminated, -1 for a constant), as arrays:
-    roots, signs, the roots' columns (their places (v, 0) in ``cols``; -1: none), numeric
+    roots, signs, the roots' columns (their rows (v, 0) in ``cols``; -1: none), numeric
     offsets and places of symbolic ones (:class:`.alias.Aliases`)."""
     aliases = red.aliases
     n = len(red.flat.variables)
@@ -538,8 +540,7 @@ def _variable_outputs(
     symbolic[aliases.at] = aliases.symbolic
     # the columns (v, 0) of the unknowns, the variables not eliminated (in order)
     unknowns = np.flatnonzero(roots == np.arange(n))
-    vo = np.array(cols, dtype=np.int64).reshape(-1, 2)
-    first = np.flatnonzero(vo[:, 1] == 0)
+    first = np.flatnonzero(cols[:, 1] == 0)
     column = np.full(n + 1, -1)  # (a constant's root -1: the last, no column)
-    column[unknowns[vo[first, 0]]] = first
+    column[unknowns[cols[first, 0]]] = first
     return roots, signs, column[roots], constants, symbolic
