@@ -8,10 +8,11 @@ incidence of all of them, without a sparsity pass over the instances' rows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import casadi as cs
 import numpy as np
+import scipy.sparse as sp
 
 from .flat import Entries
 from .structure.graph import pattern
@@ -21,10 +22,23 @@ if TYPE_CHECKING:
     from .arrays import Block
 
 
-def block_entries(b: Block) -> Entries:
-    """The dotted names each of the block's rows holds (time as ``None``), instance after
-    instance: the template's incidence in its own symbols (its quantities, their
-    derivatives, time), once, repeated through each instance's names."""
+class Template(NamedTuple):
+    """An array block's rows as its template's: the template's ``residuals`` (one
+    instance's rows) in its ``symbols`` (its quantities, the derivatives the residuals
+    take, time), their incidence ``pattern`` (0/1, a row per residual, a column per
+    symbol), and ``names``: each instance's dotted name of each symbol (a row per
+    instance, in the block's order; time as ``None``). Instance ``i``'s row ``r`` is
+    row ``r`` with symbol ``j`` read as ``names[i, j]``."""
+
+    residuals: cs.SX
+    symbols: cs.SX
+    pattern: sp.csr_matrix
+    names: np.ndarray
+
+
+def block_template(b: Block) -> Template:
+    """The block's :class:`Template`: the template's incidence in its own symbols, once,
+    and each instance's names of them."""
     t = b.array.template
     residuals = cs.vertcat(cs.SX(0, 1), *[e.residual for e in t._equations])
     own = [q.sym for q in t._quantities.values()]
@@ -37,6 +51,13 @@ def block_entries(b: Block) -> Entries:
     for c, (raw, order) in enumerate(bases, start=count):
         names[:, c] = [derivative_name(q, order) for q in names[:, local[raw]]]
     names[:, -1] = None  # time
-    spy = pattern(residuals, cs.vertcat(*own, *held, time))
+    symbols = cs.vertcat(*own, *held, time)
+    return Template(residuals, symbols, pattern(residuals, symbols), names)
+
+
+def block_entries(t: Template) -> Entries:
+    """The dotted names each of the block's rows holds (time as ``None``), instance after
+    instance: the template's incidence repeated through each instance's names."""
+    spy, n = t.pattern, t.names.shape[0]
     indptr = np.concatenate([[0], np.cumsum(np.tile(np.diff(spy.indptr), n))])
-    return Entries(indptr, tuple(names[:, spy.indices].ravel().tolist()))
+    return Entries(indptr, tuple(t.names[:, spy.indices].ravel().tolist()))

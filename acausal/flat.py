@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import casadi as cs
 import numpy as np
@@ -22,6 +22,9 @@ import numpy as np
 from .printing import infix
 from .symbols import as_sx, derivative_name, split_derivative
 from .table import SymbolTable, Table
+
+if TYPE_CHECKING:
+    from .block_entries import Template
 
 
 def display_name(name: str, keys: Mapping[str, str]) -> str:
@@ -218,6 +221,9 @@ class FlatDAE:
     # and the variables those rows hold, when flatten knows them from the templates
     array_rows: int = 0
     array_entries: Entries | None = None
+    # with ``array_entries``, the arrays' templates, block after block: each instance's
+    # rows are its template's residuals in its own symbols
+    array_templates: tuple[Template, ...] = ()
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym

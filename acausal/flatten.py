@@ -29,7 +29,7 @@ import casadi as cs
 import numpy as np
 
 from .arrays import Block
-from .block_entries import block_entries
+from .block_entries import Template, block_entries, block_template
 from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .flat import (
@@ -231,7 +231,7 @@ def flatten(system: System) -> FlatDAE:
             for v, low, high, what in comp.valid_ranges()
         ),
         sum(map(len, unified.block_residuals)),
-        None if unified.changed else _entries(blocks),
+        *((None, ()) if unified.changed else _entries(blocks)),
     )
 
 
@@ -388,14 +388,16 @@ def _derivative_symbols(
     return list(map(maker(Symbol), zip(*fields)))
 
 
-def _entries(blocks: list[Block]) -> Entries | None:
-    """The variables the arrays' rows hold, block after block (:func:`.arrays.block_entries`)."""
+def _entries(blocks: list[Block]) -> tuple[Entries | None, tuple[Template, ...]]:
+    """The variables the arrays' rows hold, block after block (:func:`.block_entries`),
+    and the blocks' templates."""
     if not blocks:
-        return None
-    parts = [block_entries(b) for b in blocks]
+        return None, ()
+    templates = tuple(map(block_template, blocks))
+    parts = list(map(block_entries, templates))
     ends = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
     indptr = np.concatenate([[0]] + [p.indptr[1:] + e for p, e in zip(parts, ends)])
-    return Entries(indptr, tuple(chain.from_iterable(p.names for p in parts)))
+    return Entries(indptr, tuple(chain.from_iterable(p.names for p in parts))), templates
 
 
 def _block_symbols(b: Block, starts: list[cs.SX]) -> list[Symbol]:

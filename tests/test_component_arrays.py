@@ -326,3 +326,35 @@ def test_the_arrays_rows_incidence_from_their_templates_is_casadis(build):
         ours = flat_incidence(flat, flat.residuals, allsyms, position)[start:stop]
         theirs = pattern(flat.residuals[start:stop], allsyms)
         assert (ours != theirs).nnz == 0 and theirs.nnz > 2 * flat.array_rows
+
+
+@pytest.mark.parametrize("build", [lambda: rc_ladder(7, True), lambda: chain(7, True)])
+def test_the_arrays_affine_rows_from_their_templates_are_casadis(build):
+    """Alias elimination reads the arrays' rows' Jacobian in the variables, offsets at
+    zero and whether those are affine or depend on parameters off their templates: the
+    same as affine_rows over those rows' residuals, value for value."""
+    from acausal.structure.alias import Classes
+    from acausal.structure.alias_rows import Rows
+    from acausal.structure.graph import affine_rows
+    from examples.references.thermal_plate import plate
+
+    for system in (build(), plate(4)):
+        flat = ac.structure.flatten(system)
+        rows = Rows(flat, Classes(flat))
+        t = rows.templates
+        at = np.flatnonzero(t.covered)
+        assert at.size > flat.array_rows // 4
+        inc = rows.pattern[(at + rows.array_start).tolist()]
+        held = np.flatnonzero(np.bincount(inc.indices, minlength=len(rows.columns)))
+        x, p = held[held < rows.n_variables], held[held >= rows.n_variables]
+        assert ((p >= rows.params[0]) & (p < rows.params[1])).all()
+        res = rows.residuals[(at + rows.array_start).tolist()]
+        lin = affine_rows(
+            res, rows.allsyms[x.tolist()], rows.allsyms[p.tolist()], rows.values[p - rows.params[0]]
+        )
+        theirs = np.zeros((at.size, len(rows.columns)))
+        theirs[lin.rows, x[lin.cols]] = lin.values
+        ours = t.entries[at].toarray()
+        assert (ours == theirs).all() and (t.entries[at] != 0).nnz == len(lin.rows)
+        assert (t.offsets[at] == lin.offsets).all() and (t.affine[at] == lin.affine).all()
+        assert (t.symbolic[at] == lin.symbolic).all()

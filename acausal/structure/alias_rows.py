@@ -20,7 +20,15 @@ import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation
 from ..symbols import vstack
-from .graph import affine_rows, flat_incidence, incidence, replace_rows, substitute_rows
+from .alias_templates import Columns, template_rows
+from .graph import (
+    AffineRows,
+    affine_rows,
+    flat_incidence,
+    incidence,
+    replace_rows,
+    substitute_rows,
+)
 from .union_find import ONE, ZERO, Lin, SignedUnionFind
 
 if TYPE_CHECKING:
@@ -68,6 +76,12 @@ class Rows:
             for a, src in zip(entries.indptr[:-1].tolist(), self.sources[self.n_own :])
         ]
         self.first = np.array(first, dtype=np.int64)
+        # the arrays' rows (before the connection rows): their affine rows from their templates
+        self.array_start = self.n_own - flat.array_rows
+        self.templates = None
+        if flat.array_templates:
+            columns = Columns(self.position, self.n_variables, self.params, self.values)
+            self.templates = template_rows(flat.array_templates, columns)
 
     def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:
         """Unite alias classes from the alias equations among the rows ``check``; return
@@ -131,46 +145,104 @@ class Rows:
         variables they hold, the parameters constants at their values; the offsets that
         depend on parameters registered as atoms."""
         rows = np.asarray(check, dtype=np.int64)[cand]
+        places = np.asarray(cand, dtype=np.int64)
         known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
-        rest = np.flatnonzero(~known)
         # each candidate's entries (place in cand, column, coefficient), its offset and
         # whether it is affine: connection rows as flatten made them from their kind,
-        # the others from their Jacobian (their offsets' atoms registered)
-        at, cols, coefs = self._connection_entries(inc, np.asarray(cand), known, rows)
+        # arrays' rows as flatten made them from their templates, the others from their
+        # Jacobian; then the offsets that depend on parameters registered as atoms
+        entries = [self._connection_entries(inc, places, known, rows)]
         affine, offsets = np.ones(len(cand), dtype=bool), np.zeros(len(cand))
-        atom_of: dict[int, int] = {}
+        symbolic = np.zeros(len(cand), dtype=bool)
+        from_arrays, array_rows = self._from_templates(rows, known)
+        if from_arrays.any():
+            arrays, array_rows = np.flatnonzero(from_arrays), array_rows[from_arrays]
+            t = self.templates
+            sub = t.entries[array_rows]
+            entries.append((np.repeat(arrays, np.diff(sub.indptr)), sub.indices, sub.data))
+            affine[arrays], offsets[arrays] = t.affine[array_rows], t.offsets[array_rows]
+            symbolic[arrays] = t.symbolic[array_rows]
+        rest = np.flatnonzero(~known & ~from_arrays)
+        exprs = cs.SX(0, 1)
         if rest.size:
-            sub = inc[np.asarray(cand)[rest]]
-            held = np.flatnonzero(np.bincount(sub.indices, minlength=len(self.columns)))
-            x_cols = held[unknown[held]].tolist()
-            p_cols = held[~unknown[held]].tolist()
-            pv = (
-                self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
-            )
-            params = self.allsyms[p_cols] if p_cols else None
-            res = self.residuals[rows[rest].tolist()]
-            lin = affine_rows(res, self.allsyms[x_cols], params, pv, sub[:, x_cols + p_cols])
-            with_atom = np.flatnonzero(lin.symbolic)
-            first = 0
-            if with_atom.size:  # (an atom holds its row's parameters at most)
-                atom_held = sub[with_atom] @ sp.diags((~unknown).astype(np.int8), dtype=np.int8)
-                atom_held.eliminate_zeros()
-                first = classes.add_atoms(lin.expressions[with_atom.tolist()], atom_held)
-            atom_of = dict(zip(rest[with_atom].tolist(), range(first, first + with_atom.size)))
-            affine[rest], offsets[rest] = lin.affine, lin.offsets
-            at = np.concatenate([at, rest[lin.rows]])
-            cols = np.concatenate([cols, np.asarray(x_cols, dtype=np.int64)[lin.cols]])
-            coefs = np.concatenate([coefs, lin.values])
+            sub = inc[places[rest]]
+            lin, x_cols = self._jacobian_rows(rows[rest], sub, unknown)
+            affine[rest], offsets[rest], symbolic[rest] = lin.affine, lin.offsets, lin.symbolic
+            entries.append((rest[lin.rows], x_cols[lin.cols], lin.values))
+            exprs = lin.expressions[np.flatnonzero(lin.symbolic).tolist()]
+        with_atom = np.flatnonzero(symbolic)
+        atom_of: dict[int, int] = {}
+        if with_atom.size:
+            held = inc[places[with_atom]]
+            first = self._atoms(rows[with_atom], held, from_arrays[with_atom], exprs, classes)
+            atom_of = dict(zip(with_atom.tolist(), range(first, first + with_atom.size)))
+        at, cols, coefs = (np.concatenate(a) for a in zip(*entries))
         order = np.lexsort((cols, at))  # row after row, each in column order
         return _Affine(
             rows,
             np.searchsorted(at[order], np.arange(len(cand) + 1)),
-            cols[order],
+            cols[order].astype(np.int64),
             coefs[order],
             affine,
             offsets,
             atom_of,
         )
+
+    def _from_templates(self, rows: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Which of the candidates ``rows`` (not ``known``) are arrays' rows as flatten made
+        them whose affine rows their templates give, and each one's place among the
+        arrays' rows."""
+        at = self.origin[rows] - self.array_start
+        inside = np.zeros(len(rows), dtype=bool)
+        if self.templates is not None:
+            covered = self.templates.covered
+            inside = ~known & self.pristine[rows] & (at >= 0) & (at < len(covered))
+            inside[inside] = covered[at[inside]]
+        return inside, at
+
+    def _jacobian_rows(
+        self, rows: np.ndarray, sub: sp.csr_matrix, unknown: np.ndarray
+    ) -> tuple[AffineRows, np.ndarray]:
+        """:func:`.graph.affine_rows` of the rows ``rows`` (``sub``: their incidence) in
+        the variables they hold, the parameters they hold constants at their values; and
+        the columns of those variables."""
+        held = np.flatnonzero(np.bincount(sub.indices, minlength=len(self.columns)))
+        x_cols = held[unknown[held]].tolist()
+        p_cols = held[~unknown[held]].tolist()
+        pv = self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
+        params = self.allsyms[p_cols] if p_cols else None
+        res = self.residuals[rows.tolist()]
+        lin = affine_rows(res, self.allsyms[x_cols], params, pv, sub[:, x_cols + p_cols])
+        return lin, np.asarray(x_cols, dtype=np.int64)
+
+    def _atoms(
+        self,
+        rows: np.ndarray,
+        held: sp.csr_matrix,
+        from_arrays: np.ndarray,
+        exprs: cs.SX,
+        classes: Classes,
+    ) -> int:
+        """Register the offsets of the rows ``rows`` (``held``: their incidence) as atoms,
+        in order; return the first one's number. The offsets of the rows not
+        ``from_arrays`` are ``exprs`` (in order), those of the others their residuals at
+        zero variables (substituted here, no other row's)."""
+        unknown = np.arange(held.shape[1]) < self.n_variables
+        if from_arrays.any():
+            sub = held[from_arrays]
+            cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
+            x = self.allsyms[cols[unknown[cols]].tolist()]
+            mine = cs.substitute(
+                self.residuals[rows[from_arrays].tolist()], x, cs.DM.zeros(x.numel())
+            )
+            order = np.argsort(
+                np.concatenate([np.flatnonzero(~from_arrays), np.flatnonzero(from_arrays)])
+            )
+            exprs = cs.vertcat(exprs, mine)[order.tolist()]
+        # (an atom holds its row's parameters at most)
+        atom_held = held @ sp.diags((~unknown).astype(np.int8), dtype=np.int8)
+        atom_held.eliminate_zeros()
+        return classes.add_atoms(exprs, atom_held)
 
     def _connection_entries(
         self, inc: sp.csr_matrix, cand: np.ndarray, known: np.ndarray, rows: np.ndarray

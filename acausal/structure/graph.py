@@ -96,6 +96,42 @@ def _matrix(spy: cs.Sparsity, n: int, m: int) -> sp.csr_matrix:
     return sp.csc_matrix((data, row, colind), shape=(n, m)).tocsr()
 
 
+class AffineForm(NamedTuple):
+    """The Jacobian of residuals ``r(x, c)`` in the symbols ``x`` as triplets (``rows``,
+    ``cols``) and its entries ``nz``, whether each row is ``affine`` (no entry of it
+    depends on ``x`` or ``c``), the offsets ``r(0, c)`` as ``expressions`` and whether
+    each depends on ``c`` (``symbolic``): what :func:`affine_rows` evaluates."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    nz: cs.SX
+    affine: np.ndarray
+    symbolic: np.ndarray
+    expressions: cs.SX
+
+
+def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None) -> AffineForm:
+    """:class:`AffineForm` of ``res`` in ``x`` with the constants ``c`` (see
+    :func:`affine_rows`, ``bound`` too)."""
+    n = res.numel()
+    jac = cs.jacobian(res, x)
+    nz = jac.nz[:]
+    rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    held = None if bound is None else sp.csr_matrix(bound)
+    varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
+    if not nz.is_constant():
+        on_entries = None if held is None else held[rows]
+        varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
+    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
+    symbolic = np.zeros(n, dtype=bool)
+    if c.numel() and not expressions.is_constant():  # (a column may be dense)
+        on_constants = None if held is None else held[:, x.numel() :]
+        symbolic = np.diff(incidence(expressions, c, on_constants).indptr) > 0
+    affine = np.ones(n, dtype=bool)
+    affine[rows[varying]] = False
+    return AffineForm(rows, cols, nz, affine, symbolic, expressions)
+
+
 class AffineRows(NamedTuple):
     """The Jacobian entries of residuals ``r(x)`` as triplets (``rows``, ``cols``) with
     their ``values`` at ``x = 0``, each row's ``offset`` ``r(0)``, and whether each row is
@@ -129,27 +165,14 @@ def affine_rows(
     through :func:`incidence` (with ``bound``, when the caller knows one: a 0/1 matrix, a
     row per residual and a column per symbol of ``x`` then ``constants``, holding the
     residuals' pattern; an entry's dependencies are its row's)."""
-    n = res.numel()
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
-    jac = cs.jacobian(res, x)
-    nz = jac.nz[:]
-    rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
-    held = None if bound is None else sp.csr_matrix(bound)
-    varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
-    if not nz.is_constant():
-        on_entries = None if held is None else held[rows]
-        varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
-    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
-    at_zero = cs.Function("at_zero", [x, c], [nz, res])(cs.DM.zeros(x.numel()), cvals)
+    form = affine_form(res, x, c, bound)
+    at_zero = cs.Function("at_zero", [x, c], [form.nz, res])(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
-    symbolic = np.zeros(n, dtype=bool)
-    if c.numel() and not expressions.is_constant():  # (a column may be dense)
-        on_constants = None if held is None else held[:, x.numel() :]
-        symbolic = np.diff(incidence(expressions, c, on_constants).indptr) > 0
-    affine = np.ones(n, dtype=bool)
-    affine[rows[varying]] = False
-    return AffineRows(rows, cols, entries, offsets, affine, symbolic, expressions)
+    return AffineRows(
+        form.rows, form.cols, entries, offsets, form.affine, form.symbolic, form.expressions
+    )
 
 
 def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -> cs.SX:

@@ -1,0 +1,102 @@
+"""Alias elimination's affine rows (:func:`.graph.affine_rows`) of the arrays' instances,
+from their templates.
+
+Each instance's rows are its template's residuals in the instance's own symbols
+(:class:`.block_entries.Template`), so the Jacobian in the variables, which of its entries
+depend on a symbol, and whether the offset at zero depends on the parameters are the
+template's, found once on the template's few rows; the entries' and offsets' values at
+``x = 0`` and each instance's parameters come from the template's function mapped over
+the instances (one call), and every instance's entries are the template's placed in the
+instance's columns by index arithmetic. So no pass over the instances' rows (a Jacobian,
+a substitution, a function of them) is made for the ones as flatten made them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import casadi as cs
+import numpy as np
+import scipy.sparse as sp
+
+from ..block_entries import Template
+from .graph import affine_form
+
+
+class TemplateRows(NamedTuple):
+    """:class:`.graph.AffineRows` of the arrays' rows (by their place among them), as
+    flatten made them, with the variables' columns as ``x`` and the parameters' as
+    constants at their values: for the rows that hold variables and parameters only
+    (``covered``), their Jacobian ``entries`` (a row per array row, a column per model
+    column), ``offsets``, whether they are ``affine`` and whether their offset is
+    ``symbolic`` (depends on a parameter)."""
+
+    covered: np.ndarray
+    entries: sp.csr_matrix
+    offsets: np.ndarray
+    affine: np.ndarray
+    symbolic: np.ndarray
+
+
+class Columns(NamedTuple):
+    """The model's columns (alias elimination's): each name's (``position``), the
+    variables first (``n_variables`` of them), then the parameters' range ``params``,
+    with their ``values``."""
+
+    position: dict[str | None, int]
+    n_variables: int
+    params: tuple[int, int]
+    values: np.ndarray
+
+
+def template_rows(templates: tuple[Template, ...], columns: Columns) -> TemplateRows:
+    """The :class:`TemplateRows` of the arrays' rows, block after block."""
+    parts = [_block_rows(t, columns) for t in templates]
+    return TemplateRows(
+        np.concatenate([p.covered for p in parts]),
+        sp.csr_matrix(sp.vstack([p.entries for p in parts], format="csr")),
+        np.concatenate([p.offsets for p in parts]),
+        np.concatenate([p.affine for p in parts]),
+        np.concatenate([p.symbolic for p in parts]),
+    )
+
+
+def _block_rows(t: Template, columns: Columns) -> TemplateRows:
+    """One block's :class:`TemplateRows`: the template's rows of variables and parameters
+    only (``rows``), their :func:`.graph.affine_form` once, its entries and offsets
+    evaluated for every instance's parameters in one mapped call, and the entries placed
+    in each instance's columns."""
+    n, m = t.names.shape
+    first = np.fromiter(map(columns.position.__getitem__, t.names[0].tolist()), np.int64, m)
+    var = first < columns.n_variables
+    par = (first >= columns.params[0]) & (first < columns.params[1])
+    spy = t.pattern
+    bad = np.zeros(spy.shape[0], dtype=bool)
+    np.logical_or.at(
+        bad, np.repeat(np.arange(spy.shape[0]), np.diff(spy.indptr)), ~(var | par)[spy.indices]
+    )
+    rows = np.flatnonzero(~bad)
+    xj, pj = np.flatnonzero(var), np.flatnonzero(par)
+    names = t.names[:, np.concatenate([xj, pj])].ravel().tolist()
+    cols = np.fromiter(map(columns.position.__getitem__, names), np.int64, len(names))
+    cols = cols.reshape(n, len(xj) + len(pj))
+    res, x, p = t.residuals[rows.tolist()], t.symbols[xj.tolist()], t.symbols[pj.tolist()]
+    form = affine_form(res, x, p)
+    pvals = columns.values[cols[:, len(xj) :] - columns.params[0]].T
+    at_zero = cs.Function("at_zero", [x, p], [form.nz, res]).map(n)
+    values, offsets = (v.full() for v in at_zero(cs.DM.zeros(x.numel(), n), pvals))
+    # every instance's rows: the template's entries in the instance's columns
+    size = spy.shape[0]
+    order = np.lexsort((form.cols, form.rows))  # row after row, each in column order
+    count = np.zeros(size, dtype=np.int64)
+    count[rows] = np.bincount(form.rows, minlength=len(rows))
+    indptr = np.concatenate([[0], np.cumsum(np.tile(count, n))])
+    at = (values[order].T.ravel(), cols[:, form.cols[order]].ravel(), indptr)
+    entries = sp.csr_matrix(at, shape=(n * size, len(columns.position)))
+    covered, affine, symbolic = (np.zeros(size, dtype=bool) for _ in range(3))
+    covered[rows], affine[rows], symbolic[rows] = True, form.affine, form.symbolic
+    offset = np.full((n, size), np.nan)
+    offset[:, rows] = offsets.T
+    return TemplateRows(
+        np.tile(covered, n), entries, offset.ravel(), np.tile(affine, n), np.tile(symbolic, n)
+    )
