@@ -338,7 +338,19 @@ def test_the_arrays_affine_rows_from_their_templates_are_casadis(build):
     from acausal.structure.graph import affine_rows
     from examples.references.thermal_plate import plate
 
-    for system in (build(), plate(4)):
+    class Lag(ac.Component):  # (one row of variables only, two of them: a Jacobian row)
+        def __init__(self, name: str) -> None:
+            super().__init__(name)
+            x, y, k = (
+                self.variable("x", 1.0, fixed=True),
+                self.variable("y"),
+                self.parameter("k", 2.0),
+            )
+            self.equations(ac.der(x) == -k * x, y == 3 * x)
+
+    lags = ac.System("lags")
+    lags.add(Lag.array("L", 3))
+    for system in (build(), plate(4), lags):
         flat = ac.structure.flatten(system)
         rows = Rows(flat, Classes(flat))
         t = rows.templates

@@ -4,8 +4,10 @@ and incidence, which of them are alias candidates, and their substitution.
 A candidate holds one or two unknowns and otherwise parameters only (by the incidence);
 its coefficients and offset come from :func:`.graph.affine_rows` in a few whole-vector
 operations, or, for a connection row as flatten made it, from its kind (``+first - other``
-for potentials, a sum for flows). Plain aliases and numbers are united all at once
-(:meth:`.SignedUnionFind.add_plain_rows`), rows with offsets one by one.
+for potentials, a sum for flows), and for an array's row as flatten made it from its
+template (:mod:`.alias_templates`: no pass over the instances' rows). Plain aliases and
+numbers are united all at once (:meth:`.SignedUnionFind.add_plain_rows`), rows with
+offsets one by one.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     :func:`affine_rows`, ``bound`` too)."""
     n = res.numel()
     jac = cs.jacobian(res, x)
-    nz = jac.nz[:]
+    nz = cs.vec(jac.nz[:])  # (a column: a dense row's nonzeros come as a row)
     rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
     held = None if bound is None else sp.csr_matrix(bound)
     varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
