@@ -61,6 +61,18 @@ def template_rows(templates: tuple[Template, ...], columns: Columns) -> Template
     )
 
 
+def _at_zero(f: cs.Function, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The outputs of ``f(0, p)`` (a column each) for each row ``p`` of ``values`` (an
+    instance's parameters), as matrices of a column per instance: evaluated once per
+    distinct row (bit for bit; the instances of an array mostly share their values),
+    mapped over those."""
+    bits = np.ascontiguousarray(values).view(np.uint64).reshape(values.shape)
+    _, first, back = np.unique(bits, axis=0, return_index=True, return_inverse=True)
+    k = len(first)
+    outs = f.map(k)(cs.DM.zeros(f.size1_in(0), k), values[first].T)
+    return tuple(o.full()[:, back.ravel()] for o in outs)
+
+
 def _block_rows(t: Template, columns: Columns) -> TemplateRows:
     """One block's :class:`TemplateRows`: the template's rows of variables and parameters
     only (``rows``), their :func:`.graph.affine_form` once, its entries and offsets
@@ -82,9 +94,8 @@ def _block_rows(t: Template, columns: Columns) -> TemplateRows:
     cols = cols.reshape(n, len(xj) + len(pj))
     res, x, p = t.residuals[rows.tolist()], t.symbols[xj.tolist()], t.symbols[pj.tolist()]
     form = affine_form(res, x, p)
-    pvals = columns.values[cols[:, len(xj) :] - columns.params[0]].T
-    at_zero = cs.Function("at_zero", [x, p], [form.nz, res]).map(n)
-    values, offsets = (v.full() for v in at_zero(cs.DM.zeros(x.numel(), n), pvals))
+    pvals = columns.values[cols[:, len(xj) :] - columns.params[0]]
+    values, offsets = _at_zero(cs.Function("at_zero", [x, p], [form.nz, res]), pvals)
     # every instance's rows: the template's entries in the instance's columns
     size = spy.shape[0]
     order = np.lexsort((form.cols, form.rows))  # row after row, each in column order
