@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation
 from ..symbols import vstack
-from .alias_templates import Columns, template_rows
+from .alias_templates import Columns, array_pattern, instance_columns, template_rows
 from .graph import (
     AffineRows,
     affine_rows,
@@ -64,7 +64,15 @@ class Rows:
         params = map(flat.symbols.__getitem__, flat.parameters)
         self.values = np.array(list(map(attrgetter("value"), params)), dtype=float)
         self.n_variables = len(unknowns)  # (the first columns)
-        self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position)
+        # the arrays' rows' incidence and affine rows from their templates (flatten's rows
+        # before the connection rows)
+        self.templates, arrays = None, None
+        if flat.array_templates:
+            cols = [instance_columns(t, self.position) for t in flat.array_templates]
+            arrays = array_pattern(flat.array_templates, cols, len(self.columns))
+            columns = Columns(self.position, self.n_variables, self.params, self.values)
+            self.templates = template_rows(flat.array_templates, cols, columns)
+        self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position, arrays)
         self.deferred = np.zeros(len(self.sources), dtype=bool)
         # each row's place in flat.equations, and whether it is as flatten made it; a
         # connection row so is ``+first - other`` (potentials) or a sum (flows): the column
@@ -78,12 +86,7 @@ class Rows:
             for a, src in zip(entries.indptr[:-1].tolist(), self.sources[self.n_own :])
         ]
         self.first = np.array(first, dtype=np.int64)
-        # the arrays' rows (before the connection rows): their affine rows from their templates
         self.array_start = self.n_own - flat.array_rows
-        self.templates = None
-        if flat.array_templates:
-            columns = Columns(self.position, self.n_variables, self.params, self.values)
-            self.templates = template_rows(flat.array_templates, columns)
 
     def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:
         """Unite alias classes from the alias equations among the rows ``check``; return

@@ -49,9 +49,39 @@ class Columns(NamedTuple):
     values: np.ndarray
 
 
-def template_rows(templates: tuple[Template, ...], columns: Columns) -> TemplateRows:
-    """The :class:`TemplateRows` of the arrays' rows, block after block."""
-    parts = [_block_rows(t, columns) for t in templates]
+def instance_columns(t: Template, position: dict[str | None, int]) -> np.ndarray:
+    """Each instance's column (by ``position``) of each of the template's symbols: a row
+    per instance."""
+    names = t.names.ravel().tolist()
+    cols = np.fromiter(map(position.__getitem__, names), np.int64, len(names))
+    return cols.reshape(t.names.shape)
+
+
+def array_pattern(
+    templates: tuple[Template, ...], cols: list[np.ndarray], width: int
+) -> sp.csr_matrix:
+    """The incidence (0/1, ``width`` columns) of the arrays' rows, block after block: each
+    template's incidence through each instance's columns ``cols``
+    (:func:`instance_columns`)."""
+    parts = []
+    for t, c in zip(templates, cols):
+        spy, n = t.pattern, c.shape[0]
+        indptr = np.concatenate([[0], np.cumsum(np.tile(np.diff(spy.indptr), n))])
+        ones = np.ones(indptr[-1], dtype=np.int8)
+        parts.append(
+            sp.csr_matrix((ones, c[:, spy.indices].ravel(), indptr), (n * spy.shape[0], width))
+        )
+    out = sp.csr_matrix(sp.vstack(parts, format="csr"), dtype=np.int8)
+    out.sum_duplicates()
+    return out
+
+
+def template_rows(
+    templates: tuple[Template, ...], cols: list[np.ndarray], columns: Columns
+) -> TemplateRows:
+    """The :class:`TemplateRows` of the arrays' rows, block after block (``cols``: each
+    block's :func:`instance_columns`)."""
+    parts = [_block_rows(t, c, columns) for t, c in zip(templates, cols)]
     return TemplateRows(
         np.concatenate([p.covered for p in parts]),
         sp.csr_matrix(sp.vstack([p.entries for p in parts], format="csr")),
@@ -73,15 +103,14 @@ def _at_zero(f: cs.Function, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return tuple(o.full()[:, back.ravel()] for o in outs)
 
 
-def _block_rows(t: Template, columns: Columns) -> TemplateRows:
-    """One block's :class:`TemplateRows`: the template's rows of variables and parameters
-    only (``rows``), their :func:`.graph.affine_form` once, its entries and offsets
-    evaluated for every instance's parameters in one mapped call, and the entries placed
-    in each instance's columns."""
-    n, m = t.names.shape
-    first = np.fromiter(map(columns.position.__getitem__, t.names[0].tolist()), np.int64, m)
-    var = first < columns.n_variables
-    par = (first >= columns.params[0]) & (first < columns.params[1])
+def _block_rows(t: Template, cols: np.ndarray, columns: Columns) -> TemplateRows:
+    """One block's :class:`TemplateRows` (``cols``: its :func:`instance_columns`): the
+    template's rows of variables and parameters only (``rows``), their
+    :func:`.graph.affine_form` once, its entries and offsets evaluated for the instances'
+    parameters (:func:`_at_zero`), and the entries placed in each instance's columns."""
+    n = cols.shape[0]
+    var = cols[0] < columns.n_variables
+    par = (cols[0] >= columns.params[0]) & (cols[0] < columns.params[1])
     spy = t.pattern
     bad = np.zeros(spy.shape[0], dtype=bool)
     np.logical_or.at(
@@ -89,12 +118,9 @@ def _block_rows(t: Template, columns: Columns) -> TemplateRows:
     )
     rows = np.flatnonzero(~bad)
     xj, pj = np.flatnonzero(var), np.flatnonzero(par)
-    names = t.names[:, np.concatenate([xj, pj])].ravel().tolist()
-    cols = np.fromiter(map(columns.position.__getitem__, names), np.int64, len(names))
-    cols = cols.reshape(n, len(xj) + len(pj))
     res, x, p = t.residuals[rows.tolist()], t.symbols[xj.tolist()], t.symbols[pj.tolist()]
     form = affine_form(res, x, p)
-    pvals = columns.values[cols[:, len(xj) :] - columns.params[0]]
+    pvals = columns.values[cols[:, pj] - columns.params[0]]
     values, offsets = _at_zero(cs.Function("at_zero", [x, p], [form.nz, res]), pvals)
     # every instance's rows: the template's entries in the instance's columns
     size = spy.shape[0]
@@ -102,7 +128,7 @@ def _block_rows(t: Template, columns: Columns) -> TemplateRows:
     count = np.zeros(size, dtype=np.int64)
     count[rows] = np.bincount(form.rows, minlength=len(rows))
     indptr = np.concatenate([[0], np.cumsum(np.tile(count, n))])
-    at = (values[order].T.ravel(), cols[:, form.cols[order]].ravel(), indptr)
+    at = (values[order].T.ravel(), cols[:, xj[form.cols[order]]].ravel(), indptr)
     entries = sp.csr_matrix(at, shape=(n * size, len(columns.position)))
     covered, affine, symbolic = (np.zeros(size, dtype=bool) for _ in range(3))
     covered[rows], affine[rows], symbolic[rows] = True, form.affine, form.symbolic

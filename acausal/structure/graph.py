@@ -204,22 +204,27 @@ def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.
 
 
 def flat_incidence(
-    flat: FlatDAE, residuals: cs.SX, allsyms: cs.SX, position: dict[str | None, int]
+    flat: FlatDAE,
+    residuals: cs.SX,
+    allsyms: cs.SX,
+    position: dict[str | None, int],
+    arrays: sp.csr_matrix | None = None,
 ) -> sp.csr_matrix:
     """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
     (``position``: each name's row): the components' equations by :func:`incidence`; the
-    arrays' instances' from the variables flatten found for them in their templates, or
-    else by :func:`pattern` (a row of them holds at most its template's own symbols and
-    time: no long row, so no coloring to fear); the connection sets' (the last rows) from
-    the variables flatten recorded for them. Those rows hold a ground's flow balance and
-    its potential, the dense row and column that make CasADi's sparsity pass slow."""
+    arrays' instances' ``arrays`` when the caller has them, else from the variables
+    flatten found for them in their templates, or else by :func:`pattern` (a row of them
+    holds at most its template's own symbols and time: no long row, so no coloring to
+    fear); the connection sets' (the last rows) from the variables flatten recorded for
+    them. Those rows hold a ground's flow balance and its potential, the dense row and
+    column that make CasADi's sparsity pass slow."""
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
     comp = incidence(residuals[:n_comp] if n_comp else cs.SX(0, 1), allsyms)
-    if flat.array_entries is not None:
+    if arrays is None and flat.array_entries is not None:
         arrays = _named_rows(flat.array_entries, position, allsyms.numel())
-    else:
+    elif arrays is None:
         rows = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
         arrays = pattern(rows, allsyms)
     conn = _named_rows(entries, position, allsyms.numel())
