@@ -330,9 +330,10 @@ def test_the_arrays_rows_incidence_from_their_templates_is_casadis(build):
 
 @pytest.mark.parametrize("build", [lambda: rc_ladder(7, True), lambda: chain(7, True)])
 def test_the_arrays_affine_rows_from_their_templates_are_casadis(build):
-    """Alias elimination reads the arrays' rows' Jacobian in the variables, offsets at
-    zero and whether those are affine or depend on parameters off their templates: the
-    same as affine_rows over those rows' residuals, value for value."""
+    """Alias elimination reads the arrays' rows' incidence, Jacobian in the variables,
+    offsets at zero and whether those are affine or depend on parameters off their
+    templates: the same as CasADi's sparsity and affine_rows over those rows' residuals,
+    value for value."""
     from acausal.structure.alias import Classes
     from acausal.structure.alias_rows import Rows
     from acausal.structure.graph import affine_rows
@@ -353,6 +354,9 @@ def test_the_arrays_affine_rows_from_their_templates_are_casadis(build):
     for system in (build(), plate(4), lags):
         flat = ac.structure.flatten(system)
         rows = Rows(flat, Classes(flat))
+        arrays = list(range(rows.array_start, rows.array_start + flat.array_rows))
+        theirs = pattern(rows.residuals[arrays], rows.allsyms)  # (the incidence too)
+        assert (rows.pattern[arrays] != theirs).nnz == 0
         t = rows.templates
         at = np.flatnonzero(t.covered)
         assert at.size > flat.array_rows // 4
