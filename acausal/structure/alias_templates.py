@@ -1,15 +1,15 @@
-"""Alias elimination's affine rows (:func:`.graph.affine_rows`) of the arrays' instances,
-from their templates.
+"""Alias elimination's incidence and affine rows (:func:`.graph.affine_rows`) of the
+arrays' instances, from their templates.
 
 Each instance's rows are its template's residuals in the instance's own symbols
-(:class:`.block_entries.Template`), so the Jacobian in the variables, which of its entries
-depend on a symbol, and whether the offset at zero depends on the parameters are the
-template's, found once on the template's few rows; the entries' and offsets' values at
-``x = 0`` and each instance's parameters come from the template's function mapped over
-the instances (one call), and every instance's entries are the template's placed in the
-instance's columns by index arithmetic. So no pass over the instances' rows (a Jacobian,
-a substitution, a function of them) is made for the ones as flatten made them.
-"""
+(:class:`.block_entries.Template`), so their incidence, the Jacobian in the variables,
+which of its entries depend on a symbol, and whether the offset at zero depends on the
+parameters are the template's, found once on the template's few rows and placed in each
+instance's columns (each instance's symbols looked up once) by index arithmetic; the
+entries' and offsets' values at ``x = 0`` and each instance's parameters come from the
+template's function, evaluated once per distinct row of parameter values. So no pass
+over the instances' rows (a Jacobian, a substitution, a function of them) is made for
+the ones as flatten made them."""
 
 from __future__ import annotations
 
