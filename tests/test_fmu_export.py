@@ -90,6 +90,31 @@ def test_rc_ladder_with_a_step_matches_idas_and_follows_parameters(tmp_path, kin
     assert_matches(path, system, outputs, 2.0, 0.01, params=params)
 
 
+def test_a_tunable_parameter_set_during_the_run_acts_from_then_on(tmp_path):
+    # one RC stage charging from a 1 V step at 0; R doubled at t = 1 through FMI: after it,
+    # v = 1 + (v(1) - 1) exp(-(t - 1) / (2 R C)) (closed form)
+    system = rc_ladder(1, False)
+    path = export_fmu(system, tmp_path / "rc.fmu", "co-simulation")
+    request = {
+        "path": str(path),
+        "outputs": ["C1.v"],
+        "stop_time": 3.0,
+        "interval": 0.05,
+        "tolerance": 1e-10,
+        "changes": {"1.0": {"R1.R": 2.0}},
+    }
+    done = subprocess.run(
+        [sys.executable, "-I", str(RUNNER)], input=json.dumps(request), capture_output=True,
+        text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    t, v = np.array(out["time"]), np.array(out["values"]["C1.v"])
+    v1 = 1 - np.exp(-1.0)  # R = C = 1
+    exact = np.where(t <= 1.0, 1 - np.exp(-t), 1 + (v1 - 1) * np.exp(-(t - 1.0) / 2.0))
+    assert np.max(np.abs(v - exact)) < 1e-7
+
+
 def test_description_declares_every_name_with_aliases_and_units(tmp_path):
     model = ac.compile(rc_ladder(2, False))
     path = export_fmu(model, tmp_path / "ladder.fmu")

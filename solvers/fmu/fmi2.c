@@ -171,6 +171,7 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[
       return fmi2Error;
     }
     s->p[vr[k]] = value[k];
+    s->pe[vr[k]] = value[k]; /* a tunable parameter acts from now on */
   }
   if (n && s->phase <= INITIALIZATION) s->started = 0; /* the start values follow them */
   s->fresh = 0;
