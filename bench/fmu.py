@@ -3,7 +3,7 @@
 For each model: the export time (CasADi's C code, the C compiler, the zip), then the same
 simulation run by the project (``simulate``, IDAS; first run with its integrator's
 construction, then a second run) and by fmpy in a separate process on the model-exchange FMU
-(fmpy's CVode) and on the co-simulation FMU (the FMU's own ROS2 steps); the FMU times are
+(fmpy's CVode) and on the co-simulation FMU (the FMU's own RODAS4 steps); the FMU times are
 fmpy's ``simulate_fmu`` calls alone (the FMU's loading and instantiation included, the
 interpreter's start and fmpy's import not). Every run at the same relative tolerance; the
 largest difference of the FMUs' outputs to the project's, relative to each output's range.
@@ -106,7 +106,7 @@ def measure(label, system, outputs, stop, dt, tol, folder: Path) -> dict:
 def table(rows: list[dict]) -> str:
     head = (
         "| model | states | export ME / CS (s) | project run 1 / run 2 (s) | FMU ME, CVode (s) "
-        "| FMU CS, ROS2 (s) | ME / project run 2 | CS / project run 2 | deviation ME / CS |"
+        "| FMU CS, RODAS4 (s) | ME / project run 2 | CS / project run 2 | deviation ME / CS |"
     )
     lines = [head, "|" + "---|" * 9]
     for r in rows:
