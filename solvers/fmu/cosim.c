@@ -118,7 +118,6 @@ static int crossed(Instance *s, double t0, double h) {
 /* step from the current (x, z, t) to t_end */
 fmi2Status advance(Instance *s, double t_end) {
   long n;
-  if (evaluate(s) != fmi2OK) return fmi2Error;
   if (s->h <= 0.0) s->h = 1e-3 * (t_end - s->t);
   for (n = 0; n < MAX_STEPS && s->t < t_end; ++n) {
     double t0 = s->t, stop = next_breakpoint(s), h, norm;
@@ -136,6 +135,7 @@ fmi2Status advance(Instance *s, double t_end) {
           FMU_MODEL_NAME, h, t0);
       return fmi2Error;
     }
+    if (evaluate(s) != fmi2OK) return fmi2Error; /* (after a rejected step: anew at t0) */
     memcpy(X0(s), s->x, sizeof(double) * NS);
     memcpy(Z0(s), s->z, sizeof(double) * FMU_NZ);
     memcpy(C0(s), s->c, sizeof(double) * FMU_NC);
