@@ -28,7 +28,7 @@
 #define C0(s) ((s)->steps + 3 * NS + FMU_NZ)
 
 /* one RODAS4 step of size h from (X0, Z0) at t0 into X1, ERR; 0 when it failed */
-static int ros2(Instance *s, double t0, double h) {
+static int rodas4(Instance *s, double t0, double h) {
   s->arg[0] = X0(s);
   s->arg[1] = X0(s) + FMU_NX;
   s->arg[2] = Z0(s);
@@ -37,8 +37,7 @@ static int ros2(Instance *s, double t0, double h) {
   s->arg[5] = &h;
   s->res[0] = X1(s);
   s->res[1] = ERR(s);
-  if (fmu_step(s->arg, s->res, s->iw, s->w, s->mem[3])) return 0;
-  return 1;
+  return fmu_step(s->arg, s->res, s->iw, s->w, s->mem[4]) == 0;
 }
 
 /* the step size's factor for an error norm: 0.9 norm^(-1/4) (RODAS4's estimate is third
@@ -58,7 +57,7 @@ static double error_norm(const Instance *s) {
 
 /* the state at t0 + h from the step's start (modes held), evaluated there; 0 on failure */
 static int state_at(Instance *s, double t0, double h) {
-  if (!ros2(s, t0, h)) return 0;
+  if (!rodas4(s, t0, h)) return 0;
   memcpy(s->x, X1(s), sizeof(double) * FMU_NX);
   memcpy(s->z, Z0(s), sizeof(double) * FMU_NZ);
   s->t = t0 + h;
@@ -139,7 +138,7 @@ fmi2Status advance(Instance *s, double t_end) {
     memcpy(X0(s), s->x, sizeof(double) * NS);
     memcpy(Z0(s), s->z, sizeof(double) * FMU_NZ);
     memcpy(C0(s), s->c, sizeof(double) * FMU_NC);
-    norm = ros2(s, t0, h) ? error_norm(s) : INFINITY;
+    norm = rodas4(s, t0, h) ? error_norm(s) : INFINITY;
     if (!(norm <= 1.0) || !state_at(s, t0, h)) { /* rejected: back, and a shorter step */
       memcpy(s->x, X0(s), sizeof(double) * NS);
       memcpy(s->z, Z0(s), sizeof(double) * FMU_NZ);
