@@ -60,6 +60,13 @@ def idas_options(grid: np.ndarray, rtol: float, atol: float, max_steps: int) -> 
     }
 
 
+def algebraic(model: Model) -> cs.Function:
+    """``g(z, x, p, t)``: the algebraic equations, their unknowns ``z`` first (the form a
+    rootfinder for ``z`` takes, :func:`newton_solver`)."""
+    dae = model.dae
+    return cs.Function("g", [cs.SX(dae.z), cs.SX(dae.x), model.p, model.t], [dae.alg])
+
+
 class DAEFunctions:
     """Functions of ``(x, z, p, t)`` for ``model``, each built once when first asked for."""
 
@@ -175,9 +182,6 @@ class DAEFunctions:
     def algebraic_solver(self, name: str) -> cs.Function:
         """Newton on ``0 = g(z, x, p, t)`` for ``z``: ``(z guess, x, p, t) -> z``."""
 
-        def build() -> cs.Function:
-            m = self.model
-            g = cs.Function("g", [m.dae.z, m.dae.x, m.p, m.t], [m.dae.alg])
-            return newton_solver(name, g)
-
-        return self._get(f"algebraic_solver {name}", build)
+        return self._get(
+            f"algebraic_solver {name}", lambda: newton_solver(name, algebraic(self.model))
+        )

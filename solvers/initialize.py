@@ -38,7 +38,7 @@ from acausal.structure.graph import incidence, match
 from acausal.structure.index import Col
 
 from .consistency import RedundantStarts, over_determined, redundant_starts
-from .functions import newton_solver
+from .functions import algebraic, newton_solver
 
 UNSET_GUESS = 0.1  # where the damped fallback starts the unknowns that have no start value
 RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value) to format
@@ -68,7 +68,12 @@ class Initializer:
     guess: cs.Function | None = None  # p -> the start values Newton begins from, (x, z)
     unset: tuple[int, ...] = ()  # where the unknowns have no start value (guessed 0)
     at_time: cs.Function | None = None  # fun at any start time: (p, t0) -> (x0, z0)
-    rows_at: cs.Function | None = None  # residual at any start time: (x, z, p, t0) -> rows
+    equations: cs.SX | None = None  # the rows solved, in terms of (x, z, p, t)
+
+    def rows_at(self) -> cs.Function:
+        """The residuals at any start time: ``(x, z, p, t0) -> rows`` (built when asked)."""
+        dae, model = self.model.dae, self.model
+        return cs.Function("init_rows", [dae.x, dae.z, model.p, model.t], [self.equations])
 
     def row_name(self, k: int) -> str:
         """Row ``k`` described for a person (formatted only when an error needs it)."""
@@ -263,30 +268,24 @@ def _assemble(
     dae, p = model.dae, model.p
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()
-    time, start = model.t, cs.SX.sym("t0")
+    time = model.t  # (an input below: the start time)
     square = cs.Function("init_residual", [x, z, p], [cs.substitute(rows, time, t0)])
-    rows_t = cs.substitute(rows, time, start)
-    rows_at = cs.Function("init_rows", [x, z, p, start], [rows_t])
     guess = cs.Function("init_guess", [p], [cs.vertcat(*guesses)] if guesses else [cs.DM(0, 1)])
     pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t0")
     w0 = guess(pm)
     if explicit is not None:  # Newton on z alone
         x0 = cs.Function("init_x", [p], [explicit])(pm)
         if nz:
-            g = cs.Function("g", [z, x, p, start], [cs.substitute(dae.alg, time, start)])
-            z0 = newton_solver("init_z", g, plugin)(w0[nx:], x0, pm, tm)
+            z0 = newton_solver("init_z", algebraic(model), plugin)(w0[nx:], x0, pm, tm)
         else:
             z0 = cs.MX(0, 1)
     else:
-        w = cs.vertcat(x, z)
-        g = cs.Function("g", [w, p, start], [rows_t])
+        g = cs.Function("g", [cs.vertcat(x, z), p, time], [rows])
         w = newton_solver("init_w", g, plugin)(w0, pm, tm)
         x0, z0 = w[:nx], w[nx:]
     at_time = cs.Function("init_at", [pm, tm], [x0, z0], ["p", "t0"], ["x0", "z0"])
     fun = cs.Function("init", [pm], at_time(pm, t0), ["p"], ["x0", "z0"])
-    return Initializer(
-        fun, square, names, model, redundant, guess, at_time=at_time, rows_at=rows_at
-    )
+    return Initializer(fun, square, names, model, redundant, guess, at_time=at_time, equations=rows)
 
 
 def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

@@ -30,7 +30,7 @@ import numpy as np
 from acausal import Model
 from acausal.errors import ModelError
 
-from ..functions import newton_solver
+from ..functions import algebraic, newton_solver
 from ..initialize import build_initializer, z_start_values
 from .step import step_function
 from .variables import Variables
@@ -54,20 +54,20 @@ def init_function(model: Model) -> cs.Function:
     init = build_initializer(model, 0.0, plugin="fast_newton")
     p, t0 = cs.MX.sym("p", model.p.numel()), cs.MX.sym("t0")
     x0, z0 = init.at_time(p, t0)
-    r = _largest(init.rows_at(x0, z0, p, t0))
+    r = _largest(init.rows_at()(x0, z0, p, t0))
     outs = [cs.densify(x0), cs.densify(z0), r]
     return cs.Function("fmu_init", [p, t0], outs, ["p", "t0"], ["x0", "z0", "r"])
 
 
 def solve_function(model: Model) -> cs.Function:
     """``fmu_solve(x, zg, p, t) -> (z, r)`` (see the module docstring)."""
-    dae, p, t = model.dae, model.p, model.t
+    dae = model.dae
     x, z = cs.SX(dae.x), cs.SX(dae.z)
     xm, zg = cs.MX.sym("x", x.numel()), cs.MX.sym("zg", z.numel())
-    pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t")
+    pm, tm = cs.MX.sym("p", model.p.numel()), cs.MX.sym("t")
     zm, r = zg, cs.densify(cs.MX(1, 1))
     if z.numel():
-        g = cs.Function("g", [z, x, p, t], [dae.alg])
+        g = algebraic(model)
         zm = newton_solver("fmu_z", g, "fast_newton")(zg, xm, pm, tm)
         r = _largest(g(zm, xm, pm, tm))
     return cs.Function("fmu_solve", [xm, zg, pm, tm], [zm, r], ["x", "zg", "p", "t"], ["z", "r"])
@@ -133,9 +133,10 @@ def config_header(model: Model, variables: Variables, guid: str, kind: str, t0: 
     return "\n".join(lines) + "\n"
 
 
-def write_sources(model: Model, variables: Variables, folder: Path, header: str, kind: str) -> None:
-    """The FMU's C files (generated and the runtime's) into ``folder``; the step function
-    only for co-simulation (it is most of the code)."""
+def write_sources(model: Model, variables: Variables, folder: Path, kind: str) -> None:
+    """The FMU's C files into ``folder``, but ``fmu_config.h`` (:func:`config_header`):
+    the generated ones and the runtime's; the step function only for co-simulation (it is
+    most of the code)."""
     gen = cs.CodeGenerator("fmu_model.c", {"with_header": True})
     gen.add(init_function(model))
     gen.add(solve_function(model))
@@ -144,7 +145,6 @@ def write_sources(model: Model, variables: Variables, folder: Path, header: str,
     if kind == "co-simulation":
         gen.add(step_function(model))
     gen.generate(f"{folder}{os.sep}")
-    (folder / "fmu_config.h").write_text(header)
     for name in RUNTIME:
         shutil.copyfile(Path(__file__).with_name(name), folder / name)
 

@@ -97,16 +97,19 @@ static int crossed(Instance *s, double t0, double h) {
   double first = h, *c1 = C0(s) + FMU_NC, *targets = C0(s) + 2 * FMU_NC;
   int i, any = 0, changed;
   memcpy(c1, s->c, sizeof(double) * FMU_NC);
-  for (i = 0; i < FMU_NC; ++i) {
-    targets[i] = (s->sigma[i] != 0.0 ? -s->sigma[i] : sign(c1[i])) * band(s, i);
-    any |= fired(s, i);
+  for (i = 0; i < FMU_NC; ++i) { /* the level each fired crossing fires at; NAN: not fired */
+    targets[i] = NAN;
+    if (fired(s, i)) {
+      targets[i] = (s->sigma[i] != 0.0 ? -s->sigma[i] : sign(c1[i])) * band(s, i);
+      any = 1;
+    }
   }
   if (!any) {
     seen(s);
     return 0;
   }
-  for (i = 0; i < FMU_NC; ++i)
-    if ((s->sigma[i] != 0.0 ? s->sigma[i] * c1[i] < -band(s, i) : fabs(c1[i]) > band(s, i))) {
+  for (i = 0; i < FMU_NC; ++i) /* (locating moves the state: s->c is not c1 any more) */
+    if (!isnan(targets[i])) {
       double at = locate(s, i, t0, h, C0(s)[i] - targets[i], c1[i] - targets[i], targets[i]);
       if (at < first) first = at;
     }

@@ -90,9 +90,11 @@ def export_fmu(
         folder = Path(tmp)
         sources = folder / "sources"
         sources.mkdir()
+        write_sources(model, found, sources, kind)
         header = config_header(model, found, "{GUID}", kind, start_time)
-        write_sources(model, found, sources, header, kind)
-        digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(sources.iterdir())))
+        # the GUID from everything exported (the same model gives the same GUID)
+        code = b"".join(p.read_bytes() for p in sorted(sources.iterdir()))
+        digest = hashlib.sha256(code + header.encode())
         guid = "{" + str(uuid.UUID(bytes=digest.digest()[:16], version=4)) + "}"
         (sources / "fmu_config.h").write_text(header.replace('"{GUID}"', f'"{guid}"'))
         ident = Identity(identifier(model.name), guid, kind, notes, start_time, SOURCES)

@@ -2,9 +2,8 @@
    this project.
 
    The model itself is instance.c (evaluation, consistent start, events) and, for
-   co-simulation, cosim.c (the integrator), over the
-   CasADi-generated functions of fmu_model.c; fmu_config.h gives the sizes, the GUID and the
-   start values. The modes (relations and discrete variables) are the last FMU_NM entries of
+   co-simulation, cosim.c (the integrator), over the CasADi-generated functions of
+   fmu_model.c; fmu_config.h gives the sizes, the GUID and the start values. The modes (relations and discrete variables) are the last FMU_NM entries of
    the model's state vector x: the FMU keeps them apart from its continuous states and
    updates them at events.
 
@@ -12,7 +11,6 @@
    (variables with one slot are aliases). */
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "instance.h"

@@ -37,19 +37,26 @@ void say(Instance *s, fmi2Status status, const char *format, ...) {
 }
 
 /* ---- CasADi's functions and their work arrays ---- */
+typedef int (*WorkSizes)(casadi_int *, casadi_int *, casadi_int *, casadi_int *);
+
+/* ``most``: the largest work sizes (arg, res, iw, w) so far and those of ``work`` */
+static void widen(casadi_int most[4], WorkSizes work) {
+  casadi_int size[4];
+  int j;
+  work(&size[0], &size[1], &size[2], &size[3]);
+  for (j = 0; j < 4; ++j)
+    if (size[j] > most[j]) most[j] = size[j];
+}
+
 int allocate_work(Instance *s) {
-  casadi_int sz[4], most[4] = {0, 0, 0, 0};
-  int k, j;
-  for (k = 0; k < 4 + FMU_TYPE; ++k) { /* fmu_step: co-simulation only */
-    if (k == 0) fmu_init_work(&sz[0], &sz[1], &sz[2], &sz[3]);
-    if (k == 1) fmu_solve_work(&sz[0], &sz[1], &sz[2], &sz[3]);
-    if (k == 2) fmu_point_work(&sz[0], &sz[1], &sz[2], &sz[3]);
-    if (k == 3) fmu_values_work(&sz[0], &sz[1], &sz[2], &sz[3]);
-#if FMU_TYPE == 1
-    if (k == 4) fmu_step_work(&sz[0], &sz[1], &sz[2], &sz[3]);
+  casadi_int most[4] = {0, 0, 0, 0};
+  widen(most, fmu_init_work);
+  widen(most, fmu_solve_work);
+  widen(most, fmu_point_work);
+  widen(most, fmu_values_work);
+#if FMU_TYPE == 1 /* fmu_step: co-simulation only */
+  widen(most, fmu_step_work);
 #endif
-    for (j = 0; j < 4; ++j) most[j] = sz[j] > most[j] ? sz[j] : most[j];
-  }
   s->arg = (const double **)s->cb.allocateMemory(most[0] + 1, sizeof(double *));
   s->res = (double **)s->cb.allocateMemory(most[1] + 1, sizeof(double *));
   s->iw = (casadi_int *)s->cb.allocateMemory(most[2] + 1, sizeof(casadi_int));
@@ -60,14 +67,14 @@ int allocate_work(Instance *s) {
   fmu_solve_incref();
   fmu_point_incref();
   fmu_values_incref();
-#if FMU_TYPE == 1
-  fmu_step_incref();
-  s->mem[4] = fmu_step_checkout();
-#endif
   s->mem[0] = fmu_init_checkout();
   s->mem[1] = fmu_solve_checkout();
   s->mem[2] = fmu_point_checkout();
   s->mem[3] = fmu_values_checkout();
+#if FMU_TYPE == 1
+  fmu_step_incref();
+  s->mem[4] = fmu_step_checkout();
+#endif
   return s->arg && s->res && s->iw && s->w && s->visited && s->steps;
 }
 
@@ -184,8 +191,10 @@ void seen(Instance *s) {
     if (fabs(s->c[i]) > s->scale[i]) s->scale[i] = fabs(s->c[i]);
 }
 
+/* the sides at the start (the largest |c| seen: this point's) */
 static void sides_start(Instance *s) {
   int i;
+  memset(s->scale, 0, sizeof(double) * N(FMU_NC));
   seen(s);
   for (i = 0; i < FMU_NC; ++i) {
     s->sigma[i] = fabs(s->c[i]) > band(s, i) ? sign(s->c[i]) : 0.0;
@@ -285,14 +294,11 @@ static fmi2Status settle(Instance *s) {
 }
 
 fmi2Status start_values(Instance *s) {
-  int i;
   memcpy(s->pe, s->p, sizeof(double) * FMU_NP);
   if (initialize(s) != fmi2OK) return fmi2Error;
-  memset(s->scale, 0, sizeof(double) * N(FMU_NC));
   sides_start(s);
-  if (FMU_NM) {
+  if (FMU_NM) { /* settled, the start made again from the settled modes, its sides anew */
     if (settle(s) != fmi2OK || initialize(s) != fmi2OK) return fmi2Error;
-    for (i = 0; i < FMU_NC; ++i) s->scale[i] = 0.0; /* the run's sides begin afresh */
     sides_start(s);
   }
   s->started = 1;
@@ -352,12 +358,8 @@ fmi2Status event_iteration(Instance *s, int *states_changed) {
     return fmi2Error;
   }
   *states_changed = !equal(before, s->x, FMU_NX);
-  if (s->logging && !equal(before + FMU_NX, s->x + FMU_NX, FMU_NM)) {
-    int j;
-    for (j = 0; j < FMU_NM; ++j)
-      if (before[FMU_NX + j] != s->x[FMU_NX + j])
-        say(s, fmi2OK, "t = %.12g: mode %d %g -> %g", s->t, j, before[FMU_NX + j],
-            s->x[FMU_NX + j]);
-  }
+  for (k = FMU_NX; k < NS; ++k) /* (logged when logging is on) */
+    if (before[k] != s->x[k])
+      say(s, fmi2OK, "t = %.12g: mode %d %g -> %g", s->t, k - FMU_NX, before[k], s->x[k]);
   return fmi2OK;
 }

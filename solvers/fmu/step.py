@@ -28,7 +28,7 @@ import casadi as cs
 
 from acausal import Model
 
-from ..functions import newton_solver
+from ..functions import algebraic, newton_solver
 
 ORDER = 4  # of the embedded estimate, plus one: the step size's exponent is 1 / ORDER
 GAMMA = 0.25
@@ -84,8 +84,7 @@ def step_function(model: Model) -> cs.Function:
     state = cs.vertcat(y[:nx], mm)
     zy = zg
     if z.numel():
-        g = cs.Function("g", [z, x, p, t], [dae.alg])
-        zy = newton_solver("fmu_step_z", g, "fast_newton")(zg, state, pm, y[nx])
+        zy = newton_solver("fmu_step_z", algebraic(model), "fast_newton")(zg, state, pm, y[nx])
     rates = cs.vertcat(f(state, zy, pm, y[nx]), 1)
     F = cs.Function("F", [y, mm, zg, pm], [rates])
     jac = cs.Function("J", [y, mm, zg, pm], [cs.jacobian(rates, y)])
