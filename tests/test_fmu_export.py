@@ -227,6 +227,10 @@ def test_what_is_not_exported_is_a_named_error(tmp_path, monkeypatch):
         export_fmu(system, tmp_path / "a.fmu", kind="cosimulation")
     with pytest.raises(ac.OptionError, match="ends in .fmu"):
         export_fmu(system, tmp_path / "a.zip")
+    with pytest.raises(ac.OptionError, match="must be a finite time"):
+        export_fmu(system, tmp_path / "a.fmu", start_time=float("nan"))
+    with pytest.raises(ac.OptionError, match="must be a number"):
+        export_fmu(system, tmp_path / "a.fmu", start_time="0")
     # C code of a CasADi function CasADi cannot generate (its generator writes an #error)
     from solvers.fmu import code
 

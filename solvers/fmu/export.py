@@ -16,6 +16,7 @@ them) and the breakpoints of the inputs as time events.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import tempfile
 import uuid
@@ -27,7 +28,7 @@ from pathlib import Path
 import acausal as ac
 from acausal import OptionError
 
-from ..simulate import as_model, initial_values
+from ..simulate import _number, as_model, initial_values
 from .code import SOURCES, build_library, config_header, write_sources
 from .description import Identity, description
 from .variables import variables
@@ -48,9 +49,13 @@ def identifier(name: str) -> str:
     return f"_{ident}" if not ident or ident[0].isdigit() else ident
 
 
-def _check(model: ac.Model, kind: str, params: Mapping[str, float] | None) -> ac.Model:
+def _check(
+    model: ac.Model, kind: str, params: Mapping[str, float] | None, start_time: float
+) -> ac.Model:
     if kind not in KINDS:
         raise OptionError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}")
+    if not math.isfinite(_number("start_time", start_time)):
+        raise OptionError(f"start_time = {start_time!r} must be a finite time")
     return model.with_parameters(params) if params else model
 
 
@@ -79,7 +84,7 @@ def export_fmu(
     time it is given). The model is initialized here once at the default values first, so
     that a model whose start values are inconsistent fails at export, with the simulator's
     message."""
-    model = _check(as_model(model), kind, params)
+    model = _check(as_model(model), kind, params, start_time)
     path = Path(path)
     if path.suffix != ".fmu":
         raise OptionError(f"an FMU's file name ends in .fmu; got {path.name}")
