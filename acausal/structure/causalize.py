@@ -91,25 +91,29 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     the scalar blocks solved as whole vectors (:func:`_scalar_solutions`), the others
     block by block (:class:`_Solved`), then the definitions substituted in block order
     into the rates, the Newton residuals and every algebraic column's value."""
-    # the symbols of the states and algebraic columns, stacked once and indexed from then on
+    # the symbols of the states and algebraic columns, stacked once and indexed from then
+    # on: ``where[ir.column_numbers(cols)]`` are the columns' rows in ``stacked``
     cols = list(ir.states) + list(ir.algebraic)
-    position = {c: k for k, c in enumerate(cols)}
+    numbers = ir.column_numbers(cols)
+    where = np.full(ir.pattern.shape[1], -1, dtype=np.int64)
+    where[numbers] = np.arange(len(cols))
     stacked = ir.syms(cols)
-    explicit, solutions, coefs = _scalar_solutions(ir, blocks, stacked, position)
+    explicit, ats, solutions, coefs = _scalar_solutions(ir, blocks, stacked, where)
     out = _Solved(solutions)
-    ats = [position[blocks[b].unknowns[0]] for b in explicit]  # explicit: in block order
-    rows = list(explicit.values())
-    others = [b for b in range(len(blocks)) if b not in explicit]
+    rows = np.arange(len(explicit)).tolist()  # explicit block k: row k of solutions
+    is_explicit = np.zeros(len(blocks), dtype=bool)
+    is_explicit[explicit] = True
+    others = np.flatnonzero(~is_explicit)
     done = 0  # explicit blocks taken
-    for b, cut in zip(others, np.searchsorted(list(explicit), others).tolist()):
+    for b, cut in zip(others.tolist(), np.searchsorted(explicit, others).tolist()):
         out.explicit(ats[done:cut], rows[done:cut])
-        out.block(ir, b, blocks[b], position)
+        out.block(ir, b, blocks[b], where)
         done = cut
     out.explicit(ats[done:], rows[done:])
-    _check_linear_blocks(ir, blocks, list(explicit), coefs, out.loops)
+    _check_linear_blocks(ir, blocks, explicit.tolist(), coefs, out.loops)
     n_states = len(ir.states)
     x = _take(stacked, list(range(n_states)))
-    ode = _take(stacked, [position[(vi, o + 1)] for vi, o in ir.states])
+    ode = _take(stacked, where[numbers[:n_states] + 1].tolist())  # der(x): the next column
     exprs = [ode, cs.vertcat(*out.alg), _take(stacked, list(range(n_states, len(cols))))]
     if out.defined:
         calls = ir.reduced.flat.calls_functions
@@ -128,10 +132,11 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
 
 
 def _scalar_solutions(
-    ir: IndexReduced, blocks: tuple[Block, ...], stacked: cs.SX, position: dict
-) -> tuple[dict[int, int], cs.SX, cs.SX]:
-    """The explicit scalar blocks: block -> the row of its solution in the vector
-    returned second, and the coefficients ``J_bb`` of the linear ones (third).
+    ir: IndexReduced, blocks: tuple[Block, ...], stacked: cs.SX, where: np.ndarray
+) -> tuple[np.ndarray, list[int], cs.SX, cs.SX]:
+    """The explicit scalar blocks (in block order), the rows in ``stacked`` of their
+    unknowns (``where``: the row of each column number), their solutions (a vector, one
+    row per explicit block) and the coefficients ``J_bb`` of them (linear all).
 
     Scalar blocks are handled as whole vectors, since a CasADi call costs tens of
     microseconds and one call per block would dominate large models. With ``r`` the scalar
@@ -140,39 +145,47 @@ def _scalar_solutions(
     whole row of ``J`` is free of ``y`` (the row is affine), forward substitution gives
     ``y_b = -(r_b(0) + sum_{j<b} J_bj y_j) / J_bb`` for all such rows at once; other
     explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one."""
-    scalar = [b for b, block in enumerate(blocks) if len(block.equations) == 1]
-    explicit: dict[int, int] = {}
-    solutions = cs.SX(0, 1)
-    coefs = cs.SX(0, 1)
-    if not scalar:
-        return explicit, solutions, coefs
-    eqs = [blocks[b].equations[0] for b in scalar]
+    scalar = np.array([b for b, block in enumerate(blocks) if len(block.equations) == 1], int)
+    if not len(scalar):
+        return scalar, [], cs.SX(0, 1), cs.SX(0, 1)
+    eqs = [blocks[b].equations[0] for b in scalar.tolist()]
     res = ir.residuals[eqs]
-    ys = _take(stacked, [position[blocks[b].unknowns[0]] for b in scalar])
-    solved = ir.column_numbers([blocks[b].unknowns[0] for b in scalar])
+    solved = ir.column_numbers([blocks[b].unknowns[0] for b in scalar.tolist()])
+    ats = where[solved]
+    ys = _take(stacked, ats.tolist())
     held = np.diff(ir.pattern[eqs][:, solved].indptr)  # how many of ys each row holds
     jac = jacobian(res, ys, held)
     jrows, jcols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
-    entries = pattern(jac.nz[:], ys).tocoo()  # which of ys each nonzero of jac holds
-    nonaffine = set(jrows[entries.row].tolist())
     on_diag = jrows == jcols
-    own = (jrows[entries.row] == entries.col) & on_diag[entries.row]
-    own_dep = set(entries.col[own].tolist())  # J_bb depends on y_b
     at_diag = np.flatnonzero(on_diag).tolist()
     spy = cs.Sparsity.triplet(len(scalar), 1, jrows[at_diag].tolist(), [0] * len(at_diag))
     diag = cs.SX(spy, jac.nz[at_diag])  # diag(J), as a column
     offdiag = cs.SX(jac)  # J - diag(diag(J)): its diagonal explicit zeros, as J_bb - J_bb is
     offdiag.nz[at_diag] = 0
-    linear = [k for k in range(len(scalar)) if k not in own_dep]
-    if linear:
-        coefs = diag[linear]
-        zero = cs.DM.zeros(ys.numel())
-        solutions = -(cs.substitute(res, ys, zero) + cs.mtimes(offdiag, ys)) / diag
-        for k in linear:
-            explicit[scalar[k]] = k
-            if k in nonaffine:
-                solutions[k] = -cs.substitute(res[k], ys[k], 0) / diag[k]
-    return explicit, solutions, coefs
+    nonaffine, own_dep = _varying(jac, ys, jrows, on_diag)
+    linear = np.ones(len(scalar), dtype=bool)
+    linear[own_dep] = False
+    solutions = -(cs.substitute(res, ys, cs.DM.zeros(ys.numel())) + cs.mtimes(offdiag, ys))
+    solutions = solutions / diag
+    for k in nonaffine[linear[nonaffine]].tolist():
+        solutions[k] = -cs.substitute(res[k], ys[k], 0) / diag[k]
+    keep = np.flatnonzero(linear)
+    if len(keep) < len(scalar):  # (the rows of the explicit blocks only)
+        solutions, diag = solutions[keep.tolist()], diag[keep.tolist()]
+    return scalar[keep], ats[keep].tolist(), solutions, diag
+
+
+def _varying(
+    jac: cs.SX, ys: cs.SX, jrows: np.ndarray, on_diag: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``J = jac`` with an entry that depends on ``ys`` (sorted), and the
+    ``k`` whose ``J_kk`` depends on ``y_k``: none when no entry depends on ``ys`` (one
+    dependency sweep, the common case), else from the entries' pattern in ``ys``."""
+    if not cs.depends_on(jac, ys):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    entries = pattern(jac.nz[:], ys).tocoo()  # which of ys each nonzero of jac holds
+    own = (jrows[entries.row] == entries.col) & on_diag[entries.row]
+    return np.unique(jrows[entries.row]), np.unique(entries.col[own])
 
 
 class _Solved:
@@ -205,10 +218,10 @@ class _Solved:
         self.defined += ats
         self.run += rows
 
-    def block(self, ir: IndexReduced, b: int, block: Block, position: dict) -> None:
+    def block(self, ir: IndexReduced, b: int, block: Block, where: np.ndarray) -> None:
         """Block ``b`` of several equations or a scalar one that is not explicit: a linear
         loop solved symbolically (small), torn (the tears solved too when few) or else
-        left to Newton."""
+        left to Newton (``where``: the stacked columns' row of each column number)."""
         res = ir.residuals[list(block.equations)]
         y = ir.syms(block.unknowns)
         n = len(block.unknowns)
@@ -220,26 +233,27 @@ class _Solved:
             self.alg_blocks += [b] * res.numel()
             return
         self.loops.append((b, jac))
+        at = where[ir.column_numbers(block.unknowns)]
         self.pieces += [self.solutions[self.run]] if self.run else []
         self.run = []
         if n <= MAX_LINEAR_LOOP:
             self.kinds.append("linear")
             sol = linsolve.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
-            self.defined += [position[u] for u in block.unknowns]
+            self.defined += at.tolist()
             self.pieces.append(sol)
             return
         tearing = tear(jac, _nonzero_number)
         syms, values = inner_solutions(res, y, jac, tearing)
         if len(tearing.tears) <= MAX_SOLVED_TEARS:  # the tears first, then the others
             self.kinds.append("torn-solved")
-            self.defined += [position[block.unknowns[j]] for j in tearing.tears]
+            self.defined += at[list(tearing.tears)].tolist()
             self.pieces.append(_solved_tears(res, y, tearing, syms, values))
         else:
             self.kinds.append("torn")
             self.z += [y[j] for j in tearing.tears]
             self.alg += [res[i] for i in tearing.residual]
             self.alg_blocks += [b] * len(tearing.residual)
-        self.defined += [position[block.unknowns[j]] for _, j in tearing.order]
+        self.defined += [int(at[j]) for _, j in tearing.order]
         self.pieces.append(cs.vertcat(cs.SX(0, 1), *values))
 
 
