@@ -167,7 +167,9 @@ class Block(NamedTuple):
     """An array's instances that flattening takes from its matrices (``natives``, from
     0, named ``prefixes``), instance after instance: their quantities' symbols' own names
     (``keys``), dotted names and symbols (a column, and its entries), their residuals,
-    their equations' expressions and their symbolic start values (columns)."""
+    their equations' expressions and their symbolic start values (columns); and the
+    symbols of the derivatives the template's expressions take (a row per derivative, a
+    column per instance)."""
 
     array: ComponentArray
     natives: np.ndarray
@@ -179,6 +181,7 @@ class Block(NamedTuple):
     residuals: cs.SX
     exprs: cs.SX
     starts: cs.SX
+    derivatives: cs.SX
 
 
 class _Link:
@@ -391,6 +394,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             cs.vec(lay.values[lay.rows("residuals"), cols]),
             cs.vec(lay.values[lay.rows("exprs"), cols]),
             cs.vec(lay.values[lay.rows("starts"), cols]),
+            lay.symbols[count:, cols],
         )
         return loose, block
 

@@ -121,31 +121,57 @@ class _Unifier:
         return full, order
 
     def unify(
-        self, allx: cs.SX, declared: Iterable[tuple[str, cs.SX]], known: cs.SX, where: str
+        self,
+        allx: cs.SX,
+        parts: list[tuple[cs.SX, Block | None, str]],
+        declared: Iterable[tuple[str, cs.SX]],
+        known: cs.SX,
+        where: str,
     ) -> tuple[cs.SX, bool, bool]:
         """The stacked expressions ``allx`` with one symbol per dotted name: a declared
-        quantity's own (``known``: those of ``declared``, stacked), else the first one
-        met; another of that name (a second ``der()`` of one variable, an ``outer``
-        bound to its ``inner``) is replaced by it, and an unpickled component's ``time``
-        by ``time``. ``declared``: the components' declared quantities' (dotted name,
-        symbol) pairs (the arrays' are their blocks').
+        quantity's own, else the first one met; another of that name (a second ``der()``
+        of one variable, an ``outer`` bound to its ``inner``) is replaced by it, and an
+        unpickled component's ``time`` by ``time``. ``declared``: the components'
+        declared quantities' (dotted name, symbol) pairs (stacked: ``known``; the arrays'
+        are their blocks'). ``parts``: ``allx``'s rows in order, each the components'
+        (block None) or a block's ``"residuals"`` or ``"starts"``.
         Usually nothing is replaced (then the flag is False): the forms keep the
         components' symbols and name them for people through their tables
         (``FlatDAE.keys``). The third value: whether the expressions call a CasADi
         function (a sampled signal's ``interpolant``).
 
-        Only the symbols that are not ``known`` (derivatives, an outer's, time, any
-        other) are looked at, found as the free symbols of a CasADi function of
-        ``known``: ``symvar`` and a name per symbol would cost two binding calls for every
-        symbol of the model."""
-        syms, full = self.syms, self.full
-        syms.update(declared)
+        Only the symbols that are not declared (derivatives, an outer's, time, any
+        other) are looked at, found part after part as the free symbols of a CasADi
+        function of the declared ones (:meth:`_resolve`), which meets them in the order
+        one function of all the parts would; a block's part through its template
+        (:meth:`_template`), once for all its instances."""
+        self.syms.update(declared)
         if not allx.numel():
             return allx, False, False
-        old, new = [], []
-        fn = cs.Function("unify", [known], [allx], {"allow_free": True})
-        calls = bool(fn.find_functions())
-        for s in fn.free_sx():  # each node once: a name met twice is two nodes
+        old: list[cs.SX] = []
+        new: list[cs.SX] = []
+        calls, every = False, None
+        for rows, b, part in parts:
+            found = None if b is None else self._template(b, part)
+            if found is not None and self._instances(b, found[0]):
+                calls = calls or found[1]
+                continue
+            if b is not None and every is None:
+                every = vstack([known] + [b.symbols for b in self.blocks])
+            inputs = known if b is None else every
+            fn = cs.Function("unify", [inputs], [rows], {"allow_free": True})
+            calls = calls or bool(fn.find_functions())
+            self._resolve(fn.free_sx(), where, old, new)
+        if not old:
+            return allx, False, calls
+        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new)), True, calls
+
+    def _resolve(self, free: list[cs.SX], where: str, old: list, new: list) -> None:
+        """Each symbol of ``free`` (each node once) named as the system names it: the
+        first of a name becomes that name's symbol, a later other one is to be replaced
+        by it (``old``, ``new``); a derivative's name is added to ``derivatives``."""
+        syms, full = self.syms, self.full
+        for s in free:
             raw = s.name()
             if raw == "time":
                 if s.element_hash() != time.element_hash():
@@ -164,12 +190,63 @@ class _Unifier:
                 canon = self.declared_symbol(name)
             if canon is None:
                 syms[name] = s
-            else:
+            elif canon.element_hash() != s.element_hash():  # (not met in an earlier part)
                 old.append(s)
                 new.append(canon)
-        if not old:
-            return allx, False, calls
-        return cs.substitute(allx, cs.vertcat(*old), cs.vertcat(*new)), True, calls
+
+    def _known(self, s: cs.SX) -> bool:
+        """Whether the symbol ``s`` is ``time`` or a declared quantity's own symbol."""
+        raw = s.name()
+        if raw == "time":
+            return s.element_hash() == time.element_hash()
+        name = self.full.get(raw)
+        return name is not None and self.declared_symbol(name).element_hash() == s.element_hash()
+
+    def _template(self, b: Block, part: str) -> tuple[list[int], bool] | None:
+        """The free symbols of the block's template's ``part`` (``"residuals"`` or
+        ``"starts"``): the rows of ``b.derivatives`` met, in order, and whether it calls
+        a CasADi function; None if it holds another symbol that is not time or a
+        declared one (or starts hold a derivative). Each instance's part is the
+        template's function of its own symbols: its free symbols are its own
+        derivatives, met in the template's order, and the same others."""
+        lay = b.array._layout
+        count = len(lay.quantities)
+        rows = lay.values[lay.rows(part), 0]
+        fn = cs.Function("template", [lay.symbols[:count, 0]], [rows], {"allow_free": True})
+        place = {s.element_hash(): d for d, s in enumerate(cs.vertsplit(lay.symbols[count:, 0]))}
+        found = []
+        for s in fn.free_sx():
+            d = place.get(s.element_hash())
+            if d is not None:
+                found.append(d)
+            elif not self._known(s):
+                return None
+        if found and part == "starts":
+            return None
+        return found, bool(fn.find_functions())
+
+    def _instances(self, b: Block, rows: list[int]) -> bool:
+        """The block's instances' derivatives of template rows ``rows`` of
+        ``b.derivatives``, instance after instance, added as :meth:`_resolve` adds them;
+        False (nothing added) if a name is taken already."""
+        if not rows:
+            return True
+        template, lay = b.array.template, b.array._layout
+        count = len(template._quantities)
+        place = {q.key: j for j, q in enumerate(template._quantities.values())}
+        split = [split_derivative(lay.symbols[count + d, 0].name()) for d in rows]
+        if any(order < 1 or base not in place for base, order in split):
+            return False
+        bases = [b.names[place[base] :: count] for base, _ in split]
+        orders = [order for _, order in split]
+        names = [[derivative_name(n, o) for n in column] for column, o in zip(bases, orders)]
+        names = list(chain.from_iterable(zip(*names)))
+        if not self.syms.keys().isdisjoint(names):
+            return False
+        self.derivatives += names
+        self.bases += zip(chain.from_iterable(zip(*bases)), cycle(orders))
+        self.syms.update(zip(names, cs.vertsplit(cs.vec(b.derivatives[rows, :]))))
+        return True
 
 
 def flatten(system: System) -> FlatDAE:
@@ -193,7 +270,7 @@ def flatten(system: System) -> FlatDAE:
     owners = {comp: comp.full_name for comp in comps}
     symbols, kinds = _symbols(comps, blocks, declared, ren, unified, owners)
     derivatives = cs.vertcat(cs.SX(0, 1), *[ren.syms[n] for n in ren.derivatives])
-    table = SymbolTable(symbols, vstack([unified.known, derivatives]))  # (stacked apart: faster)
+    table = SymbolTable(symbols, vstack([unified.known, *[b.symbols for b in blocks], derivatives]))
     declared_names = Table(ren.full)
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
@@ -240,7 +317,7 @@ class _Unified(NamedTuple):
     (``own``) and residuals, the arrays' residuals and symbolic start values by block, the
     symbolic start values by quantity, the events, every expression stacked (the
     residuals first, the components' then the arrays'), whether any calls a CasADi
-    function, the declared symbols stacked (``known``, the arrays' last), and whether
+    function, the components' declared symbols stacked (``known``), and whether
     the unifier replaced any symbol."""
 
     own: list[Equation]
@@ -272,17 +349,18 @@ def _unified(
     exprs = [e.residual for e in own] + [q.start for q in starts]
     for ev in events:
         exprs += list(ev.crossings) + [v for _, v in ev.updates]
-    known = vstack(
-        [cs.vertcat(cs.SX(0, 1), *[q.sym for q in declared])] + [b.symbols for b in blocks]
-    )
+    known = cs.vertcat(cs.SX(0, 1), *[q.sym for q in declared])
+    own_rows = cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[: len(own)]])
+    other_rows = cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) :]])
     allx = vstack(
-        [cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[: len(own)]])]
-        + [b.residuals for b in blocks]
-        + [cs.vertcat(cs.SX(0, 1), *[as_sx(e) for e in exprs[len(own) :]])]
-        + [b.starts for b in blocks]
+        [own_rows] + [b.residuals for b in blocks] + [other_rows] + [b.starts for b in blocks]
     )
+    parts = [(own_rows, None, "")] + [(b.residuals, b, "residuals") for b in blocks]
+    parts += [(other_rows, None, "")] + [(b.starts, b, "starts") for b in blocks]
     names = ((ren.names[q], q.sym) for q in declared)
-    stacked, changed, calls = ren.unify(allx, names, known, where)
+    stacked, changed, calls = ren.unify(
+        allx, parts if blocks else [(allx, None, "")], names, known, where
+    )
     sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
     pieces = cs.vertsplit(stacked) if changed or blocks else exprs
     if blocks:  # the components' residuals, the blocks', the others, the blocks' starts
