@@ -166,10 +166,10 @@ class _Layout(NamedTuple):
 class Block(NamedTuple):
     """An array's instances that flattening takes from its matrices (``natives``, from
     0, named ``prefixes``), instance after instance: their quantities' symbols' own names
-    (``keys``), dotted names and symbols (a column, and its entries), their residuals,
-    their equations' expressions and their symbolic start values (columns); and the
-    symbols of the derivatives the template's expressions take (a row per derivative, a
-    column per instance)."""
+    (``keys``), dotted names and symbols (a column, and its entries), their residuals and
+    their symbolic start values (columns), their equations' expressions (a column per
+    instance); and the symbols of the derivatives the template's expressions take (a row
+    per derivative, a column per instance)."""
 
     array: ComponentArray
     natives: np.ndarray
@@ -392,7 +392,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             symbols,
             cs.vertsplit(symbols),
             cs.vec(lay.values[lay.rows("residuals"), cols]),
-            cs.vec(lay.values[lay.rows("exprs"), cols]),
+            lay.values[lay.rows("exprs"), cols],
             cs.vec(lay.values[lay.rows("starts"), cols]),
             lay.symbols[count:, cols],
         )

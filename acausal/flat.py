@@ -97,8 +97,9 @@ class Symbol(NamedTuple):
 class ComponentEquation(NamedTuple):
     """Equation ``index`` (from 1) of component ``component``: ``expr`` is ``lhs == rhs``
     as declared, its symbols named by ``names`` (declared name -> dotted name). It is
-    ``declared`` itself, or its entry ``row`` when that is a column of the equations of
-    an array's instances (one shared column, no object per equation)."""
+    ``declared`` itself, or its entry ``row`` (counted down the columns) when that holds
+    the equations of an array's instances (a column each, one shared matrix: no object
+    per equation)."""
 
     component: str
     index: int

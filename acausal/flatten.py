@@ -82,18 +82,22 @@ class _Unifier:
         self, comps: list[Component], blocks: list[Block], bound: dict[Quantity, Quantity]
     ) -> None:
         self.names: dict[Quantity, str] = {}  # quantity -> dotted name (prefix computed once)
-        self.full: dict[str, str] = {}  # a symbol's own name -> dotted name
         for comp in comps:
             prefix = comp.full_name + "."
             for q in comp._quantities.values():
-                self.names[q] = self.full[q.key] = prefix + q.local
-        for b in blocks:
-            self.full.update(zip(b.keys, b.names))
-        for q, inner in bound.items():
-            self.full[q.key] = self.names[inner]
+                self.names[q] = prefix + q.local
+        # a symbol's own name -> dotted name (the flat form's ``keys``, made once)
+        self.full = Table(
+            chain(
+                ((q.key, name) for q, name in self.names.items()),
+                *(zip(b.keys, b.names) for b in blocks),
+                ((q.key, self.names[inner]) for q, inner in bound.items()),
+            )
+        )
         self.syms: dict[str, cs.SX] = {}  # dotted name -> its one symbol (arrays' apart)
         self.derivatives: list[str] = []  # dotted names of the derivatives met
         self.bases: list[tuple[str, int]] = []  # what each differentiates, how often
+        self.columns: list[cs.SX] = []  # their symbols, in columns
         self.blocks = blocks
         self._elements: dict[str, cs.SX] | None = None
 
@@ -182,10 +186,11 @@ class _Unifier:
             if name is None:  # a derivative
                 base, order = self.derived(raw, where)
                 name = derivative_name(base, order)
-                if name not in syms:
+                canon = syms.get(name)
+                if canon is None:
                     self.derivatives.append(name)
                     self.bases.append((base, order))
-                canon = syms.get(name)
+                    self.columns.append(s)
             else:  # a declared quantity's name, not its known symbol (or an outer's)
                 canon = self.declared_symbol(name)
             if canon is None:
@@ -245,7 +250,9 @@ class _Unifier:
             return False
         self.derivatives += names
         self.bases += zip(chain.from_iterable(zip(*bases)), cycle(orders))
-        self.syms.update(zip(names, cs.vertsplit(cs.vec(b.derivatives[rows, :]))))
+        column = cs.vec(b.derivatives[rows, :])
+        self.columns.append(column)
+        self.syms.update(zip(names, cs.vertsplit(column)))
         return True
 
 
@@ -269,9 +276,9 @@ def flatten(system: System) -> FlatDAE:
     unified = _unified(comps, blocks, bound, declared, ren, f"system {system.name}")
     owners = {comp: comp.full_name for comp in comps}
     symbols, kinds = _symbols(comps, blocks, declared, ren, unified, owners)
-    derivatives = cs.vertcat(cs.SX(0, 1), *[ren.syms[n] for n in ren.derivatives])
+    derivatives = cs.vertcat(cs.SX(0, 1), *ren.columns)
     table = SymbolTable(symbols, vstack([unified.known, *[b.symbols for b in blocks], derivatives]))
-    declared_names = Table(ren.full)
+    declared_names = ren.full
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
         for r, e in zip(unified.residuals, unified.own)
@@ -534,7 +541,7 @@ def _connection_equations(
     ``S`` the 0/1 matrix of which flows each sum adds (a row per set and flow variable),
     potentials ``first - other`` (per set, potential variable and further member);
     ``names_of`` gives each quantity's dotted name."""
-    nodes = net.nodes(names_of)
+    nodes = net.nodes(names_of, symbols.index)
     order, ends = net.order, net.ends
     sizes = np.diff(ends, prepend=0)
     starts = ends - sizes
@@ -547,8 +554,11 @@ def _connection_equations(
     potentials = np.array([len(t.potentials) for t in nodes.ctypes], dtype=np.int64)[kinds]
     flow_count = np.array([len(t.flows) for t in nodes.ctypes], dtype=np.int64)[kinds]
 
-    def dotted(node: np.ndarray, slot: np.ndarray) -> list[str]:
-        return list(map(nodes.dotted.__getitem__, nodes.slots[node, slot].tolist()))
+    def dotted(node: np.ndarray, slot: np.ndarray) -> tuple[list[str], cs.SX]:
+        """The dotted names and symbols of the variables ``slot`` of nodes ``node``."""
+        at = nodes.slots[node, slot]
+        names = list(map(nodes.dotted.__getitem__, at.tolist()))
+        return names, symbols.stack[nodes.rows[at].tolist()] if names else cs.SX(0, 1)
 
     def sources(sets: np.ndarray, slot: np.ndarray, kind: str, index: Iterable) -> list:
         names = map(labels.__getitem__, (first_label[sets] + slot).tolist())
@@ -558,12 +568,12 @@ def _connection_equations(
     flow_set, flow_slot = _runs(flow_count)  # a flow sum per set and flow variable
     flow_slot += potentials[flow_set]
     row, place = _runs(sizes[flow_set])  # its terms: that flow of each member
-    flows = dotted(order[starts[flow_set][row] + place], flow_slot[row])
+    flows, flow_syms = dotted(order[starts[flow_set][row] + place], flow_slot[row])
     pair_set, at = _runs(potentials * (sizes - 1))  # first == k-th member, k = 1, 2, ..
     further = (sizes - 1)[pair_set]
     slot, k = at // np.maximum(further, 1), at % np.maximum(further, 1) + 1
-    firsts = dotted(order[starts[pair_set]], slot)
-    others = dotted(order[starts[pair_set] + k], slot)
+    firsts, first_syms = dotted(order[starts[pair_set]], slot)
+    others, other_syms = dotted(order[starts[pair_set] + k], slot)
     flow_src = sources(flow_set, flow_slot, "flow", repeat(1))
     pot_src = sources(pair_set, slot, "potential", k.tolist())
 
@@ -572,10 +582,10 @@ def _connection_equations(
         S = cs.DM(
             cs.Sparsity.triplet(len(flow_src), len(flows), row.tolist(), list(range(len(flows)))), 1
         )
-        sums = cs.mtimes(S, symbols.take(flows))
+        sums = cs.mtimes(S, flow_syms)
     if firsts:
-        diffs = symbols.take(firsts) - symbols.take(others)
-    stacked = cs.vertcat(sums, diffs)
+        diffs = first_syms - other_syms
+    stacked = vstack([sums, diffs])
     residuals = cs.vertsplit(stacked) if stacked.numel() else []
     equations = list(map(maker(FlatEquation), zip(residuals, flow_src + pot_src)))
     # the rows' variables: each flow sum's members, then each potential pair

@@ -29,13 +29,15 @@ from .system import System, connected_order
 class Nodes(NamedTuple):
     """Every node's connector: its name, its type (``types``: a place in ``ctypes``), and
     its variables' dotted names in its type's order (potentials, then flows): node ``k``'s
-    ``j``-th is ``dotted[slots[k, j]]``."""
+    ``j``-th is ``dotted[slots[k, j]]``, at row ``rows[slots[k, j]]`` of the symbol
+    table."""
 
     names: list[str]
     ctypes: list[ConnectorType]
     types: np.ndarray
     dotted: list[str]
     slots: np.ndarray
+    rows: np.ndarray
 
 
 class Netlist:
@@ -109,10 +111,11 @@ class Netlist:
             out[i] = self.node(item[i])
         return out
 
-    def nodes(self, names_of: Mapping[Quantity, str]) -> Nodes:
+    def nodes(self, names_of: Mapping[Quantity, str], index: Mapping[str, int]) -> Nodes:
         """Every node's connector (:class:`Nodes`; ``names_of``: a quantity's dotted name,
-        for connectors as objects); an array's instances' variables are their dotted
-        names in the block (``Block.names``), found by their rows."""
+        for connectors as objects; ``index``: the symbol table's row of a dotted name);
+        an array's instances' variables are their dotted names in the block
+        (``Block.names``), found by their rows, which the table holds in a run."""
         ctypes = {id(c.ctype): c.ctype for c in self.connectors}
         for b, locals_, _ in self.blocks:
             ctypes |= {id(t): t for t in _types(b, locals_)}
@@ -127,13 +130,22 @@ class Netlist:
             own[k, : len(variables)] = np.arange(len(dotted), len(dotted) + len(variables))
             dotted += [names_of[c.quantities[v]] for v in variables]
         slots = [own]
+        rows = [np.fromiter(map(index.__getitem__, dotted), np.int64, len(dotted))]
         for b, locals_, _ in self.blocks:
             names += [f"{p}.{local}" for p in b.prefixes for local in locals_]
             kinds = np.array([place[id(t)] for t in _types(b, locals_)], dtype=np.int64)
             types.append(np.tile(kinds, len(b.prefixes)))
             slots.append(_block_slots(b, locals_, width, len(dotted)))
+            rows.append(np.arange(len(b.names)) + (index[b.names[0]] if b.names else 0))
             dotted += b.names
-        return Nodes(names, list(ctypes.values()), np.concatenate(types), dotted, np.vstack(slots))
+        return Nodes(
+            names,
+            list(ctypes.values()),
+            np.concatenate(types),
+            dotted,
+            np.vstack(slots),
+            np.concatenate(rows),
+        )
 
 
 def _types(b: Block, locals_: tuple[str, ...]) -> list[ConnectorType]:

@@ -201,19 +201,20 @@ FEW_PARTS = 16
 
 def vstack(parts: Sequence[cs.SX]) -> cs.SX:
     """``cs.vertcat(*parts)`` of SX column vectors: for a few dense parts, each written
-    into its slice of one dense vector. CasADi's ``vertcat`` copies every entry three
-    times (through two transposes), which costs 0.25 s for 300,000 symbols against
-    0.03 s for the writes. (Any other parts: ``cs.vertcat`` itself, which keeps a part's
-    structural zeros.)"""
+    into its slice of the nonzeros of one dense vector. CasADi's ``vertcat`` copies every
+    entry three times (through two transposes), which costs 0.25 s for 300,000 symbols
+    against 0.03 s for the writes (a dense vector of zeros to write into, and writes
+    through its rows, would cost as much again). (Any other parts: ``cs.vertcat``
+    itself, which keeps a part's structural zeros.)"""
     if len(parts) > FEW_PARTS or not all(
         isinstance(p, cs.SX) and p.size2() == 1 and p.is_dense() for p in parts
     ):
         return cs.vertcat(*parts)
     sizes = [p.size1() for p in parts]
-    out, at = cs.SX.zeros(sum(sizes)), 0
+    out, at = cs.SX(cs.Sparsity.dense(sum(sizes), 1)), 0  # (every entry written below)
     for p, n in zip(parts, sizes):
         if n:
-            out[at : at + n] = p
+            out.nz[at : at + n] = p
         at += n
     return out
 
