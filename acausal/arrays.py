@@ -44,7 +44,7 @@ from .connectors import Connector, ConnectorType, check_same_type
 from .errors import ConnectError, OptionError
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
-from .symbols import Quantity, new_tokens, symbols_around
+from .symbols import Quantity, new_tokens, scalars, symbols_around
 
 if TYPE_CHECKING:
     from .component import Component
@@ -390,7 +390,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             keys,
             names,
             symbols,
-            cs.vertsplit(symbols),
+            scalars(symbols),
             cs.vec(lay.values[lay.rows("residuals"), cols]),
             lay.values[lay.rows("exprs"), cols],
             cs.vec(lay.values[lay.rows("starts"), cols]),

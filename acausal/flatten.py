@@ -43,7 +43,15 @@ from .flat import (
     maker,
 )
 from .netlist import Netlist
-from .symbols import Quantity, as_sx, derivative_name, split_derivative, time, vstack
+from .symbols import (
+    Quantity,
+    as_sx,
+    derivative_name,
+    scalars,
+    split_derivative,
+    time,
+    vstack,
+)
 from .system import System
 from .table import SymbolTable, Table
 from .units import derivative_unit
@@ -252,7 +260,7 @@ class _Unifier:
         self.bases += zip(chain.from_iterable(zip(*bases)), cycle(orders))
         column = cs.vec(b.derivatives[rows, :])
         self.columns.append(column)
-        self.syms.update(zip(names, cs.vertsplit(column)))
+        self.syms.update(zip(names, scalars(column)))
         return True
 
 
@@ -369,7 +377,7 @@ def _unified(
         allx, parts if blocks else [(allx, None, "")], names, known, where
     )
     sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
-    pieces = cs.vertsplit(stacked) if changed or blocks else exprs
+    pieces = scalars(stacked) if changed or blocks else exprs
     if blocks:  # the components' residuals, the blocks', the others, the blocks' starts
         at = np.cumsum([0, len(own), *sizes[0], len(exprs) - len(own), *sizes[1]]).tolist()
         parts = [pieces[a:b] for a, b in zip(at[:-1], at[1:])]
@@ -586,7 +594,7 @@ def _connection_equations(
     if firsts:
         diffs = first_syms - other_syms
     stacked = vstack([sums, diffs])
-    residuals = cs.vertsplit(stacked) if stacked.numel() else []
+    residuals = scalars(stacked) if stacked.numel() else []
     equations = list(map(maker(FlatEquation), zip(residuals, flow_src + pot_src)))
     # the rows' variables: each flow sum's members, then each potential pair
     counts = np.concatenate([sizes[flow_set], np.full(len(firsts), 2)])
