@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from itertools import repeat
+from operator import attrgetter, is_not
 
 import casadi as cs
 import numpy as np
@@ -37,17 +40,23 @@ def merge_starts(
     """One start value per class (a member's ``q = s root + c`` gives the root
     ``s (start - c)``); two different fixed values in a class are an error. ``records``:
     the symbols of ``flat.variables``, in order."""
-    params = flat.symbols.take(flat.parameters)
+
+    @cache
+    def parameters() -> cs.SX:
+        return flat.symbols.take(flat.parameters)
 
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""
-        e = as_sx(expr)
+        e, params = as_sx(expr), parameters()
         if params.numel() and cs.depends_on(e, params):
             e = cs.substitute(e, params, cs.DM(values))
         return float(cs.evalf(e))
 
+    # the variables with a start value, found in C (of a large model's, a few)
+    started = np.fromiter(map(is_not, map(attrgetter("start"), records), repeat(None)), bool)
+    at = np.flatnonzero(started).tolist()
     starts: dict[str, Start] = {}
-    for q, sym in [(q, sym) for q, sym in zip(flat.variables, records) if sym.start is not None]:
+    for q, sym in zip(map(flat.variables.__getitem__, at), map(records.__getitem__, at)):
         s, root, c = eliminated.get(q, (1.0, q, 0.0))
         if root is None:
             if sym.fixed and not np.isclose(numeric(sym.start), numeric(c)):
