@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from .flat import Entries
 from .structure.graph import pattern
-from .symbols import derivative_name, split_derivative, time
+from .symbols import derivative_names, split_derivative, time
 
 if TYPE_CHECKING:
     from .arrays import Block
@@ -49,7 +49,7 @@ def block_template(b: Block) -> Template:
     names = np.empty((n, count + len(held) + 1), dtype=object)
     names[:, :count] = np.array(b.names, dtype=object).reshape(n, count)
     for c, (raw, order) in enumerate(bases, start=count):
-        names[:, c] = [derivative_name(q, order) for q in names[:, local[raw]]]
+        names[:, c] = derivative_names(names[:, local[raw]].tolist(), order)
     names[:, -1] = None  # time
     symbols = cs.vertcat(*own, *held, time)
     return Template(residuals, symbols, pattern(residuals, symbols), names)

@@ -47,6 +47,7 @@ from .symbols import (
     Quantity,
     as_sx,
     derivative_name,
+    derivative_names,
     scalars,
     split_derivative,
     time,
@@ -252,7 +253,7 @@ class _Unifier:
             return False
         bases = [b.names[place[base] :: count] for base, _ in split]
         orders = [order for _, order in split]
-        names = [[derivative_name(n, o) for n in column] for column, o in zip(bases, orders)]
+        names = list(map(derivative_names, bases, orders))
         names = list(chain.from_iterable(zip(*names)))
         if not self.syms.keys().isdisjoint(names):
             return False

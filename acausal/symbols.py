@@ -115,6 +115,12 @@ def derivative_name(name: str, order: int = 1) -> str:
     return "der(" * order + name + ")" * order
 
 
+def derivative_names(names: list[str], order: int = 1) -> list[str]:
+    """:func:`derivative_name` of each of ``names`` (in bulk: no call per name)."""
+    a, z = "der(" * order, ")" * order
+    return [f"{a}{name}{z}" for name in names]
+
+
 def split_derivative(name: str) -> tuple[str, int]:
     """``("x", 2)`` for ``der(der(x))``."""
     order = 0
