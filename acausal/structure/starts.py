@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from itertools import repeat
 from operator import attrgetter, is_not
 
@@ -40,14 +39,14 @@ def merge_starts(
     """One start value per class (a member's ``q = s root + c`` gives the root
     ``s (start - c)``); two different fixed values in a class are an error. ``records``:
     the symbols of ``flat.variables``, in order."""
-
-    @cache
-    def parameters() -> cs.SX:
-        return flat.symbols.take(flat.parameters)
+    params: cs.SX | None = None  # stacked when first needed
 
     def numeric(expr: cs.SX | float) -> float:
         """Value at the parameters' values (only needed when two values are compared)."""
-        e, params = as_sx(expr), parameters()
+        nonlocal params
+        if params is None:
+            params = flat.symbols.take(flat.parameters)
+        e = as_sx(expr)
         if params.numel() and cs.depends_on(e, params):
             e = cs.substitute(e, params, cs.DM(values))
         return float(cs.evalf(e))
