@@ -19,6 +19,12 @@ Newton and checked at its solution: a consistent one holds there (the model's va
 it), a conflicting one is an error naming both values and what determines the variable,
 with how many fixed values must go (:mod:`.consistency`). When every row on ``x`` is a
 state's own start value, ``x0`` is explicit and Newton runs on ``z`` alone.
+
+The common large case costs no search: where the start values of ``x`` hold no unknown and
+no time, a mode's or state's own row ``x_j - c_j`` is known to hold ``x_j`` alone (CasADi
+finds the other rows' unknowns); the leading such rows each on an unmatched column of
+its own are matched to it at once, a state matched to a row on it alone is determined
+without a search, and ``x0 = c`` follows without testing the rows.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import NamedTuple
 
 import casadi as cs
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import least_squares
 
 from acausal import InitializationError, Model
@@ -42,16 +49,6 @@ from .functions import algebraic, newton_solver
 
 UNSET_GUESS = 0.1  # where the damped fallback starts the unknowns that have no start value
 RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value) to format
-
-
-class FixedRow(NamedTuple):
-    """The row ``y - y_start`` of a fixed start declared on the variable ``source`` (``col``:
-    the unknown column it lands on), or of a start mode (``col`` None); its residual is an
-    entry of a vector built for all of them at once."""
-
-    source: str
-    col: Col | None
-    name: RowName
 
 
 @dataclass
@@ -104,82 +101,158 @@ def build_initializer(model: Model, t0: float, plugin: str = "newton") -> Initia
     dae = model.dae
     x, z = cs.SX(dae.x), cs.SX(dae.z)  # an empty one comes as a DM
     nx, nz = x.numel(), z.numel()
-    fixed, fixed_res = _fixed_rows(model, x)
-    rows = cs.vertcat(cs.SX(dae.alg), fixed_res)  # grows by the free states' rows below
-    names: list[RowName] = [f"algebraic equation of block {b + 1}" for b in dae.alg_blocks]
-    names += [f.name for f in fixed]
-    adjacency, col_to_row = _match_equations(rows, x, z)
-    n_rows = len(adjacency)
-    redundant = [r for r in range(nz, n_rows) if not _match_row(r, adjacency, col_to_row)]
-    reaches, groups = over_determined(redundant, adjacency, col_to_row)
-    declared = {nz + k: (f.source, f.col) for k, f in enumerate(fixed)}
-    checks = redundant_starts(model, t0, declared, redundant, reaches, groups)
     guesses, unset = _guesses(model)
-    free = []  # states still free: their start value (or 0) taken as given
-    for k in range(nx):
-        if _free_column([k], adjacency, col_to_row) < 0:
-            continue  # this state is already determined by the rows so far
-        free.append(k)
-        names.append(f"start value of state {model.x_names[k]} (not fixed; taken as given)")
-        adjacency.append([k])
-        col_to_row[k] = len(adjacency) - 1
+    starts = guesses[:nx, 0]  # of x: the modes' and states' own start values (0 where none)
+    clean = isinstance(starts, cs.DM) or not cs.depends_on(starts, cs.vertcat(x, z, model.t))
+    fixed = _fixed_rows(model, x, starts)
+    rows = cs.vertcat(cs.SX(dae.alg), fixed.residuals)  # grows by the free states' rows below
+    names: list[RowName] = [f"algebraic equation of block {b + 1}" for b in dae.alg_blocks]
+    names += fixed.names
+    own = range(nz, nz + len(fixed.at) if clean else nz)  # rows x_j - c_j whose pattern is known
+    inc, timed = _row_incidence(rows, x, z, model.t, own, fixed.at)
+    adjacency, col_to_row = _match_equations(inc, nx, nz)
+    redundant = _match_fixed(nz, adjacency, col_to_row)
+    reaches, groups = over_determined(redundant, adjacency, col_to_row)
+    n_rows = len(adjacency)
+    declared = dict(zip(range(nz, n_rows), zip(fixed.sources, fixed.cols))) if redundant else {}
+    checks = redundant_starts(model, t0, declared, redundant, reaches, groups)
+    free = _free_states(nx, adjacency, col_to_row)  # their start value (or 0) taken as given
     if free:
-        rows = cs.vertcat(rows, x[free] - cs.vertcat(*[guesses[k] for k in free]))
-    missing = [k for k, r in enumerate(col_to_row) if r < 0]
+        rows = cs.vertcat(rows, x[free] - starts[free])
+        x_names = model.x_names
+        names += [f"start value of state {x_names[k]} (not fixed; taken as given)" for k in free]
+    missing = np.flatnonzero(np.asarray(col_to_row) < 0).tolist()
     if missing:
         labels = [model.x_names[k] if k < nx else model.symbol_name(z[k - nx]) for k in missing]
         raise InitializationError(
             f"{model.name}: initial values are under-determined for {', '.join(labels)}; "
             "give start values (fixed=True) for them"
         )
-    on_states = [col_to_row[k] for k in range(nx)]
+    on_states = np.asarray(col_to_row[:nx], dtype=np.int64)
     explicit = None
-    if all(r >= nz for r in on_states):
-        explicit = own_starts(rows[on_states] if nx else cs.SX(0, 1), x, cs.vertcat(z, model.t))
-    solved = sorted(col_to_row)
-    square = (rows[solved] if solved else cs.SX(0, 1), [names[r] for r in solved])
-    init = _assemble(model, t0, *square, explicit, guesses, checks, plugin)
+    if np.all(on_states >= nz):
+        if clean and np.all((on_states < own.stop) | (on_states >= n_rows)):  # x_k - c_k each
+            explicit = -(cs.DM.zeros(nx) - cs.SX(starts))  # own_starts' -rows(x = 0)
+        else:
+            sub = rows[on_states.tolist()] if nx else cs.SX(0, 1)
+            explicit = own_starts(sub, x, cs.vertcat(z, model.t))
+    solved = np.sort(col_to_row).tolist()
+    if len(solved) < rows.numel() or not solved:  # redundant fixed starts left out; no rows
+        rows, names = rows[solved] if solved else cs.SX(0, 1), [names[r] for r in solved]
+    init = _assemble(model, t0, rows, names, explicit, guesses, checks, plugin, timed or not clean)
     return replace(init, unset=unset)
 
 
-def _fixed_rows(model: Model, x: cs.SX) -> tuple[list[FixedRow], cs.SX]:
+class FixedRows(NamedTuple):
+    """The rows ``y - y_start`` of the start modes and the fixed starts (:func:`_fixed_rows`),
+    each with the variable it was declared on (``sources``), the unknown column it lands on
+    (``cols``, None for a mode) and its description; the first ``len(at)`` are the modes'
+    and states' own, ``x_j - c_j`` for ``j`` in ``at``; ``residuals``: all of them stacked."""
+
+    sources: list[str]
+    cols: list[Col | None]
+    names: list[RowName]
+    at: list[int]
+    residuals: cs.SX
+
+
+def _fixed_rows(model: Model, x: cs.SX, starts: cs.SX) -> FixedRows:
     """Rows of the start modes, then of the fixed starts on states, then of those on
     algebraic variables (so that of fixed starts that over-determine the initial state, one
-    on a variable the model determines is the one left redundant), and their residuals as
-    one vector (built in bulk: a CasADi call per row costs tens of microseconds)."""
-    flat, red = model.flat, model.reduced
-    modes = [FixedRow(q, None, ("start mode", q, flat.symbols[q].start)) for q in flat.discretes]
-    residuals = cs.SX(0, 1)
-    if modes:
-        mode_starts = cs.vertcat(*[flat.symbols[q].start for q in flat.discretes])
-        residuals = x[x.numel() - len(modes) :] - mode_starts
-    vindex = {q: vi for vi, q in enumerate(red.unknowns)}
-    chosen = [(q, start) for q, start in red.starts.items() if start.fixed and q in vindex]
-    cols = [(vindex[q], 0) for q, _ in chosen]
-    states = set(model.ir.states)
-    order = sorted(range(len(chosen)), key=lambda k: cols[k] not in states)
-    starts = []
-    for k in order:
-        source = chosen[k][1].source
-        shown = flat.symbols[source].start
-        starts.append(FixedRow(source, cols[k], ("fixed start", source, shown)))
-    if chosen:
-        values = cs.vertcat(*[start.value for _, start in chosen])
-        residuals = cs.vertcat(residuals, (column_values(model, cols) - values)[order])
-    return modes + starts, residuals
+    on a variable the model determines is the one left redundant), each group in the order
+    declared. ``starts``: the start values of ``x`` (those of modes and states with a fixed
+    start are their rows' values). Built in bulk: a CasADi call per row costs tens of
+    microseconds."""
+    flat, red, ir = model.flat, model.reduced, model.ir
+    n_states, modes = len(ir.states), list(flat.discretes)
+    state_at = {ir.chains[v][0]: k for k, (v, o) in enumerate(ir.states) if o == 0}
+    fixed = [(q, start) for q, start in red.starts.items() if start.fixed]
+    on_states = [(q, start) for q, start in fixed if q in state_at]
+    others = [(q, start) for q, start in fixed if q not in state_at]
+    if others:  # (starts of unknowns only)
+        vindex = dict(zip(red.unknowns, range(len(red.unknowns))))
+        others = [(q, start) for q, start in others if q in vindex]
+    at = list(range(n_states, n_states + len(modes))) + [state_at[q] for q, _ in on_states]
+    sources = modes + [start.source for _, start in on_states + others]
+    cols = [None] * len(modes) + [ir.states[k] for k in at[len(modes) :]]
+    cols += [(vindex[q], 0) for q, _ in others]
+    kinds = ["start mode"] * len(modes) + ["fixed start"] * (len(sources) - len(modes))
+    names = list(zip(kinds, sources, [flat.symbols[s].start for s in sources]))
+    residuals = x[at] - starts[at] if at else cs.SX(0, 1)
+    if others:
+        values = cs.vertcat(*[start.value for _, start in others])
+        residuals = cs.vertcat(residuals, column_values(model, cols[len(at) :]) - values)
+    return FixedRows(sources, cols, names, at, residuals)
 
 
-def _match_equations(rows: cs.SX, x: cs.SX, z: cs.SX) -> tuple[list[list[int]], list[int]]:
-    """The unknowns (columns of ``w = (x, z)``) of each row, and ``col_to_row`` of a
-    matching of the first ``nz`` rows, ``g``, to ``z`` (-1 where a column is unmatched)."""
-    nx, nz = x.numel(), z.numel()
-    inc = incidence(rows, cs.vertcat(x, z))
-    ptr = inc.indptr
-    adjacency = [inc.indices[ptr[r] : ptr[r + 1]].tolist() for r in range(rows.numel())]
+def _row_incidence(
+    rows: cs.SX, x: cs.SX, z: cs.SX, t: cs.SX, own: range, at: Sequence[int]
+) -> tuple[sp.csr_matrix, bool]:
+    """The incidence of ``rows`` in ``w = (x, z)``, and whether any holds time ``t``. The
+    rows ``own`` are ``x_j - c_j`` (``j`` in ``at``, ``c`` free of ``x``, ``z`` and ``t``):
+    theirs is known, one column each; CasADi finds the others'."""
+    n, m = rows.numel(), x.numel() + z.numel()
+    rest = [*range(own.start), *range(own.stop, n)]
+    found = incidence(rows[rest] if own else rows, cs.vertcat(x, z, t))
+    known = sp.csr_matrix((np.ones(len(own), np.int8), at, np.arange(len(own) + 1)), (len(own), m))
+    parts = [found[: own.start, :m], known, found[own.start :, :m]]
+    inc = sp.vstack(parts, format="csr") if own else found[:, :m]
+    return inc, bool(found[:, m].nnz)
+
+
+def _match_equations(inc: sp.csr_matrix, nx: int, nz: int) -> tuple[list[list[int]], list[int]]:
+    """The unknowns (columns of ``w = (x, z)``) of each row of the incidence ``inc``, and
+    ``col_to_row`` of a matching of the first ``nz`` rows, ``g``, to ``z`` (-1 where a
+    column is unmatched)."""
+    cols, ptr = inc.indices.tolist(), inc.indptr.tolist()
+    adjacency = [cols[a:b] for a, b in zip(ptr, ptr[1:])]
     col_to_row = [-1] * (nx + nz)
     for c, r in enumerate(match(inc[:nz, nx:])[1]):
         col_to_row[nx + c] = int(r)
     return adjacency, col_to_row
+
+
+def _match_fixed(first: int, adjacency: list[list[int]], col_to_row: list[int]) -> list[int]:
+    """Rows ``first, first + 1, ...`` matched in turn (:func:`_match_row`); the redundant
+    ones, that find no match. The leading rows each on one column, unmatched, no two on the
+    same (a state's own start), match it at once, as the search from a lone unmatched
+    column does: in bulk."""
+    lone = np.array([a[0] if len(a) == 1 else -1 for a in adjacency[first:]], dtype=np.int64)
+    taken = np.asarray(col_to_row, dtype=np.int64)
+    direct = lone >= 0
+    direct[direct] = taken[lone[direct]] < 0
+    seen = np.zeros(len(lone), dtype=bool)
+    seen[np.unique(lone, return_index=True)[1]] = True
+    direct &= seen
+    n = len(lone) if direct.all() else int(np.argmin(direct))
+    taken[lone[:n]] = np.arange(first, first + n)
+    col_to_row[:] = taken.tolist()
+    return [r for r in range(first + n, len(adjacency)) if not _match_row(r, adjacency, col_to_row)]
+
+
+def _free_states(nx: int, adjacency: list[list[int]], col_to_row: list[int]) -> list[int]:
+    """The states that the rows so far leave free, in order, each matched to a row
+    ``x_k = start`` of its own (appended to ``adjacency``): those that an augmenting path
+    from them frees (:func:`_free_column`). A state matched to a row on it alone is
+    determined, and no other search passes it: skipped without one. Where every other
+    state is unmatched, no search moves a match: all are free, in bulk."""
+    todo = [k for k, r in enumerate(col_to_row[:nx]) if r < 0 or adjacency[r] != [k]]
+    if any(col_to_row[k] >= 0 for k in todo):
+        return [k for k in todo if _free_state(k, adjacency, col_to_row)]
+    for k in todo:
+        col_to_row[k] = len(adjacency)
+        adjacency.append([k])
+    return todo
+
+
+def _free_state(k: int, adjacency: list[list[int]], col_to_row: list[int]) -> bool:
+    """Whether an augmenting path frees state ``k``; if so, a row ``[k]`` of its own
+    (appended) takes it."""
+    if _free_column([k], adjacency, col_to_row) < 0:
+        return False  # this state is already determined by the rows so far
+    col_to_row[k] = len(adjacency)
+    adjacency.append([k])
+    return True
 
 
 def _match_row(row: int, adjacency: list[list[int]], col_to_row: list[int]) -> bool:
@@ -235,24 +308,18 @@ def own_starts(rows: cs.SX, x: cs.SX, unknowns: cs.SX) -> cs.SX | None:
     return -cs.substitute(rows, x, cs.DM.zeros(x.numel()))
 
 
-def _guesses(model: Model) -> tuple[list[cs.SX | float], tuple[int, ...]]:
-    """Start values (fixed or not) of states, then of Newton unknowns, 0 where none (numbers
-    stay numbers: wrapping each in an SX costs tens of microseconds); and the positions of
-    the unknowns that have none."""
-    out: list[cs.SX | float] = []
-    unset: list[int] = []
-
-    def add(start: object) -> None:
-        if start is None:
-            unset.append(len(out))
-        out.append(start.value if start is not None else 0.0)
-
-    for c in model.ir.states:
-        add(model.start(c))
-    out += [model.flat.symbols[q].start for q in model.flat.discretes]
-    for c in z_columns(model):
-        add(model.start(c))
-    return out, tuple(unset)
+def _guesses(model: Model) -> tuple[cs.SX | cs.DM, tuple[int, ...]]:
+    """Start values (fixed or not) of states, then of the modes, then of Newton unknowns, 0
+    where none, stacked (one ``vertcat``: wrapping each in an SX costs tens of microseconds);
+    and the positions of the unknowns that have none."""
+    starts, chains, n_states = model.reduced.starts, model.ir.chains, len(model.ir.states)
+    cols = [*model.ir.states, *z_columns(model)]
+    found = [starts.get(chains[v][0]) if o == 0 else None for v, o in cols]
+    values = [start.value if start is not None else 0.0 for start in found]
+    values[n_states:n_states] = [model.flat.symbols[q].start for q in model.flat.discretes]
+    shift = len(model.flat.discretes)
+    unset = [k + shift * (k >= n_states) for k, start in enumerate(found) if start is None]
+    return (cs.vertcat(*values) if values else cs.DM(0, 1)), tuple(unset)
 
 
 def _assemble(
@@ -261,16 +328,20 @@ def _assemble(
     rows: cs.SX,
     names: list[RowName],
     explicit: cs.SX | None,
-    guesses: list[cs.SX],
+    guesses: cs.SX | cs.DM,
     redundant: RedundantStarts,
     plugin: str,
+    timed: bool,
 ) -> Initializer:
+    """The :class:`Initializer` of the square ``rows`` (``timed``: they may hold time, set
+    to ``t0`` in the residuals)."""
     dae, p = model.dae, model.p
     x, z = dae.x, dae.z
     nx, nz = x.numel(), z.numel()
     time = model.t  # (an input below: the start time)
-    square = cs.Function("init_residual", [x, z, p], [cs.substitute(rows, time, t0)])
-    guess = cs.Function("init_guess", [p], [cs.vertcat(*guesses)] if guesses else [cs.DM(0, 1)])
+    at_t0 = cs.substitute(rows, time, t0) if timed else rows
+    square = cs.Function("init_residual", [x, z, p], [at_t0])
+    guess = cs.Function("init_guess", [p], [guesses])
     pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t0")
     w0 = guess(pm)
     if explicit is not None:  # Newton on z alone

@@ -302,3 +302,41 @@ def test_where_newton_stalls_the_damped_fallback_starts_and_the_run_goes_on(with
     assert np.max(np.abs(res["K.v"] - 0.5 ** (1 / 3))) < 1e-12
     if with_state:  # the RC branch: 1 - exp(-t / RC)
         assert np.max(np.abs(res["C1.v"] - (1 - np.exp(-res.t / (R * C))))) < 1e-5
+
+
+def _row_by_row(first, adjacency, col_to_row, nx):
+    """The matching of rows ``first, ...`` one augmenting path at a time, then a search per
+    state for the free ones: what the bulk steps must reproduce."""
+    from solvers.initialize import _free_column, _match_row
+
+    redundant = [
+        r for r in range(first, len(adjacency)) if not _match_row(r, adjacency, col_to_row)
+    ]
+    free = []
+    for k in range(nx):
+        if _free_column([k], adjacency, col_to_row) >= 0:
+            free.append(k)
+            adjacency.append([k])
+            col_to_row[k] = len(adjacency) - 1
+    return redundant, free
+
+
+def test_bulk_matching_equals_matching_row_by_row():
+    """States' own starts matched at once and free states taken in bulk give the rows,
+    matching, redundant rows and free states that row-by-row augmenting paths give, on
+    random graphs: own starts first (some on the same state), then rows on several
+    columns (states and algebraic ones)."""
+    from solvers.initialize import _free_states, _match_fixed
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        nx, nz, n_own, n_more = (int(v) for v in rng.integers(1, 8, 4))
+        rows = [[int(c)] for c in rng.integers(0, nx, n_own)]
+        for _ in range(n_more):
+            rows.append(sorted(set(rng.integers(0, nx + nz, rng.integers(1, 4)).tolist())))
+        ours = ([list(a) for a in rows], [-1] * (nx + nz))
+        theirs = ([list(a) for a in rows], [-1] * (nx + nz))
+        redundant = _match_fixed(0, *ours)
+        free = _free_states(nx, *ours)
+        assert (redundant, free) == _row_by_row(0, *theirs, nx)
+        assert ours == theirs
