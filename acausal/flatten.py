@@ -465,6 +465,14 @@ def _derivative_symbols(
     if constant is not None:
         kind, base = bases[constant].kind, split[constant][0]
         raise EquationError(f"der() of {kind} {base} is zero; remove it")
+    nested = next((k for k, (_, order) in enumerate(split) if order > 1), None)
+    if nested is not None:
+        base = split[nested][0]
+        raise EquationError(
+            f"{names[nested]}: a derivative of a derivative is not supported; declare a "
+            f"variable for the first one (w == der({base.rsplit('.', 1)[-1]}) in "
+            f"{bases[nested].component}) and write der(w)"
+        )
     fields = (
         names,
         repeat("derivative"),

@@ -481,3 +481,23 @@ def test_every_complete_library_class_is_locally_balanced():
                 broken.add(name)
     partial = {n for n, _ in CLASSES if n.split(".")[1].startswith("Partial")}
     assert broken == partial | {"electrical.OnePort"}  # Modelica's Interfaces.OnePort
+
+
+class Oscillator(ac.Component):
+    """``der(der(x)) == -x`` written directly (Modelica asks for a variable per rate)."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        x = self.variable("x", 0.5, fixed=True)
+        self.equations(ac.der(ac.der(x)) == -x)
+
+
+@pytest.mark.parametrize("arrays", [False, True])
+def test_a_derivative_of_a_derivative_is_a_named_error(arrays):
+    """It reached alias elimination as an unknown no column held (a CasADi free-variable
+    error, or a KeyError for an array); now an EquationError naming it and the rewrite."""
+    s = ac.System("osc")
+    s.add(*(Oscillator.array("O", 2) if arrays else [Oscillator("O1"), Oscillator("O2")]))
+    msg = str(raised(lambda: ac.compile(s), ac.EquationError))
+    assert msg.startswith("der(der(O1.x)): a derivative of a derivative is not supported")
+    assert "w == der(x) in O1" in msg and not RAW.search(msg)
