@@ -36,15 +36,19 @@ class Template(NamedTuple):
     names: np.ndarray
 
 
-def block_template(b: Block) -> Template:
+def block_template(b: Block) -> Template | None:
     """The block's :class:`Template`: the template's incidence in its own symbols, once,
-    and each instance's names of them."""
+    and each instance's names of them; None when its residuals hold a symbol that is
+    neither its own quantity, a derivative of one, nor time (another component's: the
+    rows are then read one by one)."""
     t = b.array.template
     residuals = cs.vertcat(cs.SX(0, 1), *[e.residual for e in t._equations])
     own = [q.sym for q in t._quantities.values()]
     local = {q.name(): j for j, q in enumerate(own)}
     held = [s for s in cs.symvar(residuals) if s.name() not in local and s.name() != "time"]
     bases = [split_derivative(s.name()) for s in held]  # (raw name, order)
+    if any(raw not in local for raw, _ in bases):
+        return None
     count, n = len(own), len(b.prefixes)
     names = np.empty((n, count + len(held) + 1), dtype=object)
     names[:, :count] = np.array(b.names, dtype=object).reshape(n, count)

@@ -492,10 +492,10 @@ def _derivative_symbols(
 
 def _entries(blocks: list[Block]) -> tuple[Entries | None, tuple[Template, ...]]:
     """The variables the arrays' rows hold, block after block (:func:`.block_entries`),
-    and the blocks' templates."""
-    if not blocks:
-        return None, ()
+    and the blocks' templates; none if a template holds another component's symbol."""
     templates = tuple(map(block_template, blocks))
+    if not templates or None in templates:
+        return None, ()
     parts = list(map(block_entries, templates))
     ends = np.cumsum([0] + [p.indptr[-1] for p in parts[:-1]])
     indptr = np.concatenate([[0]] + [p.indptr[1:] + e for p, e in zip(parts, ends)])

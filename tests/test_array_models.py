@@ -206,3 +206,40 @@ def test_a_parameter_of_an_array_instance_is_fitted():
     for arrays in (True, False):
         fit = ln.fit(rc_ladder(4, arrays), data, physical=["R2.R"], progress=False)
         assert fit.params["R2.R"] == pytest.approx(0.5, rel=1e-6), arrays
+
+
+class Lag(ac.Component):
+    """``der(x) = u - k x`` from ``x(0) = 1``, ``u`` an expression given by the caller."""
+
+    def __init__(self, name, u=0.0, k=2.0):
+        super().__init__(name)
+        x = self.variable("x", 1.0, fixed=True)
+        k = self.parameter("k", k)
+        self.equations(ac.der(x) == u - k * x)
+
+
+class Source(ac.Component):
+    """``y = g`` (a parameter other components' equations may read)."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.g = self.parameter("g", 3.0)
+        self.y = self.variable("y")
+        self.equations(self.y == self.g * ac.time)
+
+
+@pytest.mark.parametrize("read", ["parameter", "derivative"])
+def test_an_array_whose_template_reads_another_component(read):
+    """Instances whose equations hold another component's parameter ``g`` or derivative
+    ``der(y) = g`` (a KeyError before): ``x = g/k + (1 - g/k) exp(-k t)`` (closed form),
+    as the one-by-one build gives it."""
+    runs = []
+    for arrays in (True, False):
+        s, src = ac.System("lags"), Source("U")
+        u = src.g if read == "parameter" else ac.der(src.y)
+        s.add(src, *(Lag.array("L", 3, u=u) if arrays else [Lag(f"L{k}", u=u) for k in (1, 2, 3)]))
+        runs.append(simulate(s, t_end=1.0, dt=0.05, rtol=1e-10, atol=1e-12))
+    exact = 1.5 + (1.0 - 1.5) * np.exp(-2.0 * runs[0].t)
+    for k in (1, 2, 3):
+        assert np.max(np.abs(runs[0][f"L{k}.x"] - exact)) < 1e-8
+        assert np.max(np.abs(runs[0][f"L{k}.x"] - runs[1][f"L{k}.x"])) < 1e-12
