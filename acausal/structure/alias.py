@@ -179,7 +179,7 @@ class Classes:
         self.symbols = flat.symbols
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
-        # each atom's row: the columns (parameters) it may hold, blocks as registered
+        # each atom's row: the columns (parameters) it holds, blocks as registered
         self.atom_held: list[sp.csr_matrix] = []
         self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
         self.made: dict[str, Symbol] = {}  # the derivatives made here (not in symbols), in order
@@ -198,8 +198,9 @@ class Classes:
         )
 
     def add_atoms(self, block: cs.SX, held: sp.csr_matrix) -> int:
-        """Register the expressions ``block`` as atoms (``held``: a 0/1 matrix whose row
-        ``k`` holds the columns the ``k``-th may hold); the first one's number."""
+        """Register the expressions ``block`` as atoms (``held``: their incidence, a 0/1
+        matrix whose row ``k`` holds the columns the ``k``-th holds); the first one's
+        number."""
         first = self.n_atoms
         self.atoms.append(block)
         self.atom_held.append(held)
@@ -218,8 +219,9 @@ class Classes:
         return cs.mtimes(W, atoms)
 
     def held(self, offsets: list[Lin], n: int) -> sp.csr_matrix:
-        """A 0/1 matrix whose row ``i`` holds the columns (of ``n``) that the ``i``-th
-        offset may hold: its atoms' (a product of 0/1 matrices)."""
+        """A matrix whose row ``i`` holds the columns (of ``n``) of the ``i``-th offset's
+        atoms, each entry the number of its atoms that hold the column (a product of 0/1
+        matrices): the offset's incidence where every entry is 1."""
         rows, cols, _ = _triplets(offsets)
         ones = np.ones(len(rows), dtype=np.int64)
         by_atom = sp.csr_matrix((ones, (rows, cols)), shape=(len(offsets), self.n_atoms + 1))

@@ -31,7 +31,7 @@ from .graph import (
     replace_rows,
     substitute_rows,
 )
-from .union_find import ONE, ZERO, Lin, SignedUnionFind
+from .union_find import ONE, ZERO, Lin, SignedUnionFind, holds_atoms
 
 if TYPE_CHECKING:
     from .alias import Classes
@@ -169,17 +169,22 @@ class Rows:
             symbolic[arrays] = t.symbolic[array_rows]
         rest = np.flatnonzero(~known & ~from_arrays)
         exprs = cs.SX(0, 1)
+        exact = sp.csr_matrix((0, inc.shape[1]), dtype=np.int8)  # (their incidence)
         if rest.size:
             sub = inc[places[rest]]
-            lin, x_cols = self._jacobian_rows(rows[rest], sub, unknown)
+            lin, x_cols, p_cols = self._jacobian_rows(rows[rest], sub, unknown)
             affine[rest], offsets[rest], symbolic[rest] = lin.affine, lin.offsets, lin.symbolic
             entries.append((rest[lin.rows], x_cols[lin.cols], lin.values))
-            exprs = lin.expressions[np.flatnonzero(lin.symbolic).tolist()]
+            on = np.flatnonzero(lin.symbolic)
+            exprs = lin.expressions[on.tolist()]
+            exact = _columns(lin.held[on], p_cols, inc.shape[1])
         with_atom = np.flatnonzero(symbolic)
         atom_of: dict[int, int] = {}
         if with_atom.size:
             held = inc[places[with_atom]]
-            first = self._atoms(rows[with_atom], held, from_arrays[with_atom], exprs, classes)
+            first = self._atoms(
+                rows[with_atom], held, from_arrays[with_atom], (exprs, exact), classes
+            )
             atom_of = dict(zip(with_atom.tolist(), range(first, first + with_atom.size)))
         at, cols, coefs = (np.concatenate(a) for a in zip(*entries))
         order = np.lexsort((cols, at))  # row after row, each in column order
@@ -207,10 +212,10 @@ class Rows:
 
     def _jacobian_rows(
         self, rows: np.ndarray, sub: sp.csr_matrix, unknown: np.ndarray
-    ) -> tuple[AffineRows, np.ndarray]:
+    ) -> tuple[AffineRows, np.ndarray, np.ndarray]:
         """:func:`.graph.affine_rows` of the rows ``rows`` (``sub``: their incidence) in
         the variables they hold, the parameters they hold constants at their values; and
-        the columns of those variables."""
+        the columns of those variables and of those parameters."""
         held = np.flatnonzero(np.bincount(sub.indices, minlength=len(self.columns)))
         x_cols = held[unknown[held]].tolist()
         p_cols = held[~unknown[held]].tolist()
@@ -218,36 +223,37 @@ class Rows:
         params = self.allsyms[p_cols] if p_cols else None
         res = self.residuals[rows.tolist()]
         lin = affine_rows(res, self.allsyms[x_cols], params, pv, sub[:, x_cols + p_cols])
-        return lin, np.asarray(x_cols, dtype=np.int64)
+        return lin, np.asarray(x_cols, dtype=np.int64), np.asarray(p_cols, dtype=np.int64)
 
     def _atoms(
         self,
         rows: np.ndarray,
         held: sp.csr_matrix,
         from_arrays: np.ndarray,
-        exprs: cs.SX,
+        given: tuple[cs.SX, sp.csr_matrix],
         classes: Classes,
     ) -> int:
         """Register the offsets of the rows ``rows`` (``held``: their incidence) as atoms,
-        in order; return the first one's number. The offsets of the rows not
-        ``from_arrays`` are ``exprs`` (in order), those of the others their residuals at
-        zero variables (substituted here, no other row's)."""
-        unknown = np.arange(held.shape[1]) < self.n_variables
+        in order, with their incidence; return the first one's number. The offsets of the
+        rows not ``from_arrays`` and their incidence are ``given`` (in order), those of the
+        others their residuals at zero variables (substituted here, no other row's)."""
+        exprs, exact = given
         if from_arrays.any():
+            unknown = np.arange(held.shape[1]) < self.n_variables
             sub = held[from_arrays]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
-            x = self.allsyms[cols[unknown[cols]].tolist()]
+            x, p_cols = self.allsyms[cols[unknown[cols]].tolist()], cols[~unknown[cols]]
             mine = cs.substitute(
                 self.residuals[rows[from_arrays].tolist()], x, cs.DM.zeros(x.numel())
             )
+            by_p = incidence(mine, self.allsyms[p_cols.tolist()], sub[:, p_cols])
             order = np.argsort(
                 np.concatenate([np.flatnonzero(~from_arrays), np.flatnonzero(from_arrays)])
             )
             exprs = cs.vertcat(exprs, mine)[order.tolist()]
-        # (an atom holds its row's parameters at most)
-        atom_held = held @ sp.diags((~unknown).astype(np.int8), dtype=np.int8)
-        atom_held.eliminate_zeros()
-        return classes.add_atoms(exprs, atom_held)
+            exact = sp.vstack([exact, _columns(by_p, p_cols, held.shape[1])], format="csr")
+            exact = sp.csr_matrix(exact[order])
+        return classes.add_atoms(exprs, exact)
 
     def _connection_entries(
         self, inc: sp.csr_matrix, cand: np.ndarray, known: np.ndarray, rows: np.ndarray
@@ -308,8 +314,7 @@ class Rows:
         """Replace the symbols ``old`` by ``sign * base + offset`` (``base`` a
         representative or its derivative; none for a constant) in the rows holding them;
         return those rows. The bases are picked by a sparse product; the rows' new
-        incidence is taken in their old columns, the representatives and the offsets'
-        parameters only (exact, and no pass over every symbol of the model)."""
+        incidence follows (:meth:`_substituted_pattern`)."""
         position, columns, allsyms = self.position, self.columns, self.allsyms
         n = len(columns)
         old_at = [position[q] for q in old]
@@ -326,24 +331,48 @@ class Rows:
         new = cs.densify(new)
         self.residuals = substitute_rows(self.residuals, check, allsyms[old_at], new)
         self.pristine[check] = False
-        # a bound of the new pattern: each replaced column's row, the base and the offset's
-        # atoms' columns, in the old pattern's rows (0/1 products)
+        # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
+        # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
         reach = sp.csr_matrix((np.ones(len(on), dtype=np.int64), (on, at)), shape=(len(old), n))
+        sure = np.zeros(len(old), dtype=bool)
+        sure[on] = True
         if offset:
             reach = reach + classes.held(offsets, n)
-        old_rows = self.pattern[check].astype(np.int64)
-        bound = (
-            old_rows @ sp.diags((~replaced).astype(np.int64), dtype=np.int64)
-            + old_rows[:, old_at] @ reach
+            sure |= np.fromiter(map(holds_atoms, offsets), bool, len(old))
+        self.pattern = replace_rows(
+            self.pattern, check, self._substituted_pattern(check, old_at, reach, sure)
         )
-        bound.eliminate_zeros()
-        cols = np.flatnonzero(np.bincount(bound.indices, minlength=n))
-        part = incidence(self.residuals[check], allsyms[cols.tolist()], bound[:, cols])
-        part = sp.csr_matrix(
-            (part.data, cols[part.indices], part.indptr), shape=(len(check), len(columns))
-        )
-        self.pattern = replace_rows(self.pattern, check, part)
         return check
+
+    def _substituted_pattern(
+        self, check: list[int], old_at: list[int], reach: sp.csr_matrix, sure: np.ndarray
+    ) -> sp.csr_matrix:
+        """The incidence of the rows ``check`` after the symbols in the columns ``old_at``
+        were replaced (``reach``: the columns each brings, exactly; ``sure``: whether it is
+        replaced by an expression of symbols). Their bound, from the old pattern, counts
+        the symbols that reach each column; a row whose replaced symbols are all ``sure``
+        and whose columns are each reached once holds its bound exactly (no two terms can
+        cancel, no number can annul a term); the others' incidence is CasADi's, taken in
+        the bound's columns only (no pass over every symbol of the model)."""
+        n = len(self.columns)
+        kept = np.ones(n, dtype=np.int64)
+        kept[old_at] = 0
+        old_rows = self.pattern[check].astype(np.int64)
+        bound = old_rows @ sp.diags(kept, dtype=np.int64) + old_rows[:, old_at] @ reach
+        bound.eliminate_zeros()
+        bound.sort_indices()
+        unsure = (old_rows[:, old_at] @ ~sure > 0) | (bound.max(axis=1).toarray().ravel() > 1)
+        part = sp.csr_matrix(
+            (np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr), shape=bound.shape
+        )
+        rest = np.flatnonzero(unsure).tolist()
+        if rest:
+            sub = bound[rest]
+            cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
+            res = self.residuals[[check[k] for k in rest]]
+            got = incidence(res, self.allsyms[cols.tolist()], sub[:, cols])
+            part = replace_rows(part, rest, _columns(got, cols, n))
+        return part
 
 
 class _Affine(NamedTuple):
@@ -432,3 +461,9 @@ def _unite_one_by_one(c: _Affine, uf: SignedUnionFind) -> set[int]:
         if uf.add_row(qs, coefs[a:b], offset):
             aliased.add(row)
     return aliased
+
+
+def _columns(pattern: sp.csr_matrix, cols: np.ndarray, n: int) -> sp.csr_matrix:
+    """A pattern in the columns ``cols`` (of ``n``) placed in those columns."""
+    shape = (pattern.shape[0], n)
+    return sp.csr_matrix((pattern.data, cols[pattern.indices], pattern.indptr), shape)

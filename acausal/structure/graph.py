@@ -100,7 +100,8 @@ class AffineForm(NamedTuple):
     """The Jacobian of residuals ``r(x, c)`` in the symbols ``x`` as triplets (``rows``,
     ``cols``) and its entries ``nz``, whether each row is ``affine`` (no entry of it
     depends on ``x`` or ``c``), the offsets ``r(0, c)`` as ``expressions`` and whether
-    each depends on ``c`` (``symbolic``): what :func:`affine_rows` evaluates."""
+    each depends on ``c`` (``symbolic``; ``held``: the offsets' incidence in ``c``): what
+    :func:`affine_rows` evaluates."""
 
     rows: np.ndarray
     cols: np.ndarray
@@ -108,6 +109,7 @@ class AffineForm(NamedTuple):
     affine: np.ndarray
     symbolic: np.ndarray
     expressions: cs.SX
+    held: sp.csr_matrix
 
 
 def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None) -> AffineForm:
@@ -123,13 +125,13 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
         on_entries = None if held is None else held[rows]
         varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
     expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
-    symbolic = np.zeros(n, dtype=bool)
+    by_c = sp.csr_matrix((n, c.numel()), dtype=np.int8)
     if c.numel() and not expressions.is_constant():  # (a column may be dense)
         on_constants = None if held is None else held[:, x.numel() :]
-        symbolic = np.diff(incidence(expressions, c, on_constants).indptr) > 0
+        by_c = incidence(expressions, c, on_constants)
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
-    return AffineForm(rows, cols, nz, affine, symbolic, expressions)
+    return AffineForm(rows, cols, nz, affine, np.diff(by_c.indptr) > 0, expressions, by_c)
 
 
 class AffineRows(NamedTuple):
@@ -138,7 +140,8 @@ class AffineRows(NamedTuple):
     ``affine`` (every entry of its row a constant: then ``r = J x + r(0)`` exactly). With
     constants ``c`` (parameters) allowed in the offsets: ``expressions`` are the offsets
     ``r(0, c)`` as an SX vector, ``symbolic`` marks the rows whose offset depends on ``c``
-    (their ``offset`` is its value at the constants' values)."""
+    (their ``offset`` is its value at the constants' values), ``held`` their incidence in
+    ``c``."""
 
     rows: np.ndarray
     cols: np.ndarray
@@ -147,6 +150,7 @@ class AffineRows(NamedTuple):
     affine: np.ndarray
     symbolic: np.ndarray
     expressions: cs.SX
+    held: sp.csr_matrix
 
 
 def affine_rows(
@@ -171,7 +175,14 @@ def affine_rows(
     at_zero = cs.Function("at_zero", [x, c], [form.nz, res])(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
     return AffineRows(
-        form.rows, form.cols, entries, offsets, form.affine, form.symbolic, form.expressions
+        form.rows,
+        form.cols,
+        entries,
+        offsets,
+        form.affine,
+        form.symbolic,
+        form.expressions,
+        form.held,
     )
 
 
