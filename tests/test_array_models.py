@@ -243,3 +243,23 @@ def test_an_array_whose_template_reads_another_component(read):
     for k in (1, 2, 3):
         assert np.max(np.abs(runs[0][f"L{k}.x"] - exact)) < 1e-8
         assert np.max(np.abs(runs[0][f"L{k}.x"] - runs[1][f"L{k}.x"])) < 1e-12
+
+
+class Ramp(ac.Component):
+    """One equation, ``der(x) = time`` from ``x(0) = 0``."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        x = self.variable("x", 0.0, fixed=True)
+        self.equations(ac.der(x) == ac.time)
+
+
+def test_an_array_of_one_equation_holding_time():
+    """A template of one row that is no alias candidate (it holds time): its rows' affine
+    form had a 1 x 0 shape (CasADi indexes a 1 x 1 by an empty list so) and failed;
+    ``x = t^2 / 2`` (closed form)."""
+    s = ac.System("ramps")
+    s.add(Ramp.array("X", 3))
+    res = simulate(s, t_end=1.0, dt=0.1, rtol=1e-10, atol=1e-12)
+    for k in (1, 2, 3):
+        assert np.max(np.abs(res[f"X{k}.x"] - res.t**2 / 2)) < 1e-9

@@ -118,7 +118,9 @@ def _block_rows(t: Template, cols: np.ndarray, columns: Columns) -> TemplateRows
     )
     rows = np.flatnonzero(~bad)
     xj, pj = np.flatnonzero(var), np.flatnonzero(par)
-    res, x, p = t.residuals[rows.tolist()], t.symbols[xj.tolist()], t.symbols[pj.tolist()]
+    # (as columns: CasADi indexes a 1 x 1 by an empty list as 1 x 0)
+    res = t.residuals[rows.tolist(), 0]
+    x, p = t.symbols[xj.tolist(), 0], t.symbols[pj.tolist(), 0]
     form = affine_form(res, x, p)
     pvals = columns.values[cols[:, pj] - columns.params[0]]
     values, offsets = _at_zero(cs.Function("at_zero", [x, p], [form.nz, res]), pvals)
