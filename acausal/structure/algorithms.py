@@ -229,8 +229,18 @@ def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[li
 
 def blt(inc: sp.csr_matrix) -> list[tuple[list[int], list[int]]]:
     """Blocks ``(equation rows, their matched columns)`` of a square incidence matrix in
-    an order that solves each after the blocks it needs; a :class:`StructuralFailure`
-    names the unmatched rows.
+    an order that solves each after the blocks it needs (:func:`blt_order`, as lists); a
+    :class:`StructuralFailure` names the unmatched rows."""
+    rows, cols, bounds = (a.tolist() for a in blt_order(inc))
+    return [(rows[a:b], cols[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def blt_order(inc: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The blocks of a square incidence matrix in an order that solves each after the
+    blocks it needs, as arrays: the rows of the blocks, block after block (each block's
+    ascending), their matched columns, and the blocks' bounds (block ``k`` is
+    ``rows[bounds[k]:bounds[k + 1]]``); a :class:`StructuralFailure` names the unmatched
+    rows.
 
     After a maximum matching, equation ``r`` depends on equation ``s`` when ``r`` holds
     the column matched to ``s``; the blocks are the strongly connected components of that
@@ -239,7 +249,8 @@ def blt(inc: sp.csr_matrix) -> list[tuple[list[int], list[int]]]:
     """
     n = inc.shape[0]
     if n == 0:
-        return []
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(1, dtype=np.int64)
     row_to_col, col_to_row = match(inc)
     if (row_to_col < 0).any():
         raise StructuralFailure("imperfect matching", np.nonzero(row_to_col < 0)[0].tolist())
@@ -251,75 +262,48 @@ def blt(inc: sp.csr_matrix) -> list[tuple[list[int], list[int]]]:
     )
     dep.sum_duplicates()  # also sorts each row's columns
     n_blocks, label = connected_components(dep, directed=True, connection="strong")
-    by_block = np.argsort(label, kind="stable")  # members of each block, ascending
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(label, minlength=n_blocks)))).tolist()
-    members, cols = by_block.tolist(), row_to_col[by_block].tolist()
-    return [
-        (members[bounds[b] : bounds[b + 1]], cols[bounds[b] : bounds[b + 1]])
-        for b in _topological_order(dep, n_blocks, label)
-    ]
+    label = label.astype(np.int64)
+    order = np.asarray(_topological_order(dep, n_blocks, label), dtype=np.int64)
+    rank = np.empty(n_blocks, dtype=np.int64)
+    rank[order] = np.arange(n_blocks)  # each block's place in the order
+    members = np.argsort(rank[label], kind="stable")  # block after block, each ascending
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(label, minlength=n_blocks)[order])))
+    return members, row_to_col[members], bounds
 
 
 def _topological_order(dep: sp.csr_matrix, n_blocks: int, label: np.ndarray) -> list[int]:
     """The blocks (strong components ``label`` of the graph ``dep``) in a topological order:
-    Kahn's generations, each in the order its blocks became free, the first in the order a
-    depth-first search from node 0, 1, ... (children in ascending order) finishes each block's
-    first visited node, which is Tarjan's order of emitting them. This is the order
+    Kahn's generations, each in the order its blocks became free (a block's successors in
+    the order their edges first appear over ``dep``'s entries, row by row), the first in the
+    order of their least nodes. This is the order
     ``networkx.topological_sort(networkx.condensation(g))`` gives, so the BLT of a model is
-    the same as before the graphs were sparse matrices."""
+    the same as before the graphs were sparse matrices: networkx numbers the components as
+    Tarjan's search emits them, and a block no edge enters is entered only as the root of
+    a new search, from its least node, after the searches of lesser roots have finished."""
     n = dep.shape[0]
-    indptr, indices = dep.indptr.tolist(), dep.indices.tolist()
-    pre, finish = [-1] * n, [0] * n
-    resume = indptr[:-1]
-    clock = done = 0
-    for source in range(n):
-        if pre[source] >= 0:
-            continue
-        pre[source], clock = clock, clock + 1
-        stack = [source]
-        while stack:
-            v = stack[-1]
-            k, end = resume[v], indptr[v + 1]
-            while k < end and pre[indices[k]] >= 0:
-                k += 1
-            if k < end:
-                w = indices[k]
-                resume[v] = k + 1
-                pre[w], clock = clock, clock + 1
-                stack.append(w)
-            else:
-                resume[v] = end
-                finish[v], done = done, done + 1
-                stack.pop()
-    pre_arr, finish_arr = np.asarray(pre), np.asarray(finish)
-    first = np.full(n_blocks, n)  # each block's first visited node, by preorder
-    np.minimum.at(first, label, pre_arr)
-    by_pre = np.argsort(pre_arr)
-    emitted = np.argsort(finish_arr[by_pre[first]], kind="stable")  # Tarjan's numbering
-    number = np.empty(n_blocks, dtype=np.int64)
-    number[emitted] = np.arange(n_blocks)
-    # the condensation's edges, children in order of first appearance over (u, v) sorted
-    src = number[label[np.repeat(np.arange(n), np.diff(dep.indptr))]]
-    dst = number[label[dep.indices]]
+    src = label[np.repeat(np.arange(n), np.diff(dep.indptr))]
+    dst = label[dep.indices]
     cross = src != dst
     src, dst = src[cross], dst[cross]
-    pairs = src * n_blocks + dst
-    _, first_seen = np.unique(pairs, return_index=True)
+    # the condensation's edges, in order of first appearance
+    _, first_seen = np.unique(src * n_blocks + dst, return_index=True)
     first_seen.sort()
-    src, dst = src[first_seen].tolist(), dst[first_seen].tolist()
-    children: list[list[int]] = [[] for _ in range(n_blocks)]
-    indegree = [0] * n_blocks
-    for a, b in zip(src, dst):
-        children[a].append(b)
-        indegree[b] += 1
+    src, dst = src[first_seen], dst[first_seen]
+    successors = dst[np.argsort(src, kind="stable")].tolist()
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n_blocks)))).tolist()
+    indegree = np.bincount(dst, minlength=n_blocks)
+    least = np.full(n_blocks, n)
+    np.minimum.at(least, label, np.arange(n))
+    free = np.flatnonzero(indegree == 0)
+    free = free[np.argsort(least[free])].tolist()
+    remaining = indegree.tolist()
     order: list[int] = []
-    free = [x for x in range(n_blocks) if indegree[x] == 0]
     while free:
+        order += free
         generation, free = free, []
         for x in generation:
-            order.append(x)
-            for y in children[x]:
-                indegree[y] -= 1
-                if indegree[y] == 0:
+            for y in successors[bounds[x] : bounds[x + 1]]:
+                remaining[y] -= 1
+                if not remaining[y]:
                     free.append(y)
-    return emitted[order].tolist()
+    return order

@@ -5,19 +5,20 @@ unknowns (derivatives, dummy derivatives, algebraic variables). Equation ``e`` d
 equation ``e'`` when ``e`` contains the unknown matched to ``e'``; the strongly connected
 components of that dependency graph are the blocks (algebraic loops when larger than one)
 and a topological order of them solves each block after the blocks it needs. The graph
-work is :func:`.algorithms.blt`, on integers.
+work is :func:`.algorithms.blt_order`, on integers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import repeat
-from operator import itemgetter
 from typing import NamedTuple
+
+import numpy as np
 
 from ..errors import StructureError
 from ..flat import maker
-from .algorithms import StructuralFailure, blt
+from .algorithms import StructuralFailure, blt_order
 from .index import Col, IndexReduced
 
 
@@ -33,7 +34,7 @@ class Block(NamedTuple):
 
 
 def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
-    """Blocks of the index-1 system in solution order (:func:`.algorithms.blt` on its
+    """Blocks of the index-1 system in solution order (:func:`.algorithms.blt_order` on its
     equations and algebraic unknowns: the incidence index reduction found, restricted to
     the algebraic columns)."""
     n = len(ir.equations)
@@ -44,17 +45,26 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
     inc = ir.pattern[:, ir.column_numbers(ir.algebraic)].tocsr()
     inc.sum_duplicates()
     try:
-        order = blt(inc)
+        rows, cols, bounds = blt_order(inc)
     except StructuralFailure as exc:
         bad = [ir.equations[r].origin for r in exc.equations]
         raise StructureError(
             "after index reduction the equations do not determine the algebraic unknowns; "
             "unmatched equations:\n    " + "\n    ".join(bad[:12])
         ) from None
-    unknown = ir.algebraic.__getitem__
-    equations = map(tuple, map(itemgetter(0), order))
-    unknowns = [tuple(map(unknown, cols)) for _, cols in order]
+    equations = _runs(rows.tolist(), bounds)
+    unknowns = _runs(list(map(ir.algebraic.__getitem__, cols.tolist())), bounds)
     return blocks_of(equations, unknowns, repeat("newton"))
+
+
+def _runs(items: list, bounds: np.ndarray) -> list[tuple]:
+    """``tuple(items[bounds[k]:bounds[k + 1]])`` for each ``k``: the runs of one item (most
+    blocks) made in bulk, as the 1-tuples ``zip`` makes, the others one by one."""
+    starts, stops = bounds[:-1].tolist(), bounds[1:].tolist()
+    out = list(zip(map(items.__getitem__, starts)))
+    for k in np.flatnonzero(np.diff(bounds) > 1).tolist():
+        out[k] = tuple(items[starts[k] : stops[k]])
+    return out
 
 
 def blocks_of(
