@@ -17,7 +17,7 @@ functions a five-equation graph and check the answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -49,16 +49,42 @@ class Pattern(NamedTuple):
     o: np.ndarray
 
 
+class PatternRows(Sequence[frozenset[Col]]):
+    """The rows of a :class:`Pattern` as the sets of their columns ``(v, o)``, each made
+    when read, all of them in one pass when iterated: index reduction reads none where
+    the first matching is complete (most models)."""
+
+    def __init__(self, pattern: Pattern) -> None:
+        self.pattern = pattern
+
+    def __len__(self) -> int:
+        return self.pattern.matrix.shape[0]
+
+    def __getitem__(self, e: int) -> frozenset[Col]:  # type: ignore[override]
+        if not 0 <= e < len(self):
+            raise IndexError(e)
+        mat, v, o = self.pattern
+        held = mat.indices[mat.indptr[e] : mat.indptr[e + 1]]
+        return frozenset(zip(v[held].tolist(), o[held].tolist()))
+
+    def __iter__(self) -> Iterator[frozenset[Col]]:
+        mat, v, o = self.pattern
+        cell = list(zip(v.tolist(), o.tolist())).__getitem__
+        held, bounds = mat.indices.tolist(), mat.indptr.tolist()
+        return (frozenset(map(cell, held[a:b])) for a, b in zip(bounds, bounds[1:]))
+
+
 @dataclass(frozen=True)
 class Pantelides:
     """Pantelides' result: every equation's incidence (the original ones first, then the
-    derivatives in the order they were made), ``child[e]`` the derivative of equation
+    derivatives in the order they were made; the caller's rows themselves when none was
+    differentiated), ``child[e]`` the derivative of equation
     ``e``, ``orders[e]`` how many times equation ``e`` is differentiated, the highest order
     ``hv[v]`` of each unknown, ``assign[v]`` the equation matched to it, and the
     differentiation index (the most differentiations of one equation, plus one when some
     unknown appears undifferentiated only)."""
 
-    rows: tuple[frozenset[Col], ...]
+    rows: Sequence[Set[Col]]
     child: dict[int, int]
     orders: tuple[int, ...]
     hv: tuple[int, ...]
@@ -155,7 +181,7 @@ def _augment(
 
 
 def pantelides(
-    rows: Sequence[set[Col]],
+    rows: Sequence[Set[Col]],
     n_unknowns: int,
     differentiate: Callable[[int], set[Col]],
     pattern: Pattern | None = None,
@@ -170,9 +196,8 @@ def pantelides(
     child: dict[int, int] = {}
     assign = _initial_assignment(inc)
     if len(assign) == len(rows):  # every equation matched: nothing to differentiate
-        frozen = tuple(map(frozenset, rows))
         index = int(original_algebraic)
-        return Pantelides(frozen, child, (0,) * len(rows), tuple(hv), assign, index)
+        return Pantelides(rows, child, (0,) * len(rows), tuple(hv), assign, index)
     rows = [set(r) for r in rows]
     # the matched equations, kept up to date: an augmenting path matches its root and keeps
     # every other equation on it matched; differentiating moves a match to the derivative
@@ -221,9 +246,8 @@ def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[li
     state = o < width[v] - 1
     lowered = [start[u] + k - 1 for u, k in dummies if 1 <= k < width[u]]  # (u, k - 1)
     state[lowered] = False
-    v, o = v.tolist(), o.tolist()
-    states = [(v[k], o[k]) for k in np.flatnonzero(state).tolist()]
-    algebraic = [(v[k], o[k]) for k in np.flatnonzero(~state).tolist()]
+    states = list(zip(v[state].tolist(), o[state].tolist()))
+    algebraic = list(zip(v[~state].tolist(), o[~state].tolist()))
     return states, algebraic
 
 
@@ -269,6 +293,16 @@ def blt_order(inc: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     members = np.argsort(rank[label], kind="stable")  # block after block, each ascending
     bounds = np.concatenate(([0], np.cumsum(np.bincount(label, minlength=n_blocks)[order])))
     return members, row_to_col[members], bounds
+
+
+def runs(items: Sequence, bounds: np.ndarray) -> list[tuple]:
+    """``tuple(items[bounds[k]:bounds[k + 1]])`` for each ``k``: the runs of one item (most
+    blocks of a model) made in bulk, as the 1-tuples ``zip`` makes, the others one by one."""
+    starts, stops = bounds[:-1].tolist(), bounds[1:].tolist()
+    out = list(zip(map(items.__getitem__, starts)))
+    for k in np.flatnonzero(np.diff(bounds) > 1).tolist():
+        out[k] = tuple(items[starts[k] : stops[k]])
+    return out
 
 
 def _topological_order(dep: sp.csr_matrix, n_blocks: int, label: np.ndarray) -> list[int]:

@@ -14,11 +14,9 @@ from collections.abc import Iterable
 from itertools import repeat
 from typing import NamedTuple
 
-import numpy as np
-
 from ..errors import StructureError
 from ..flat import maker
-from .algorithms import StructuralFailure, blt_order
+from .algorithms import StructuralFailure, blt_order, runs
 from .index import Col, IndexReduced
 
 
@@ -52,19 +50,9 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
             "after index reduction the equations do not determine the algebraic unknowns; "
             "unmatched equations:\n    " + "\n    ".join(bad[:12])
         ) from None
-    equations = _runs(rows.tolist(), bounds)
-    unknowns = _runs(list(map(ir.algebraic.__getitem__, cols.tolist())), bounds)
+    equations = runs(rows.tolist(), bounds)
+    unknowns = runs(list(map(ir.algebraic.__getitem__, cols.tolist())), bounds)
     return blocks_of(equations, unknowns, repeat("newton"))
-
-
-def _runs(items: list, bounds: np.ndarray) -> list[tuple]:
-    """``tuple(items[bounds[k]:bounds[k + 1]])`` for each ``k``: the runs of one item (most
-    blocks) made in bulk, as the 1-tuples ``zip`` makes, the others one by one."""
-    starts, stops = bounds[:-1].tolist(), bounds[1:].tolist()
-    out = list(zip(map(items.__getitem__, starts)))
-    for k in np.flatnonzero(np.diff(bounds) > 1).tolist():
-        out[k] = tuple(items[starts[k] : stops[k]])
-    return out
 
 
 def blocks_of(

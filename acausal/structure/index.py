@@ -45,7 +45,14 @@ from ..errors import StateSelectionWarning, StructureError
 from ..flat import FlatEquation, Symbol, maker
 from ..symbols import derivative_name, vstack
 from ..table import SymbolTable, Table
-from .algorithms import Col, Pattern, StructuralFailure, pantelides, states_and_algebraic
+from .algorithms import (
+    Col,
+    Pattern,
+    PatternRows,
+    StructuralFailure,
+    pantelides,
+    states_and_algebraic,
+)
 from .alias import Reduced
 from .diagnose import explain_singular
 from .dummies import Choice
@@ -86,7 +93,6 @@ class IndexReduced:
     notes: tuple[str, ...] = ()  # what state selection warned about
     # other choices a run may switch to when this one gets singular (dynamic state selection)
     alternatives: tuple[tuple[Choice, ...], ...] = ()
-    incidence: tuple[frozenset[Col], ...] = ()  # each equation's columns
     # der^o(x) -> the unknowns a component declared equal to it, best first (.naming)
     declared: Table = field(default_factory=Table)
     # ``incidence`` as a 0/1 matrix: a row per equation, a column per column (v, o) of
@@ -102,6 +108,12 @@ class IndexReduced:
     def _starts(self) -> np.ndarray:
         """Where each chain's columns begin in :attr:`pattern` (:func:`_starts`)."""
         return _starts(self.chains)
+
+    @cached_property
+    def incidence(self) -> tuple[frozenset[Col], ...]:
+        """Each equation's columns ``(v, o)``: the rows of :attr:`pattern`."""
+        v = np.repeat(np.arange(len(self.chains)), np.diff(self._starts))
+        return tuple(PatternRows(Pattern(self.pattern, v, np.arange(len(v)) - self._starts[v])))
 
     @cached_property
     def labels(self) -> Table:
@@ -200,13 +212,10 @@ def reduce_index(red: Reduced) -> IndexReduced:
     start = _starts(chains)
     col_v = np.repeat(np.arange(len(chains)), np.diff(start))
     col_o = np.arange(start[-1]) - start[col_v]
-    cols = list(zip(col_v.tolist(), col_o.tolist()))
-    inc = _incidence(red, [q for ch in chains for q in ch])
-    held, bounds = inc.indices.tolist(), inc.indptr.tolist()
-    cell = cols.__getitem__
-    rows = [frozenset(map(cell, held[a:b])) for a, b in zip(bounds, bounds[1:])]
+    inc = _incidence(red, list(chain.from_iterable(chains)))
     inc.sum_duplicates()  # (none in an incidence: sorts each row's columns)
     first = Pattern(inc, col_v, col_o)
+    rows = PatternRows(first)
     _check_nonsingular(red, first)
     declared = declared_derivatives(red, first, chains)
     # AugEquation(e.residual, e, 0) for each equation, in bulk
@@ -214,26 +223,29 @@ def reduce_index(red: Reduced) -> IndexReduced:
         map(maker(AugEquation), zip(map(_residual, red.equations), red.equations, repeat(0)))
     )
     parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
-    structural = list(rows)
+    structural: list[set[Col]] = []  # their incidence
 
     def differentiate(e: int) -> set[Col]:
         """The structural incidence of ``d/dt`` of equation ``e`` (each column one order
         up); the residuals follow in bulk (:func:`_differentiate`)."""
         parent.append(e)
         eqs.append(AugEquation(cs.SX(0), eqs[e].source, eqs[e].order + 1))
-        structural.append({(v, o + 1) for v, o in structural[e]})
+        held = rows[e] if e < len(rows) else structural[e - len(rows)]
+        structural.append({(v, o + 1) for v, o in held})
         return structural[-1]
 
     try:
         result = pantelides(rows, len(unknowns), differentiate, first)
+        hv = np.asarray(result.hv, dtype=np.int64)
         made = []
-        for vi, h in enumerate(result.hv):  # every order up to the highest has its symbol
-            while len(chains[vi]) <= h:
+        for vi in np.flatnonzero(hv >= np.diff(start)).tolist():  # every order up to the
+            while len(chains[vi]) <= hv[vi]:  # highest has its symbol
                 made.append(_new_derivative(chains[vi][-1], symbols))
                 chains[vi].append(made[-1])
         table = red.symbols.extended({q: symbols[q] for q in made})
         exact, derived = _differentiate(eqs, parent, chains, table, red.flat.t)
-        result = replace(result, rows=result.rows[: len(rows)] + exact)
+        if parent:
+            result = replace(result, rows=(*result.rows[: len(rows)], *exact))
         choices, notes, alternatives = select_states(
             red, [e.residual for e in eqs], result, lambda c: symbols[chains[c[0]][c[1]]].sym
         )
@@ -246,7 +258,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         warnings.warn(text, StateSelectionWarning, stacklevel=2)
     dummies = frozenset(c for ch in choices for c in ch.dummies)
     states, algebraic = states_and_algebraic(result.hv, dummies)
-    kept = tuple(tuple(ch[: result.hv[vi] + 1]) for vi, ch in enumerate(chains))
+    kept = _kept(chains, hv)
     return IndexReduced(
         red,
         table,
@@ -260,10 +272,17 @@ def reduce_index(red: Reduced) -> IndexReduced:
         choices,
         notes,
         alternatives,
-        result.rows,
         declared,
         _pattern(result.rows, kept) if parent else _truncated(first, kept),
     )
+
+
+def _kept(chains: list[list[str]], hv: np.ndarray) -> tuple[tuple[str, ...], ...]:
+    """The chains up to each unknown's highest order ``hv``, as tuples."""
+    kept = list(map(tuple, chains))
+    for vi in np.flatnonzero(np.fromiter(map(len, chains), np.int64, len(chains)) > hv + 1):
+        kept[vi] = kept[vi][: hv[vi] + 1]
+    return tuple(kept)
 
 
 def _starts(chains: Sequence[Sequence[str]]) -> np.ndarray:

@@ -19,16 +19,17 @@ as ``k (w - der^o(x)) = 0`` with a constant ``k != 0``: no parameter, time or of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
+from itertools import filterfalse, repeat
+from operator import attrgetter, is_, itemgetter, ne
 
+import casadi as cs
 import numpy as np
-import scipy.sparse as sp
 
-from ..symbols import derivative_name, vstack
+from ..symbols import derivative_name, split_derivative, vstack
 from ..table import Table
-from .algorithms import Col, Pattern
+from .algorithms import Col, Pattern, runs
 from .alias import Reduced
-from .graph import affine_rows, incidence
+from .graph import incidence
 
 
 def declared_derivatives(red: Reduced, rows: Pattern, chains: Sequence[Sequence[str]]) -> Table:
@@ -50,40 +51,59 @@ def declared_derivatives(red: Reduced, rows: Pattern, chains: Sequence[Sequence[
         return Table()
     eqs, low, high = eqs[free], low[free], high[free]
     numbers = np.unique(np.concatenate([low, high]))  # (v, o) order: numbered by chain
-    cols = list(zip(rows.v[numbers].tolist(), rows.o[numbers].tolist()))
+    names = [chains[v][o] for v, o in zip(rows.v[numbers].tolist(), rows.o[numbers].tolist())]
     at_low, at_high = np.searchsorted(numbers, low), np.searchsorted(numbers, high)
-    pairs = list(zip(rows.v[low].tolist(), at_low.tolist(), at_high.tolist()))
-    fit = affine_rows(
-        red.residuals[eqs.tolist()], red.symbols.take([chains[v][o] for v, o in cols])
-    )
-    coef = sp.csr_matrix((fit.values, (fit.rows, fit.cols)), shape=(len(pairs), len(cols)))
-    exact = np.flatnonzero(fit.affine & (fit.offsets == 0.0))
-    k = np.asarray(coef[exact, at_low[exact]]).ravel()  # 0: no entry
-    exact = exact[(k != 0.0) & (np.asarray(coef[exact, at_high[exact]]).ravel() == -k)]
-    found: dict[str, list[int]] = {}
-    for i in exact.tolist():
-        u, _, j_high = pairs[i]
-        v, o = cols[j_high]
-        found.setdefault(chains[v][o], []).append(u)
+    exact = _declarations(red.residuals[eqs.tolist()], red.symbols.take(names), at_low, at_high)
+    return _ranked(red, rows.v[low[exact]], at_high[exact], names)
 
-    def preference(u: int, owner: str) -> tuple:
-        sym, start = red.symbols[chains[u][0]], red.starts.get(chains[u][0])
-        fixed = start is not None and start.fixed
-        return (sym.component != owner, not fixed, -sym.state_priority, start is None, u)
 
-    return Table(
-        {
-            d: tuple(
-                chains[u][0]
-                for u in (
-                    us
-                    if len(us) == 1
-                    else sorted(us, key=partial(preference, owner=red.symbols[d].component))
-                )
-            )
-            for d, us in found.items()
-        }
+def _declarations(res: cs.SX, x: cs.SX, at_low: np.ndarray, at_high: np.ndarray) -> np.ndarray:
+    """Which of the residuals ``res``, each holding the two symbols ``x[at_low]`` and
+    ``x[at_high]`` only, are ``k (x[at_low] - x[at_high])`` with a number ``k != 0``: their
+    derivatives in the two (one directional derivative per side: a row holds one symbol of
+    each) hold no symbol, and at ``x = 0`` the residual is zero and the two derivatives are
+    ``k`` and ``-k``. Their indices, ascending."""
+    n, m = res.numel(), x.numel()
+    seeds = np.zeros((m, 2))
+    seeds[at_low, 0] = seeds[at_high, 1] = 1.0
+    slopes = cs.jtimes(res, x, cs.DM(seeds))  # row i: d/dx[at_low[i]], d/dx[at_high[i]]
+    varying = np.zeros(n, dtype=bool)
+    if not slopes.is_constant():
+        held = np.diff(incidence(cs.vertcat(slopes[:, 0], slopes[:, 1]), x).indptr) > 0
+        varying = held[:n] | held[n:]
+    at_zero = cs.Function("at_zero", [x], [slopes, res])(cs.DM.zeros(m))
+    (k, k_high), offsets = at_zero[0].full().T, at_zero[1].full().ravel()
+    return np.flatnonzero(~varying & (offsets == 0.0) & (k != 0.0) & (k_high == -k))
+
+
+def _ranked(red: Reduced, u: np.ndarray, high: np.ndarray, names: Sequence[str]) -> Table:
+    """``{names[high[i]]: (w, ...)}`` of the declarations ``i``, each of unknown ``u[i]``
+    (``w``, its name) equal to the derivative ``names[high[i]]``: the derivatives in order
+    of first declaration, each's unknowns by preference (:func:`declared_derivatives`), in
+    one sort."""
+    if not len(u):
+        return Table()
+    n = len(u)
+    ws = list(map(red.unknowns.__getitem__, u.tolist()))
+    syms = list(map(red.symbols.__getitem__, ws))
+    starts = list(map(red.starts.get, ws))
+    derivatives = list(map(names.__getitem__, high.tolist()))
+    owners = map(attrgetter("component"), map(red.symbols.__getitem__, derivatives))
+    _, first, group = np.unique(high, return_index=True, return_inverse=True)
+    declared = first[group.ravel()]  # where each one's derivative is first declared
+    order = np.lexsort(  # the last key first
+        (
+            u,
+            np.fromiter(map(is_, starts, repeat(None)), bool, n),
+            -np.array(list(map(attrgetter("state_priority"), syms))),
+            ~np.fromiter(map(getattr, starts, repeat("fixed"), repeat(False)), bool, n),
+            np.fromiter(map(ne, map(attrgetter("component"), syms), owners), bool, n),
+            declared,
+        )
     )
+    bounds = np.flatnonzero(np.diff(declared[order], prepend=-1, append=n))
+    heads = map(derivatives.__getitem__, order[bounds[:-1]].tolist())
+    return Table(zip(heads, runs(list(map(ws.__getitem__, order.tolist())), bounds)))
 
 
 def _hold_constants(red: Reduced, eqs: np.ndarray) -> np.ndarray:
@@ -92,30 +112,31 @@ def _hold_constants(red: Reduced, eqs: np.ndarray) -> np.ndarray:
     flat = red.flat
     at = list(map(red.pattern_position.get, (*flat.parameters, *flat.discretes, None)))
     if red.pattern is not None and None not in at:
-        held = red.pattern[eqs][:, at].tocsr()
-    else:
-        constants = vstack([flat.symbols.take((*flat.parameters, *flat.discretes)), flat.t])
-        held = incidence(red.residuals[eqs.tolist()], constants)
-    return np.diff(held.indptr) > 0
+        constant = np.zeros(red.pattern.shape[1], dtype=bool)
+        constant[at] = True
+        held = red.pattern[eqs]  # (a csr matrix's rows: their entries row by row)
+        hits = np.repeat(np.arange(len(eqs)), np.diff(held.indptr))[constant[held.indices]]
+        return np.bincount(hits, minlength=len(eqs)) > 0
+    constants = vstack([flat.symbols.take((*flat.parameters, *flat.discretes)), flat.t])
+    return np.diff(incidence(red.residuals[eqs.tolist()], constants).indptr) > 0
 
 
 def aliases_of_declared(declared: Table, chains: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
     """``(der^k(w), column)`` for every declared ``w`` of a derivative ``der^o(x)`` and each
     ``k >= 1`` where ``der^(o+k)(x)`` is a column and ``der^k(w)`` is none: names a result
     offers besides the columns' own (they are equal: ``w = der^o(x)``), whatever the states
-    are."""
-    if not declared:
+    are. Only a derivative below the top of its chain has any (mostly none is)."""
+    tops = set(map(itemgetter(-1), chains))
+    lower = list(filterfalse(tops.__contains__, declared))
+    if not lower:
         return []
-    head = dict(zip((ch[0] for ch in chains), range(len(chains))))  # w: a chain's first
-    by_name = {
-        ch[o]: (v, o) for v, ch in enumerate(chains) if len(ch) > 1 for o in range(1, len(ch))
-    }
+    chain_of = dict(zip(map(itemgetter(0), chains), chains))  # (no unknown is named der(..))
     out = []
-    for d, ws in declared.items():
-        v, o = by_name[d]  # a derivative: o >= 1
-        for w in ws:
-            for k in range(len(chains[head[w]]), len(chains[v]) - o):  # mostly none
-                out.append((derivative_name(w, k), chains[v][o + k]))
+    for d in lower:
+        x, o = split_derivative(d)
+        for w in declared[d]:
+            for k in range(len(chain_of[w]), len(chain_of[x]) - o):
+                out.append((derivative_name(w, k), chain_of[x][o + k]))
     return out
 
 
