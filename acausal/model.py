@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time as _time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from itertools import chain, compress
-from operator import attrgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, itemgetter
 
 import casadi as cs
 import numpy as np
@@ -31,7 +31,7 @@ from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
 from .structure.naming import aliases_of_declared
 from .structure.starts import Start
-from .symbols import check_value, derivative_name, split_derivative, vstack
+from .symbols import check_value, split_derivative, vstack
 from .system import System
 from .table import Table
 from .units import derivative_unit
@@ -454,18 +454,23 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     flat = red.flat
     names, column, signs, constants, symbolic = _output_columns(ir)
     values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes), cs.SX(0.0)])
-    # (entries taken as [rows, 0]: a column even from a 1x1 vector)
-    out = values[np.where(column >= 0, column, values.numel() - 1).tolist(), 0]
+    out = _entries(values, np.where(column >= 0, column, values.numel() - 1).tolist())
     exprs = red.aliases.exprs
     for rows, change in (
-        (signs != 1.0, lambda r: cs.DM(signs[r]) * out[r, 0]),
-        (constants != 0.0, lambda r: out[r, 0] + cs.DM(constants[r])),
-        (symbolic >= 0, lambda r: out[r, 0] + exprs[symbolic[r].tolist(), 0]),
+        (signs != 1.0, lambda r: cs.DM(signs[r]) * _entries(out, r)),
+        (constants != 0.0, lambda r: _entries(out, r) + cs.DM(constants[r])),
+        (symbolic >= 0, lambda r: _entries(out, r) + _entries(exprs, symbolic[r].tolist())),
     ):
         if rows.any():
             at = np.flatnonzero(rows).tolist()
-            out[at, 0] = change(at)
+            out[at] = change(at)
     return names, out
+
+
+def _entries(column: cs.SX, rows: list[int]) -> cs.SX:
+    """The entries ``rows`` of ``column`` as a column: one indexing (a 1x1 one's gives a
+    row, hence the ``vec``; ``column[rows, 0]`` costs twice as much)."""
+    return cs.vec(column[rows])
 
 
 def _output_columns(
@@ -477,50 +482,81 @@ def _output_columns(
     elimination's vector of them (-1: a number)."""
     red = ir.reduced
     flat = red.flat
-    chains = ir.chains
     cols = np.fromiter(chain.from_iterable((*ir.states, *ir.algebraic)), np.int64)
     cols = cols.reshape(-1, 2)  # (v, o) of each column
-    # the columns by name, but the unknowns' own (v, 0) (the variables: by position)
-    higher = np.flatnonzero(cols[:, 1] > 0)
-    column = dict(zip([chains[v][o] for v, o in cols[higher].tolist()], higher.tolist()))
-    column.update(zip(flat.discretes, range(len(cols), len(cols) + len(flat.discretes))))
+    where = np.empty(len(cols), dtype=np.int64)  # each column of ir.pattern among cols
+    where[ir.starts[cols[:, 0]] + cols[:, 1]] = np.arange(len(cols))
     # the variables, then exposed connectors' names of hierarchical components (as their
-    # variables), the derivatives of the chains and of the variables declared equal to a
-    # derivative (.structure.naming), the discrete modes
+    # variables), the derivatives of the chains, of eliminated variables and of the
+    # variables declared equal to a derivative (.structure.naming), the discrete modes
     roots, signs, of_root, constants, symbolic = _variable_outputs(red, cols)
-    derivs = [q for ch in chains for q in ch[1:]]
-    names = [*flat.variables, *flat.aliases, *derivs]
+    derivs = list(chain.from_iterable(map(itemgetter(slice(1, None)), ir.chains)))
+    of_derivs = where[ir.pattern_columns[1] > 0]  # (numbered chain by chain, as derivs)
     known = {*flat.aliases, *derivs}  # (of the names so far: a variable's is no derivative's)
-    position = red.position
-    at = np.fromiter(map(position.__getitem__, flat.aliases.values()), np.int64)
-    extra = [(column[q], 1.0) for q in derivs]
-    symbols = flat.symbols.values()
-    derivatives = compress(symbols, map("derivative".__eq__, map(attrgetter("kind"), symbols)))
-    for sym in derivatives:  # der(q) of an eliminated q: +-der(representative)
-        k = position.get(sym.base, -1)
-        if k < 0 or roots[k] == k or sym.name in known:
-            continue
-        root = roots[k]  # parameters are constant: no offset
-        target = None if root < 0 else derivative_name(flat.variables[root], sym.order)
-        if target is None or target in column:
-            names.append(sym.name)
-            extra.append((-1 if target is None else column[target], signs[k]))
-    for name, target in aliases_of_declared(ir.declared, ir.chains):  # der(w) = der(der(x))
+    eliminated, of_eliminated, at_eliminated = _eliminated_derivatives(ir, roots, where, known)
+    declared, of_declared = _declared_aliases(ir, derivs, of_derivs, known)
+    names = [*flat.variables, *flat.aliases, *derivs, *eliminated, *declared, *flat.discretes]
+    at = np.fromiter(map(red.position.__getitem__, flat.aliases.values()), np.int64)
+    modes = np.arange(len(cols), len(cols) + len(flat.discretes))  # (they follow the columns)
+    tail = len(derivs) + len(eliminated) + len(declared) + len(modes)
+    ones = np.ones(len(declared) + len(modes))
+    return (
+        names,
+        np.concatenate([of_root, of_root[at], of_derivs, of_eliminated, of_declared, modes]),
+        np.concatenate([signs, signs[at], np.ones(len(derivs)), signs[at_eliminated], ones]),
+        np.concatenate([constants, constants[at], np.zeros(tail)]),
+        np.concatenate([symbolic, symbolic[at], np.full(tail, -1)]),
+    )
+
+
+def _eliminated_derivatives(
+    ir: IndexReduced, roots: np.ndarray, where: np.ndarray, known: Container[str]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The derivatives ``der^o(q)`` in ``ir``'s flat form of eliminated variables ``q`` (of
+    position ``k``), but those ``known``, that are ``+-der^o(root)`` of a column of ``ir``
+    (``root = roots[k]``, its representative) or zero (a constant's: a parameter has no
+    offset): their names, the columns (numbered by ``where``; -1: zero) and ``k``."""
+    red = ir.reduced
+    records = red.flat.symbols.values()
+    kinds = map(attrgetter("kind"), records)
+    derivatives = list(compress(records, map("derivative".__eq__, kinds)))
+    bases = map(attrgetter("base"), derivatives)
+    k = np.fromiter(map(red.position.get, bases, repeat(-1)), np.int64, len(derivatives))
+    on = np.flatnonzero(k >= 0)  # (-1: a base that is no variable)
+    on = on[roots[k[on]] != k[on]]
+    records = list(map(derivatives.__getitem__, on.tolist()))
+    names = list(map(attrgetter("name"), records))
+    order = np.fromiter(map(attrgetter("order"), records), np.int64, len(records))
+    k, fresh = k[on], ~np.fromiter(map(known.__contains__, names), bool, len(names))
+    root = roots[k]
+    # the representative's unknown (the variables not eliminated, in order), if its chain
+    # reaches the order
+    v = np.searchsorted(np.flatnonzero(roots == np.arange(len(roots))), root)
+    live = root >= 0
+    live[live] = order[live] < np.diff(ir.starts)[v[live]]
+    keep = np.flatnonzero(fresh & (live | (root < 0)))
+    k, v, order, live = k[keep], v[keep], order[keep], live[keep]
+    column = np.full(len(keep), -1)
+    column[live] = where[ir.starts[v[live]] + order[live]]
+    return list(map(names.__getitem__, keep.tolist())), column, k
+
+
+def _declared_aliases(
+    ir: IndexReduced, derivs: list[str], of_derivs: np.ndarray, known: set[str]
+) -> tuple[list[str], np.ndarray]:
+    """The names ``der^k(w)`` of the columns of a derivative a variable ``w`` is declared
+    equal to (:func:`.structure.naming.aliases_of_declared`), but those ``known`` (which
+    they join), and their columns (``of_derivs``: those of the chains' derivatives
+    ``derivs``)."""
+    found = aliases_of_declared(ir.declared, ir.chains)  # der(w) = der(der(x))
+    column = dict(zip(derivs, of_derivs.tolist())) if found else {}
+    names, columns = [], []
+    for name, target in found:
         if name not in known:
             known.add(name)
             names.append(name)
-            extra.append((column[target], 1.0))
-    names += flat.discretes
-    extra += [(column[q], 1.0) for q in flat.discretes]
-    tail = np.array(extra, dtype=float).reshape(-1, 2)
-    zeros = np.zeros(len(extra))
-    return (
-        names,
-        np.concatenate([of_root, of_root[at], tail[:, 0].astype(np.int64)]),
-        np.concatenate([signs, signs[at], tail[:, 1]]),
-        np.concatenate([constants, constants[at], zeros]),
-        np.concatenate([symbolic, symbolic[at], zeros.astype(np.int64) - 1]),
-    )
+            columns.append(column[target])
+    return names, np.array(columns, dtype=np.int64)
 
 
 def _variable_outputs(

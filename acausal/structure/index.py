@@ -102,18 +102,24 @@ class IndexReduced:
     def column_numbers(self, cols: Iterable[Col]) -> np.ndarray:
         """The numbers of columns ``cols`` in :attr:`pattern`."""
         v, o = np.fromiter(chain.from_iterable(cols), np.int64).reshape(-1, 2).T
-        return self._starts[v] + o
+        return self.starts[v] + o
 
     @cached_property
-    def _starts(self) -> np.ndarray:
-        """Where each chain's columns begin in :attr:`pattern` (:func:`_starts`)."""
+    def starts(self) -> np.ndarray:
+        """Where each chain's columns begin in :attr:`pattern` (:func:`_starts`): column
+        ``(v, o)`` is number ``starts[v] + o``."""
         return _starts(self.chains)
+
+    @cached_property
+    def pattern_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(v, o)`` of each column of :attr:`pattern`, as two arrays."""
+        v = np.repeat(np.arange(len(self.chains)), np.diff(self.starts))
+        return v, np.arange(len(v)) - self.starts[v]
 
     @cached_property
     def incidence(self) -> tuple[frozenset[Col], ...]:
         """Each equation's columns ``(v, o)``: the rows of :attr:`pattern`."""
-        v = np.repeat(np.arange(len(self.chains)), np.diff(self._starts))
-        return tuple(PatternRows(Pattern(self.pattern, v, np.arange(len(v)) - self._starts[v])))
+        return tuple(PatternRows(Pattern(self.pattern, *self.pattern_columns)))
 
     @cached_property
     def labels(self) -> Table:
