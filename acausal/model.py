@@ -498,10 +498,10 @@ def _output_columns(
     elimination's vector of them (-1: a number)."""
     red = ir.reduced
     flat = red.flat
-    cols = np.fromiter(chain.from_iterable((*ir.states, *ir.algebraic)), np.int64)
-    cols = cols.reshape(-1, 2)  # (v, o) of each column
+    order = ir.column_order  # the columns: the states, then the algebraic ones
+    cols = np.stack(ir.pattern_columns, axis=1)[order]  # (v, o) of each
     where = np.empty(len(cols), dtype=np.int64)  # each column of ir.pattern among cols
-    where[ir.starts[cols[:, 0]] + cols[:, 1]] = np.arange(len(cols))
+    where[order] = np.arange(len(cols))
     # the variables, then exposed connectors' names of hierarchical components (as their
     # variables), the derivatives of the chains, of eliminated variables and of the
     # variables declared equal to a derivative (.structure.naming), the discrete modes

@@ -239,6 +239,17 @@ def pantelides(
 def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[list[Col], list[Col]]:
     """``(v, o)`` is a state when ``(v, o + 1)`` exists (``o < hv[v]``) and is not a dummy;
     every other column up to ``hv[v]`` is algebraic. Both in the order of ``(v, o)``."""
+    v, o, state = state_columns(hv, dummies)
+    states = list(zip(v[state].tolist(), o[state].tolist()))
+    algebraic = list(zip(v[~state].tolist(), o[~state].tolist()))
+    return states, algebraic
+
+
+def state_columns(
+    hv: Sequence[int] | np.ndarray, dummies: frozenset[Col]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns ``(v, o)``, ``o <= hv[v]``, in their order as arrays ``v`` and ``o``, and
+    which are states (:func:`states_and_algebraic`)."""
     width = np.asarray(hv, dtype=np.int64) + 1  # columns of each unknown
     start = np.cumsum(width) - width
     v = np.repeat(np.arange(len(width)), width)
@@ -246,9 +257,7 @@ def states_and_algebraic(hv: Sequence[int], dummies: frozenset[Col]) -> tuple[li
     state = o < width[v] - 1
     lowered = [start[u] + k - 1 for u, k in dummies if 1 <= k < width[u]]  # (u, k - 1)
     state[lowered] = False
-    states = list(zip(v[state].tolist(), o[state].tolist()))
-    algebraic = list(zip(v[~state].tolist(), o[~state].tolist()))
-    return states, algebraic
+    return v, o, state
 
 
 def blt(inc: sp.csr_matrix) -> list[tuple[list[int], list[int]]]:

@@ -40,7 +40,7 @@ def sort_blt(ir: IndexReduced) -> tuple[Block, ...]:
         raise StructureError(
             f"index reduction left {n} equations for {len(ir.algebraic)} algebraic unknowns"
         )
-    inc = ir.pattern[:, ir.column_numbers(ir.algebraic)].tocsr()
+    inc = ir.pattern[:, ir.column_order[len(ir.states) :]].tocsr()
     inc.sum_duplicates()
     try:
         rows, cols, bounds = blt_order(inc)

@@ -51,6 +51,7 @@ from .algorithms import (
     PatternRows,
     StructuralFailure,
     pantelides,
+    state_columns,
     states_and_algebraic,
 )
 from .alias import Reduced
@@ -115,6 +116,13 @@ class IndexReduced:
         """``(v, o)`` of each column of :attr:`pattern`, as two arrays."""
         v = np.repeat(np.arange(len(self.chains)), np.diff(self.starts))
         return v, np.arange(len(v)) - self.starts[v]
+
+    @cached_property
+    def column_order(self) -> np.ndarray:
+        """The numbers in :attr:`pattern` of the :attr:`states`, then of the
+        :attr:`algebraic` columns (each in order; their lists, as arrays)."""
+        _, _, state = state_columns(np.diff(self.starts) - 1, self.dummies)
+        return np.concatenate([np.flatnonzero(state), np.flatnonzero(~state)])
 
     @cached_property
     def incidence(self) -> tuple[frozenset[Col], ...]:
