@@ -264,7 +264,7 @@ class SignedUnionFind:
         self._attach(touched, top, sign_up, shift)
         for e in grounded.tolist():
             k = int(u[e])
-            lin = None if shift is None else _lins(shift, np.array([k]))[0]
+            lin = None if shift is None else _lin(shift, k)
             self._ground(int(top[k]) - 1, float(sign_up[k]), lin, float(rel[e]), ca[e], atom[e])
         tops = (top[touched] - 1).tolist()
         self.fixed.update([r for q, r in zip((touched - 1).tolist(), tops) if q in self.fixed])
@@ -360,8 +360,8 @@ class SignedUnionFind:
         for q, root, s in zip(qs, roots, sign[below].tolist()):
             parent[q], signs[q] = root, s  # q = s root (+ offset)
         if shift is not None:
-            held = below[np.diff(shift.indptr)[below] > 0]
-            self.offset.update(zip((held - 1).tolist(), _lins(shift, held)))
+            for q in below[np.diff(shift.indptr)[below] > 0].tolist():
+                self.offset[q - 1] = _lin(shift, q)
 
     def _ground(self, root: int, s: float, c: Lin | None, rel: float, a: float, atom: int) -> None:
         """The constant of the class of ``root`` from an edge ``a q + h = 0`` to the ground,
@@ -443,13 +443,10 @@ def _labels(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
     return connected_components(links, directed=False)[1]
 
 
-def _lins(rows: sp.csr_matrix, ks: np.ndarray) -> list[Lin]:
-    """The rows ``ks`` of a matrix of atoms' weights as offsets (dicts; ZERO where empty)."""
-    sub = rows[ks]
-    atoms, weights, bounds = sub.indices.tolist(), sub.data.tolist(), sub.indptr.tolist()
-    cuts = list(map(slice, bounds[:-1], bounds[1:]))
-    lins = map(dict, map(zip, map(atoms.__getitem__, cuts), map(weights.__getitem__, cuts)))
-    return [lin or ZERO for lin in lins]
+def _lin(rows: sp.csr_matrix, k: int) -> Lin:
+    """Row ``k`` of a matrix of atoms' weights as an offset."""
+    a, b = rows.indptr[k], rows.indptr[k + 1]
+    return dict(zip(rows.indices[a:b].tolist(), rows.data[a:b].tolist())) if b > a else ZERO
 
 
 def _pointer_jump(
