@@ -202,36 +202,3 @@ def test_substituting_the_rows_that_hold_the_symbols_is_substituting_all():
         assert all(cs.is_equal(a, b, 5) for a, b in zip(cs.vertsplit(got), cs.vertsplit(want)))
     assert str(substitute_rows(res, rows, old, new)[4]) == "(-y_0)"
     assert str(res[4]) == "x_2"  # the argument is left as it was
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_rows_with_atoms_united_at_once_as_one_by_one(seed):
-    """Rows ``k a + k' b + h = 0`` and ``k a + h = 0`` whose offsets ``h`` are atoms (or
-    zero, or a number for one variable), at once by ``add_rows`` and one by one by
-    ``add_row``: where ``add_rows`` takes them (it declines classes whose fixed starts
-    ``add_row`` might keep, and rows of two variables with an atom and coefficients other
-    than +-1), the same rows taken and the same classes, offsets and constants to the bit."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(3, 40))
-    one_by_one = _classes(n, np.random.default_rng(seed))
-    at_once = _classes(n, np.random.default_rng(seed))
-    if rng.random() < 0.7:  # (fewer fixed starts: more batches taken at once)
-        one_by_one.fixed, at_once.fixed = set(), set()
-    rows = _rows(range(n), int(rng.integers(1, 2 * n)), rng)
-    atom = np.where(rng.random(len(rows)) < 0.6, np.arange(len(rows)), -1)
-    for k, (row, qs, coef, h) in enumerate(rows):  # (mostly +-1 where an atom joins two)
-        if atom[k] >= 0 and len(qs) == 2 and rng.random() < 0.95:
-            rows[k] = (row, qs, [c / abs(coef[0]) for c in coef], h)
-    taken = set()
-    for (row, qs, coef, h), k in zip(rows, atom.tolist()):
-        offset = {k: 1.0} if k >= 0 else {ONE: h} if h else {}
-        if one_by_one.add_row(qs, coef, offset):
-            taken.add(row)
-    before = _state(at_once)
-    got = at_once.add_rows(*_arrays(rows), atom)
-    if got is None:  # (declined: nothing recorded)
-        assert _state(at_once) == before and not at_once.changed
-        return
-    assert set(got.tolist()) == taken
-    assert at_once.changed == one_by_one.changed
-    assert _state(at_once) == _state(one_by_one)

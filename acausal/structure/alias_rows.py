@@ -410,36 +410,9 @@ def _plain_rows(c: _Affine) -> tuple[tuple[np.ndarray, ...], list[int]]:
 
 
 def _unite_offsets(c: _Affine, uf: SignedUnionFind) -> set[int]:
-    """The offsets' passes: the candidates added to ``uf`` as one by one; return the rows
+    """The offsets' passes: the candidates added to ``uf`` one by one; return the rows
     taken. A constant of parameters is taken only for a class that one row alone would
-    make one (two sources on one node stay equations). All at once
-    (:meth:`.SignedUnionFind.add_rows`) where that gives the same: no row of two variables
-    with a number for offset, no class made constant by two such rows, every variable a
-    root of a class without a constant (as the substitution leaves them); else one by
-    one."""
-    count = np.diff(c.bounds)
-    keep = np.flatnonzero(c.affine & (count > 0))
-    first, two = c.bounds[keep], count[keep] == 2
-    a, b = c.held[first], np.where(two, c.held[np.where(two, first + 1, first)], -1)
-    atom = np.fromiter(map(c.atom_of.get, keep.tolist(), repeat(-1)), np.int64, len(keep))
-    fixing = np.bincount(a[~two & (atom >= 0)], minlength=1)
-    qs = np.concatenate([a, b[two]]).tolist()
-    if (
-        not np.any(two & (atom < 0) & (c.offsets[keep] != 0))
-        and fixing.max() <= 1
-        and all(map(int.__eq__, map(uf.parent.__getitem__, qs), qs))
-        and not any(map(uf.const.__contains__, qs))
-    ):
-        cb = np.where(two, c.coefs[np.where(two, first + 1, first)], 0.0)
-        h = np.where(two, 0.0, c.offsets[keep])
-        taken = uf.add_rows(a, b, c.coefs[first], cb, h, atom)
-        if taken is not None:
-            return set(c.rows[keep[taken]].tolist())
-    return _unite_one_by_one(c, uf)
-
-
-def _unite_one_by_one(c: _Affine, uf: SignedUnionFind) -> set[int]:
-    """:func:`_unite_offsets` by :meth:`.SignedUnionFind.add_row`, row after row."""
+    make one (two sources on one node stay equations)."""
     starts, held, coefs = c.bounds.tolist(), c.held.tolist(), c.coefs.tolist()
     affine, offsets = c.affine.tolist(), c.offsets.tolist()
     fixing: dict[int, int] = {}  # class root -> rows making it a constant of parameters

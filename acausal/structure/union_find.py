@@ -207,30 +207,8 @@ class SignedUnionFind:
     ) -> np.ndarray:
         """The rows ``ca a + cb b + h = 0`` (``b = -1``: none; ``h = 0`` where there are
         two variables; numeric offsets only), recorded as :meth:`add_row` would one by one
-        in order, all at once (:meth:`add_rows` without atoms); the positions of the rows
-        taken, in increasing order."""
-        taken = self.add_rows(a, b, ca, cb, h, np.full(len(a), -1, dtype=np.int64))
-        assert taken is not None  # (without atoms, no refusal but a cycle's)
-        return taken
-
-    def add_rows(
-        self,
-        a: np.ndarray,
-        b: np.ndarray,
-        ca: np.ndarray,
-        cb: np.ndarray,
-        h: np.ndarray,
-        atom: np.ndarray,
-    ) -> np.ndarray | None:
-        """The rows ``ca a + cb b + h_k = 0`` (``b = -1``: none), ``h_k`` the number ``h``
-        for a row of one variable without an atom, else the atom ``atom`` (weight 1;
-        -1: none, the offset zero), recorded as :meth:`add_row` would one by one in order,
-        all at once; the positions of the rows taken, in increasing order. Their variables
-        must be roots of classes without a constant, and a row of two variables holds no
-        number. None (nothing recorded) where one by one could refuse a row that closes
-        no cycle or compose its offsets with rounding: a class whose rows hold an atom
-        with two fixed starts, or a fixed start and a constant, or a row of two variables
-        with an atom and coefficients other than +-1.
+        in order, all at once; the positions of the rows taken, in increasing order. Their
+        variables must be roots of classes without a constant.
 
         A row ``k a + k' b = 0`` is an edge between ``a`` and ``b``, a row ``k a + h = 0``
         an edge between ``a`` and a *ground* node. Taken one by one, a row is refused
@@ -238,59 +216,34 @@ class SignedUnionFind:
         ground): the rows taken are the spanning forest that Kruskal's algorithm builds
         from the edges weighted by their order. Each class's root is its member of lowest
         rank; its members' signs are the products of the edges' signs along the tree's
-        paths, their offsets the sums of the edges' atoms along them (weights +-1: exact in
-        any order); a class with an edge to the ground takes that edge's constant."""
+        paths; a class with an edge to the ground takes that edge's constant."""
         two = b >= 0
         index = np.flatnonzero(self._shaped(a, two, ca, cb))
         if not index.size:
             return index
-        a, b, ca, cb, h, atom, two = (x[index] for x in (a, b, ca, cb, h, atom, two))
-        if np.any(two & (atom >= 0) & (np.abs(ca) != 1.0)):
-            return None
+        a, b, ca, cb, h, two = (x[index] for x in (a, b, ca, cb, h, two))
         rel = np.where(two, -cb / ca, h * (-1.0 / ca))  # a = rel b, or a = rel
         n = len(self) + 1  # node 0 the ground, variable k node k + 1
         u, v = a + 1, b + 1
         taken = _spanning_forest(u, v, n)
         pairs, grounded = taken[v[taken] != 0], taken[v[taken] == 0]
-        label = _labels(u[pairs], v[pairs], n)
-        if not self._exact(label, u, (pairs, grounded), atom >= 0):
-            return None
         members = np.zeros(n, dtype=bool)
         members[u[taken]] = True
         members[v[pairs]] = True
         touched = np.flatnonzero(members)  # the classes' members (nodes)
-        ends = (u[pairs], v[pairs], rel[pairs], ca[pairs], cb[pairs], atom[pairs])
-        top, sign_up, shift = self._hang(touched, label, ends, n)
-        self._attach(touched, top, sign_up, shift)
+        top, sign_up = self._hang(touched, u[pairs], v[pairs], rel[pairs], n)
+        parent, sign = self.parent, self.sign
+        qs, tops = (touched - 1).tolist(), (top[touched] - 1).tolist()
+        for q, root, s in zip(qs, tops, sign_up[touched].tolist()):
+            if q != root:
+                parent[q], sign[q] = root, s  # q = s root
         for e in grounded.tolist():
             k = int(u[e])
-            lin = None if shift is None else _lin(shift, k)
-            self._ground(int(top[k]) - 1, float(sign_up[k]), lin, float(rel[e]), ca[e], atom[e])
-        tops = (top[touched] - 1).tolist()
-        self.fixed.update([r for q, r in zip((touched - 1).tolist(), tops) if q in self.fixed])
-        self.changed.update((touched - 1).tolist())
+            value = float(sign_up[k]) * float(rel[e])  # q_k = s root = rel
+            self.const[int(top[k]) - 1] = {ONE: value} if value else ZERO
+        self.fixed.update([root for q, root in zip(qs, tops) if q in self.fixed])
+        self.changed.update(qs)
         return index[taken]
-
-    def _exact(
-        self,
-        label: np.ndarray,
-        u: np.ndarray,
-        taken: tuple[np.ndarray, np.ndarray],
-        with_atom: np.ndarray,
-    ) -> bool:
-        """Whether no class (``label``: each node's; the edges ``taken``, pairs and edges to
-        the ground, from the nodes ``u``) that an edge with an atom (``with_atom``) joins
-        or makes constant holds two fixed starts, or one and the ground: then
-        :meth:`add_row` refuses no edge of it for its fixed starts."""
-        pairs, grounded = taken
-        edges = np.concatenate(taken)
-        atomic = label[u[edges[with_atom[edges]]]]
-        if not atomic.size:
-            return True
-        count = np.zeros(len(label), dtype=np.int64)
-        np.add.at(count, label[np.fromiter(self.fixed, np.int64, len(self.fixed)) + 1], 1)
-        np.add.at(count, label[u[grounded]], 1)  # (the ground: as a fixed start)
-        return not np.any(count[atomic] > 1)
 
     def _shaped(self, a: np.ndarray, two: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
         """:meth:`alias_shaped` of rows ``ca a + cb b + h = 0`` at once (``two``: the rows
@@ -301,27 +254,22 @@ class SignedUnionFind:
         return shaped & (~two | (np.abs(ca) == np.abs(cb)))
 
     def _hang(
-        self,
-        touched: np.ndarray,
-        label: np.ndarray,
-        ends: tuple[np.ndarray, ...],
-        n: int,
-    ) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix | None]:
-        """The trees of the forest of edges ``ca u + cb v + h = 0`` (``ends``: ``u, v``, the
-        signs ``rel`` of ``u = rel v``, ``ca, cb`` and the atoms of ``h``, -1: none) over
-        the nodes ``touched`` (``label``: each node's tree): each node's class root (its
-        member of lowest rank), its sign ``node = sign * root + offset`` and its offset
-        (a row of atoms' weights per node; None without atoms), by a breadth-first walk
-        from the roots (each node's parent) and pointer jumping (as many whole-vector
-        steps as the base-2 logarithm of the trees' depth)."""
-        u, v, rel, ca, cb, atom = ends
+        self, touched: np.ndarray, u: np.ndarray, v: np.ndarray, rel: np.ndarray, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The trees of the forest of edges ``u - v`` (signs ``rel``) over the nodes
+        ``touched``: each node's class root (its member of lowest rank), and its sign
+        ``node = sign * root``, by a breadth-first walk from the roots (each node's parent)
+        and pointer jumping (as many whole-vector steps as the base-2 logarithm of the
+        trees' depth)."""
+        links = sp.csr_matrix((np.ones(len(u)), (u, v)), shape=(n, n))
+        _, label = connected_components(links, directed=False)
         by = touched[np.lexsort((self.rank[touched - 1], label[touched]))]
         head = np.ones(len(by), dtype=bool)
         head[1:] = label[by[1:]] != label[by[:-1]]
         roots = by[head]
         root_of = np.zeros(n, dtype=np.int64)  # by label
         root_of[label[roots]] = roots
-        # each member's tree parent (the roots hang from an extra node n), its edge
+        # each member's tree parent (the roots hang from an extra node n), its edge's sign
         tree = sp.csr_matrix(
             (
                 np.ones(len(u) + len(roots)),
@@ -331,48 +279,14 @@ class SignedUnionFind:
         )
         _, pred = breadth_first_order(tree, n, directed=False, return_predecessors=True)
         below = touched[pred[touched] != n]
-        keys = np.minimum(u, v) * n + np.maximum(u, v)  # each edge's, to find it by its ends
-        order = np.argsort(keys)
-        ends_of = np.minimum(below, pred[below]) * n + np.maximum(below, pred[below])
-        edge = order[np.searchsorted(keys, ends_of, sorter=order)]
+        signed = sp.csr_matrix((rel, (u, v)), shape=(n, n))
+        signed = (signed + signed.T).tocsr()
         up = np.arange(n)
         up[below] = pred[below]
         sign_up = np.ones(n)
-        sign_up[below] = rel[edge]
-        shift = None
-        if np.any(atom >= 0):  # node = rel parent - h / (its coefficient)
-            on = atom[edge] >= 0
-            weight = -1.0 / np.where(below == u[edge], ca[edge], cb[edge])
-            shift = sp.csr_matrix(
-                (weight[on], (below[on], atom[edge[on]])), shape=(n, int(atom.max()) + 1)
-            )
-        _, sign_up, _, shift = _pointer_jump(up, sign_up, None, shift)
-        return root_of[label], sign_up, shift
-
-    def _attach(
-        self, touched: np.ndarray, top: np.ndarray, sign: np.ndarray, shift: sp.csr_matrix | None
-    ) -> None:
-        """Hang the nodes ``touched`` (variable ``k`` node ``k + 1``) from their roots
-        ``top`` with their ``sign`` and offsets ``shift`` (rows of atoms' weights)."""
-        parent, signs = self.parent, self.sign
-        below = touched[top[touched] != touched]
-        qs, roots = (below - 1).tolist(), (top[below] - 1).tolist()
-        for q, root, s in zip(qs, roots, sign[below].tolist()):
-            parent[q], signs[q] = root, s  # q = s root (+ offset)
-        if shift is not None:
-            for q in below[np.diff(shift.indptr)[below] > 0].tolist():
-                self.offset[q - 1] = _lin(shift, q)
-
-    def _ground(self, root: int, s: float, c: Lin | None, rel: float, a: float, atom: int) -> None:
-        """The constant of the class of ``root`` from an edge ``a q + h = 0`` to the ground,
-        ``q = s root + c``: ``h`` the atom ``atom``, or where that is -1 the number with
-        ``q = rel`` (as :meth:`_make_constant` composes it)."""
-        if atom >= 0:
-            value: Lin = {atom: s * (-1.0 / a)}
-        else:
-            number = s * rel
-            value = {ONE: number} if number else ZERO
-        self.const[root] = axpy(value, -s, c) if c else value
+        sign_up[below] = np.asarray(signed[below, pred[below]]).ravel()
+        sign_up = _pointer_jump(up, sign_up)[1]
+        return root_of[label], sign_up
 
     def roots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every variable's parent, and its class root and sign, ``q = sign * root +
@@ -385,7 +299,7 @@ class SignedUnionFind:
         shifted[list(self.offset)] = True
         top = parent == np.arange(n)
         sign[top], shifted[top] = 1.0, False  # a root is itself: sign 1, no offset
-        return (parent, *_pointer_jump(parent, sign, shifted)[:3])
+        return (parent, *_pointer_jump(parent, sign, shifted))
 
     def resolve(
         self, qs: Sequence[int], keep_roots: bool = False
@@ -437,36 +351,16 @@ def _spanning_forest(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
     return np.sort(minimum_spanning_tree(weights).data.astype(np.int64)) - 1
 
 
-def _labels(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
-    """Each of ``n`` nodes' connected component in the graph of the edges ``u - v``."""
-    links = sp.csr_matrix((np.ones(len(u)), (u, v)), shape=(n, n))
-    return connected_components(links, directed=False)[1]
-
-
-def _lin(rows: sp.csr_matrix, k: int) -> Lin:
-    """Row ``k`` of a matrix of atoms' weights as an offset."""
-    a, b = rows.indptr[k], rows.indptr[k + 1]
-    return dict(zip(rows.indices[a:b].tolist(), rows.data[a:b].tolist())) if b > a else ZERO
-
-
 def _pointer_jump(
-    up: np.ndarray,
-    sign: np.ndarray,
-    shifted: np.ndarray | None = None,
-    offsets: sp.csr_matrix | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, sp.csr_matrix | None]:
+    up: np.ndarray, sign: np.ndarray, shifted: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Pointer jumping on a forest given by each node's parent ``up`` (a root its own):
     each node's root, the product of the ``sign`` of the nodes from it up to its root,
-    whether any of them is ``shifted``, and the sum of their ``offsets`` (rows), each
-    times the product of the signs below it (``node = sign * up + offset``)."""
+    and whether any of them is ``shifted``."""
     while True:
         higher = up[up]
         if np.array_equal(higher, up):
-            if offsets is not None:
-                offsets.eliminate_zeros()
-            return up, sign, shifted, offsets
-        if offsets is not None:
-            offsets = sp.csr_matrix(offsets + sp.diags(sign) @ offsets[up])
+            return up, sign, shifted
         sign = sign * sign[up]
         if shifted is not None:
             shifted = shifted | shifted[up]
