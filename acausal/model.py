@@ -31,7 +31,7 @@ from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
 from .structure.naming import aliases_of_declared
 from .structure.starts import Start
-from .symbols import check_value, split_derivative, vstack
+from .symbols import check_value, column_entries, split_derivative, vstack
 from .system import System
 from .table import Table
 from .units import derivative_unit
@@ -470,23 +470,20 @@ def _outputs(ir: IndexReduced, dae: SemiExplicit) -> tuple[list[str], cs.SX]:
     flat = red.flat
     names, column, signs, constants, symbolic = _output_columns(ir)
     values = vstack([dae.x, dae.values, flat.symbols.take(flat.discretes), cs.SX(0.0)])
-    out = _entries(values, np.where(column >= 0, column, values.numel() - 1).tolist())
+    out = column_entries(values, np.where(column >= 0, column, values.numel() - 1).tolist())
     exprs = red.aliases.exprs
     for rows, change in (
-        (signs != 1.0, lambda r: cs.DM(signs[r]) * _entries(out, r)),
-        (constants != 0.0, lambda r: _entries(out, r) + cs.DM(constants[r])),
-        (symbolic >= 0, lambda r: _entries(out, r) + _entries(exprs, symbolic[r].tolist())),
+        (signs != 1.0, lambda r: cs.DM(signs[r]) * column_entries(out, r)),
+        (constants != 0.0, lambda r: column_entries(out, r) + cs.DM(constants[r])),
+        (
+            symbolic >= 0,
+            lambda r: column_entries(out, r) + column_entries(exprs, symbolic[r].tolist()),
+        ),
     ):
         if rows.any():
             at = np.flatnonzero(rows).tolist()
             out[at] = change(at)
     return names, out
-
-
-def _entries(column: cs.SX, rows: list[int]) -> cs.SX:
-    """The entries ``rows`` of ``column`` as a column: one indexing (a 1x1 one's gives a
-    row, hence the ``vec``; ``column[rows, 0]`` costs twice as much)."""
-    return cs.vec(column[rows])
 
 
 def _output_columns(

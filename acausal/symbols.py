@@ -232,6 +232,13 @@ def scalars(column: cs.SX) -> list[cs.SX]:
     return column.elements() if column.is_dense() else cs.vertsplit(column)
 
 
+def column_entries(column: cs.SX, rows: Sequence[int]) -> cs.SX:
+    """The entries ``rows`` of a column vector, as a column: one indexing, half the cost of
+    ``column[rows, 0]`` (CasADi indexes a 1 x 1 by a list as a row, 1 x 0 for an empty
+    one, hence the ``vec``)."""
+    return cs.vec(column[rows])
+
+
 def der(expr: cs.SX | float) -> cs.SX:
     """Time derivative of an expression of variables, parameters and ``time``."""
     expr = as_sx(expr)

@@ -312,9 +312,8 @@ def _guesses(model: Model) -> tuple[cs.SX | cs.DM, tuple[int, ...]]:
     """Start values (fixed or not) of states, then of the modes, then of Newton unknowns, 0
     where none, stacked (one ``vertcat``: wrapping each in an SX costs tens of microseconds);
     and the positions of the unknowns that have none."""
-    starts, chains, n_states = model.reduced.starts, model.ir.chains, len(model.ir.states)
-    cols = [*model.ir.states, *z_columns(model)]
-    found = [starts.get(chains[v][0]) if o == 0 else None for v, o in cols]
+    n_states = len(model.ir.states)
+    found = list(map(model.start, [*model.ir.states, *z_columns(model)]))
     values = [start.value if start is not None else 0.0 for start in found]
     values[n_states:n_states] = [model.flat.symbols[q].start for q in model.flat.discretes]
     shift = len(model.flat.discretes)

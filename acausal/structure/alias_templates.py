@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..block_entries import Template
+from ..symbols import column_entries
 from .graph import affine_form
 
 
@@ -118,9 +119,8 @@ def _block_rows(t: Template, cols: np.ndarray, columns: Columns) -> TemplateRows
     )
     rows = np.flatnonzero(~bad)
     xj, pj = np.flatnonzero(var), np.flatnonzero(par)
-    # (as columns: CasADi indexes a 1 x 1 by an empty list as 1 x 0)
-    res = t.residuals[rows.tolist(), 0]
-    x, p = t.symbols[xj.tolist(), 0], t.symbols[pj.tolist(), 0]
+    res = column_entries(t.residuals, rows.tolist())
+    x, p = column_entries(t.symbols, xj.tolist()), column_entries(t.symbols, pj.tolist())
     form = affine_form(res, x, p)
     pvals = columns.values[cols[:, pj] - columns.params[0]]
     values, offsets = _at_zero(cs.Function("at_zero", [x, p], [form.nz, res]), pvals)
