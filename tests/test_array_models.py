@@ -57,7 +57,7 @@ def cauer(arrays: bool) -> ac.System:
 
 def test_the_cauer_filter_from_arrays_reduces_its_index_and_matches_modelica():
     """Capacitor loops across the instances of one array (index 2): the same index, states
-    and results (to rounding) as the filter built one by one with the same arguments, every
+    and results (to the tolerances) as the filter built one by one with the same arguments, every
     signal within the reference's accuracy of the Modelica result (the tolerances of
     tests/validation/test_cauer.py). The loops' capacitors carry fixed start values too
     (instances of an array take the same arguments): redundant there, and consistent."""
@@ -70,8 +70,10 @@ def test_the_cauer_filter_from_arrays_reduces_its_index_and_matches_modelica():
     for name, rel in {"C1.v": 2e-5, "C3.v": 2e-5, "C5.v": 2e-5, "L1.i": 1e-4, "L2.i": 1e-4}.items():
         scale = np.ptp(ref[name])
         assert max_error(ref["time"], ref[name], res.t, res[name]) <= rel * scale, name
-        # rounding in another order of the equations, carried over 5,000 steps: 1.1e-12
-        assert np.max(np.abs(res[name] - scalar[name])) <= 1e-10 * scale, name
+        # the same DAE with its equations in another order: equal to the tolerances, not bit
+        # for bit (rounding may move a step); each is within 3e-7 of the exact solution
+        # (tests/validation/test_cauer.py), measured apart here 1.1e-12
+        assert np.max(np.abs(res[name] - scalar[name])) <= 1e-6 * scale, name
 
 
 def test_masses_joined_rigidly_keep_one_state_pair():
@@ -122,7 +124,7 @@ def resistive_ladder(n: int, arrays: bool) -> ac.System:
 def test_an_algebraic_loop_through_every_instance_is_solved():
     """The resistive ladder's capacitor sees the Thevenin equivalent of the network, found
     here by nodal analysis in numpy: ``v = V_th (1 - exp(-t / (R_th C)))``; the array build
-    and the one-by-one build agree to rounding."""
+    and the one-by-one build agree to the tolerances."""
     n = 6
     g = np.diag(np.full(n, 2.0 + 0.5))  # each node: two 1 ohm series neighbours, 2 ohm shunt
     g -= np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)
@@ -139,7 +141,7 @@ def test_an_algebraic_loop_through_every_instance_is_solved():
     assert np.max(np.abs(res["C.v"] - exact)) < 1e-8
     other = simulate(resistive_ladder(n, False), **tol)
     for name in ("C.v", "R1.i", f"Q{n}.v", "R3.n.v"):
-        assert np.max(np.abs(res[name] - other[name])) < 1e-12, name
+        assert np.max(np.abs(res[name] - other[name])) < 1e-8, name  # (as C.v's bound)
 
 
 def test_events_of_array_instances_fire_at_their_closed_form_times():
@@ -175,7 +177,7 @@ def test_events_of_array_instances_fire_at_their_closed_form_times():
         hit = np.arccos(-0.3 / start) / 4.0
         exact = np.where(t < hit, start * np.cos(4.0 * t), -0.3 * np.cos(4.0 * (t - hit)))
         assert np.max(np.abs(runs[0][f"M{k}.s"] - exact)) < 1e-7
-        assert np.max(np.abs(runs[0][f"M{k}.s"] - runs[1][f"M{k}.s"])) < 1e-9
+        assert np.max(np.abs(runs[0][f"M{k}.s"] - runs[1][f"M{k}.s"])) < 1e-7
 
 
 def test_sensitivities_of_an_array_ladder_match_differences_and_the_scalar_build():
@@ -194,7 +196,7 @@ def test_sensitivities_of_an_array_ladder_match_differences_and_the_scalar_build
         fd = (up["C4.v"] - down["C4.v"]) / (2 * h)
         sens = res.sensitivity("C4.v", name)
         assert np.max(np.abs(sens - fd)) < 1e-5 * np.max(np.abs(fd)), name
-        assert np.max(np.abs(sens - other.sensitivity("C4.v", name))) < 1e-9 * np.max(np.abs(fd))
+        assert np.max(np.abs(sens - other.sensitivity("C4.v", name))) < 1e-7 * np.max(np.abs(fd))
 
 
 def test_a_parameter_of_an_array_instance_is_fitted():
@@ -242,7 +244,7 @@ def test_an_array_whose_template_reads_another_component(read):
     exact = 1.5 + (1.0 - 1.5) * np.exp(-2.0 * runs[0].t)
     for k in (1, 2, 3):
         assert np.max(np.abs(runs[0][f"L{k}.x"] - exact)) < 1e-8
-        assert np.max(np.abs(runs[0][f"L{k}.x"] - runs[1][f"L{k}.x"])) < 1e-12
+        assert np.max(np.abs(runs[0][f"L{k}.x"] - runs[1][f"L{k}.x"])) < 1e-8
 
 
 class Ramp(ac.Component):
