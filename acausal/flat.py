@@ -53,6 +53,10 @@ def displayed(exprs: list[cs.SX], keys: Mapping[str, str]) -> list[cs.SX]:
     return pieces
 
 
+#: The kinds of quantity constant between events (:attr:`Symbol.is_constant`).
+CONSTANT_KINDS = frozenset({"parameter", "discrete"})
+
+
 class Symbol(NamedTuple):
     """One entry of a form's symbol table (a named tuple: one is made per quantity of
     large models, and a frozen dataclass costs five times as much to make).
@@ -79,7 +83,7 @@ class Symbol(NamedTuple):
 
     @property
     def is_constant(self) -> bool:
-        return self.kind in ("parameter", "discrete")
+        return self.kind in CONSTANT_KINDS
 
     def __str__(self) -> str:
         return self.describe(lambda e: infix(as_sx(e)))

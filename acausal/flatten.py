@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain, compress, cycle, repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 import casadi as cs
@@ -33,6 +34,7 @@ from .block_entries import Template, block_entries, block_template
 from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .flat import (
+    CONSTANT_KINDS,
     ComponentEquation,
     ConnectionEquation,
     Entries,
@@ -294,7 +296,7 @@ def flatten(system: System) -> FlatDAE:
     ]
     for b, residuals in zip(blocks, unified.block_residuals):  # (records made in bulk)
         indices = [e.index for e in b.array.template._equations]
-        owners = chain.from_iterable(repeat(p, len(indices)) for p in b.prefixes)
+        owners = chain.from_iterable(map(repeat, b.prefixes, repeat(len(indices))))
         fields = (owners, indices * len(b.prefixes), repeat(b.exprs), repeat(declared_names))
         sources = map(maker(ComponentEquation), zip(*fields, range(len(residuals))))
         equations += map(maker(FlatEquation), zip(residuals, sources))
@@ -460,32 +462,35 @@ def _derivative_symbols(
     """The records of the derivatives ``names`` (``split``: of which quantity of
     ``symbols``, of which order; their symbols in ``syms``), made in bulk: each its
     base's component, and its unit over seconds to its order."""
-    bases = [symbols[base] for base, _ in split]
-    constant = next((k for k, b in enumerate(bases) if b.is_constant), None)
-    if constant is not None:
-        kind, base = bases[constant].kind, split[constant][0]
-        raise EquationError(f"der() of {kind} {base} is zero; remove it")
-    nested = next((k for k, (_, order) in enumerate(split) if order > 1), None)
-    if nested is not None:
-        base = split[nested][0]
+    base_names, orders = zip(*split) if split else ((), ())
+    bases = list(map(symbols.__getitem__, base_names))
+    kinds = list(map(attrgetter("kind"), bases))
+    if not CONSTANT_KINDS.isdisjoint(kinds):
+        constant = next(k for k, kind in enumerate(kinds) if kind in CONSTANT_KINDS)
+        raise EquationError(f"der() of {kinds[constant]} {base_names[constant]} is zero; remove it")
+    if any(order > 1 for order in orders):
+        nested = next(k for k, order in enumerate(orders) if order > 1)
+        base = base_names[nested]
         raise EquationError(
             f"{names[nested]}: a derivative of a derivative is not supported; declare a "
             f"variable for the first one (w == der({base.rsplit('.', 1)[-1]}) in "
             f"{bases[nested].component}) and write der(w)"
         )
+    units = list(zip(map(attrgetter("unit"), bases), orders))
+    unit_of = {key: derivative_unit(*key) for key in set(units)}
     fields = (
         names,
         repeat("derivative"),
         map(syms.__getitem__, names),
-        [b.component for b in bases],
+        map(attrgetter("component"), bases),
         repeat(None),
         repeat(None),
         repeat(False),
         repeat(None),
         repeat(0),
-        [base for base, _ in split],
-        [order for _, order in split],
-        [derivative_unit(b.unit, order) for b, (_, order) in zip(bases, split)],
+        base_names,
+        orders,
+        map(unit_of.__getitem__, units),
     )
     return list(map(maker(Symbol), zip(*fields)))
 
@@ -504,35 +509,36 @@ def _entries(blocks: list[Block]) -> tuple[Entries | None, tuple[Template, ...]]
 
 def _block_symbols(b: Block, starts: list[cs.SX]) -> list[Symbol]:
     """The records of an array block's quantities, instance after instance (``starts``:
-    their symbolic start values, unified, in the same order): one template quantity's
-    records at a time, all its instances' in one pass."""
+    their symbolic start values, unified, in the same order), made in one pass: each
+    field instance-major, a template quantity's constant fields repeated with the
+    template's cycle."""
     template = b.array.template
     role = _roles(template)
     quantities = list(template._quantities.values())
-    count, instances = len(quantities), len(b.prefixes)
-    symbolic = [q for q in quantities if isinstance(q.start, cs.SX)]
-    records: list = [None] * (count * instances)
-    for j, q in enumerate(quantities):
-        if q in symbolic:
-            start = starts[symbolic.index(q) :: len(symbolic)]
-        else:
-            start = repeat(q.start, instances)
-        fields = (
-            b.names[j::count],
-            repeat(q.kind),
-            b.elements[j::count],
-            b.prefixes,
-            repeat(role.get(q.local) if q.kind == "variable" else None),
-            start,
-            repeat(q.fixed),
-            repeat(q.value),
-            repeat(q.state_priority),
-            repeat(""),
-            repeat(0),
-            repeat(q.unit),
-        )
-        records[j::count] = map(maker(Symbol), zip(*fields))
-    return records
+    count = len(quantities)
+    symbolic = [j for j, q in enumerate(quantities) if isinstance(q.start, cs.SX)]
+    start: list = [q.start for q in quantities] * len(b.prefixes)
+    for k, j in enumerate(symbolic):
+        start[j::count] = starts[k :: len(symbolic)]
+
+    def each(field: str) -> cycle:
+        return cycle([getattr(q, field) for q in quantities])
+
+    fields = (
+        b.names,
+        each("kind"),
+        b.elements,
+        chain.from_iterable(map(repeat, b.prefixes, repeat(count))),
+        cycle([role.get(q.local) if q.kind == "variable" else None for q in quantities]),
+        start,
+        each("fixed"),
+        each("value"),
+        each("state_priority"),
+        repeat(""),
+        repeat(0),
+        each("unit"),
+    )
+    return list(map(maker(Symbol), zip(*fields)))
 
 
 def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:
