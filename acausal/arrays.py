@@ -4,11 +4,13 @@
 by its constructor: the *template*. Building a component costs a CasADi binding call per
 scalar operation of its equations (some 26 us each from Python) and a few Python objects
 per quantity, so for a *leaf* class (below) the other instances are not built one by one.
-Each exists as a column of two matrices: ``symbols``, its own symbols (fresh, named as its
-constructor would name them: ``@v<token>:p.v``, ``der(@v<token>:v)``), and ``values``, its
-equations, symbolic start values and symbolic attributes, computed for all instances at
-once by the template's expressions as one CasADi function of the template's symbols,
-mapped over the columns (``Function.map``: one call, the scalar work in C++).
+Each exists as its entries of a few matrices (:class:`_Layout`): its own symbols (fresh,
+named as its constructor would name them: ``@v<token>:p.v``, ``der(@v<token>:v)``), and
+its equations, residuals, symbolic start values and symbolic attributes, computed for all
+instances at once by the template's expressions as one CasADi function of the template's
+symbols, mapped over the instances (``Function.map``: one call, the scalar work in C++);
+what flattening takes (the symbols, residuals and start values) as columns, instance after
+instance, made so at once.
 
 A :class:`ComponentArray` is the sequence of the instances. Instance ``k`` becomes a
 :class:`~acausal.Component` object only when it is asked for (``caps[k]``, iterating),
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
 from numbers import Integral, Number
 from operator import is_
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -44,7 +45,15 @@ from .connectors import Connector, ConnectorType, check_same_type
 from .errors import ConnectError, OptionError
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
-from .symbols import Quantity, new_tokens, scalars, symbols_around
+from .symbols import (
+    Quantity,
+    column_entries,
+    named_around,
+    new_tokens,
+    scalars,
+    symbols_around,
+    vstack,
+)
 
 if TYPE_CHECKING:
     from .component import Component
@@ -99,19 +108,25 @@ def _plain(value: object) -> bool:
 
 
 class _Layout(NamedTuple):
-    """A leaf template's rows: ``symbols`` (its quantities, then the derivatives its
-    expressions take, as the parts of their names around the token) and ``values`` (each
-    equation's expression, then its residual, the symbolic start values, the symbolic
-    attributes), with every instance's columns."""
+    """A leaf template's rows, with every instance's: its quantities' symbols
+    (``symbols``, a column, instance after instance), the derivatives its expressions take
+    (``rates``, as the parts of their names around the token), its equations'
+    expressions, their residuals (a column), the symbolic start values (a column) and the
+    symbolic attributes, each a matrix of a row per entry and a column per instance or a
+    column of the instances' entries one after the other, as flattening takes them."""
 
     quantities: tuple[str, ...]  # local names, in declaration order
     derivatives: tuple[tuple[str, str, str], ...]  # der(@v<token>:x) -> "der(", "@v", ":x)"
-    shapes: tuple[tuple[int, int], ...]  # of each expression stacked in ``values``
+    shapes: tuple[tuple[int, int], ...]  # of each expression, attribute, start value
     equations: int
     starts: tuple[str, ...]  # the quantities whose start value is an expression
     tokens: tuple[str, ...]
-    symbols: cs.SX  # (quantities + derivatives) x n
-    values: cs.SX  # (stacked expressions) x n
+    symbols: cs.SX  # (quantities * n) x 1
+    rates: cs.SX  # derivatives x n
+    exprs: cs.SX  # equations x n
+    residuals: cs.SX  # (equations * n) x 1
+    initial: cs.SX  # (starts * n) x 1
+    attributes: cs.SX  # (stacked attributes) x n
 
     @staticmethod
     def of(template: Component, n: int) -> _Layout:
@@ -120,47 +135,62 @@ class _Layout(NamedTuple):
         quantities = list(template._quantities.values())
         starts = [q for q in quantities if isinstance(q.start, cs.SX)]
         attrs = [v for k, v in template.__dict__.items() if k not in _OWN and isinstance(v, cs.SX)]
-        exprs = [e.expr for e in template._equations] + [e.residual for e in template._equations]
-        exprs += [q.start for q in starts] + attrs
-        stacked = cs.vertcat(cs.SX(0, 1), *[cs.vec(e) for e in exprs])
+        parts = [
+            [e.expr for e in template._equations],
+            [e.residual for e in template._equations],
+            [q.start for q in starts],
+            attrs,
+        ]
+        stacked = [cs.vertcat(cs.SX(0, 1), *[cs.vec(e) for e in part]) for part in parts]
         # the template's own symbols (its quantities and their derivatives) are replaced;
         # others (time, foreign symbols) stay the same in every instance
         mark = re.compile(r"(@[vpm])" + re.escape(template.token) + ":")
         names = {q.key for q in quantities}
-        found = [s for s in cs.symvar(stacked) if s.name() not in names]
+        found = [s for s in cs.symvar(cs.vertcat(*stacked)) if s.name() not in names]
         derivs = [s for s in found if mark.search(s.name())]
         others = cs.vertcat(cs.SX(0, 1), *[s for s in found if not mark.search(s.name())])
-        parts = tuple(tuple(mark.split(s.name(), 1)) for s in derivs)
-        own = cs.vertcat(cs.SX(0, 1), *[q.sym for q in quantities], *derivs)
+        rates = tuple(tuple(mark.split(s.name(), 1)) for s in derivs)
+        own = [
+            cs.vertcat(cs.SX(0, 1), *[q.sym for q in quantities]),
+            cs.vertcat(cs.SX(0, 1), *derivs),
+        ]
         tokens = [template.token] + new_tokens(n - 1)
-        # each further instance's quantities, then its derivatives, named around its token
-        around = [(f"@{q.key[1]}", f":{q.local}") for q in quantities]
-        around += [(a + kind, f":{b}") for a, kind, b in parts]
-        symbols, values = own, stacked
-        if n > 1:
-            inputs = cs.reshape(symbols_around(around, tokens[1:]), own.numel(), n - 1)
-            fun = cs.Function("template", [own, others], [stacked])
-            mapped = fun.map(n - 1)(inputs, cs.repmat(others, 1, n - 1))
-            symbols, values = cs.horzcat(own, inputs), cs.horzcat(stacked, mapped)
+        if n > 1:  # each further instance's quantities, and its derivatives, around its token
+            around = [(f"@{q.key[1]}", f":{q.local}") for q in quantities]
+            fresh = [
+                symbols_around(around, tokens[1:]),
+                symbols_around([(a + kind, f":{b}") for a, kind, b in rates], tokens[1:]),
+            ]
+            inputs = [cs.reshape(c, m.numel(), n - 1) for c, m in zip(fresh, own)]
+            fun = cs.Function("template", [*own, others], stacked)
+            mapped = fun.map(n - 1)(*inputs, cs.repmat(others, 1, n - 1))
+            own = [vstack([own[0], fresh[0]]), cs.horzcat(own[1], inputs[1])]
+            stacked = [
+                cs.horzcat(stacked[0], mapped[0]),
+                vstack([stacked[1], cs.vec(mapped[1])]),
+                vstack([stacked[2], cs.vec(mapped[2])]),
+                cs.horzcat(stacked[3], mapped[3]),
+            ]
         return _Layout(
             tuple(q.local for q in quantities),
-            parts,
-            tuple(e.shape for e in exprs),
+            rates,
+            tuple(e.shape for part in parts for e in part),
             len(template._equations),
             tuple(q.local for q in starts),
             tuple(tokens),
-            symbols,
-            values,
+            *own,
+            *stacked,
         )
 
-    def rows(self, part: str) -> slice:
-        """The rows of ``values`` holding the equations' expressions (``"exprs"``), their
-        residuals (``"residuals"``) or the symbolic start values (``"starts"``), each a
-        scalar."""
-        m, k = self.equations, len(self.starts)
-        at = list(accumulate((r * c for r, c in self.shapes), initial=0))
-        a, b = {"exprs": (0, m), "residuals": (m, 2 * m), "starts": (2 * m, 2 * m + k)}[part]
-        return slice(at[a], at[b])
+    def column(self, k: int) -> cs.SX:
+        """Instance ``k``'s expressions, residuals, start values and attributes stacked."""
+        m, s = self.equations, len(self.starts)
+        return cs.vertcat(
+            self.exprs[:, k],
+            self.residuals[m * k : m * (k + 1)],
+            self.initial[s * k : s * (k + 1)],
+            self.attributes[:, k],
+        )
 
 
 class Block(NamedTuple):
@@ -294,7 +324,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
 
     def _instance(self, k: int) -> Component:
         """Instance ``k`` (from 0) as an object: fresh quantities and connectors around its
-        column's symbols, its expressions from its column of ``values``."""
+        column's symbols, its expressions from its columns (:meth:`_Layout.column`)."""
         lay, t = self._layout, self.template
         c = object.__new__(type(t))
         for key, value in (
@@ -312,7 +342,8 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             ("_outers", {}),
         ):
             object.__setattr__(c, key, value)
-        syms = cs.vertsplit(lay.symbols[:, k])
+        count = len(lay.quantities)
+        syms = cs.vertsplit(lay.symbols[count * k : count * (k + 1)])
         for (local, q), sym in zip(t._quantities.items(), syms):
             c._quantities[local] = Quantity(
                 c,
@@ -329,7 +360,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             new = Connector(c, local, conn.ctype)
             new.quantities = {v: c._quantities[q.local] for v, q in conn.quantities.items()}
             c._connectors[local] = new
-        scalars = cs.vertsplit(lay.values[:, k])
+        scalars = cs.vertsplit(lay.column(k))
         pieces, at = [], 0
         for rows, cols in lay.shapes:
             if rows * cols == 1:
@@ -375,26 +406,32 @@ class ComponentArray(PicklesWithCasadi, Sequence):
         if not natives.size:
             return loose, None
         lay = self._layout
-        cols = slice(None) if natives.size == self._n else natives.tolist()
         count = len(lay.quantities)
         tokens = [lay.tokens[k] for k in natives.tolist()]
-        letters = [q.key[1] for q in self.template._quantities.values()]
-        keys = [f"@{a}{t}:{q}" for t in tokens for a, q in zip(letters, lay.quantities)]
+        around = [(f"@{q.key[1]}", f":{q.local}") for q in self.template._quantities.values()]
         prefixes = [f"{self.prefix}{k + 1}" for k in natives.tolist()]
         names = [f"{p}.{q}" for p in prefixes for q in lay.quantities]
-        symbols = cs.vec(lay.symbols[:count, cols])
+        every = natives.size == self._n
+        cols = slice(None) if every else natives.tolist()
+
+        def entries(column: cs.SX, width: int) -> cs.SX:
+            """The natives' entries of a column of ``width`` entries per instance."""
+            rows = (natives[:, None] * width + np.arange(width)).ravel()
+            return column if every else column_entries(column, rows.tolist())
+
+        symbols = entries(lay.symbols, count)
         block = Block(
             self,
             natives,
             prefixes,
-            keys,
+            named_around(around, tokens),
             names,
             symbols,
             scalars(symbols),
-            cs.vec(lay.values[lay.rows("residuals"), cols]),
-            lay.values[lay.rows("exprs"), cols],
-            cs.vec(lay.values[lay.rows("starts"), cols]),
-            lay.symbols[count:, cols],
+            entries(lay.residuals, lay.equations),
+            lay.exprs[:, cols],
+            entries(lay.initial, len(lay.starts)),
+            lay.rates[:, cols],
         )
         return loose, block
 

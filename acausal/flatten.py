@@ -227,9 +227,13 @@ class _Unifier:
         derivatives, met in the template's order, and the same others."""
         lay = b.array._layout
         count = len(lay.quantities)
-        rows = lay.values[lay.rows(part), 0]
-        fn = cs.Function("template", [lay.symbols[:count, 0]], [rows], {"allow_free": True})
-        place = {s.element_hash(): d for d, s in enumerate(cs.vertsplit(lay.symbols[count:, 0]))}
+        rows = (
+            lay.residuals[: lay.equations]
+            if part == "residuals"
+            else lay.initial[: len(lay.starts)]
+        )
+        fn = cs.Function("template", [lay.symbols[:count]], [rows], {"allow_free": True})
+        place = {s.element_hash(): d for d, s in enumerate(cs.vertsplit(lay.rates[:, 0]))}
         found = []
         for s in fn.free_sx():
             d = place.get(s.element_hash())
@@ -250,7 +254,7 @@ class _Unifier:
         template, lay = b.array.template, b.array._layout
         count = len(template._quantities)
         place = {q.key: j for j, q in enumerate(template._quantities.values())}
-        split = [split_derivative(lay.symbols[count + d, 0].name()) for d in rows]
+        split = [split_derivative(lay.rates[d, 0].name()) for d in rows]
         if any(order < 1 or base not in place for base, order in split):
             return False
         bases = [b.names[place[base] :: count] for base, _ in split]

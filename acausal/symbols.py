@@ -81,7 +81,8 @@ def _serialized(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> str
     return letters.tobytes().decode("ascii")
 
 
-def _named(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> list[str]:
+def named_around(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> list[str]:
+    """The names ``a + token + b``, for each token each ``(a, b)`` of ``around``."""
     return [f"{a}{t}{b}" for t in tokens for a, b in around]
 
 
@@ -90,7 +91,7 @@ def _writes_as_casadi() -> bool:
     around, tokens = [("@v", ":p.v"), ("der(@v", ":x)")], ["0123456789", "abcdef0123"]
     return (
         _serialized(around, tokens)
-        == cs.vertcat(*map(cs.SX.sym, _named(around, tokens))).serialize()
+        == cs.vertcat(*map(cs.SX.sym, named_around(around, tokens))).serialize()
     )
 
 
@@ -106,7 +107,7 @@ def symbols_around(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> 
     if not tokens or not around:
         return cs.SX(0, 1)
     if not _BULK:
-        return cs.vertcat(*map(cs.SX.sym, _named(around, tokens)))
+        return cs.vertcat(*map(cs.SX.sym, named_around(around, tokens)))
     return cs.SX.deserialize(_serialized(around, tokens))
 
 
