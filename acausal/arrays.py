@@ -108,12 +108,13 @@ def _plain(value: object) -> bool:
 
 
 class _Layout(NamedTuple):
-    """A leaf template's rows, with every instance's: its quantities' symbols
-    (``symbols``, a column, instance after instance), the derivatives its expressions take
-    (``rates``, as the parts of their names around the token), its equations'
-    expressions, their residuals (a column), the symbolic start values (a column) and the
-    symbolic attributes, each a matrix of a row per entry and a column per instance or a
-    column of the instances' entries one after the other, as flattening takes them."""
+    """A leaf template's entries, with every instance's: its quantities' symbols
+    (``symbols``: a column, instance after instance), the symbols of the derivatives its
+    expressions take (``rates``; their names' parts around the token in ``derivatives``),
+    its equations' expressions (``exprs``), their residuals (a column, instance after
+    instance), the symbolic start values (``initial``, likewise) and the symbolic
+    attributes stacked; each matrix a row per entry and a column per instance. Flattening
+    takes the columns whole."""
 
     quantities: tuple[str, ...]  # local names, in declaration order
     derivatives: tuple[tuple[str, str, str], ...]  # der(@v<token>:x) -> "der(", "@v", ":x)"
