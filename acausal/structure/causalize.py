@@ -32,7 +32,7 @@ from ..table import Table
 from . import linsolve
 from .blt import Block, blocks_of
 from .diagnose import explain_block, is_singular
-from .graph import jacobian, pattern
+from .graph import DENSE_ROW, pattern
 from .index import IndexReduced, state_counts
 from .tearing import Tearing, inner_solutions, tear
 
@@ -144,28 +144,32 @@ def _scalar_solutions(
     triangular), a block is explicit when ``J_bb`` does not depend on ``y_b``. Where the
     whole row of ``J`` is free of ``y`` (the row is affine), forward substitution gives
     ``y_b = -(r_b(0) + sum_{j<b} J_bj y_j) / J_bb`` for all such rows at once; other
-    explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one."""
-    scalar = np.array([b for b, block in enumerate(blocks) if len(block.equations) == 1], int)
+    explicit rows use ``y_b = -r_b(y_b = 0) / J_bb`` one by one. The rows holding many of
+    ``y`` are differentiated apart (:func:`_masked`), their entries written into the
+    vectors of the others (stacking and permuting two whole-model sparse Jacobians, or
+    even two vectors, costs a sixth of the Jacobian)."""
+    scalar = np.flatnonzero(np.fromiter(map(len, map(itemgetter(0), blocks)), np.int64) == 1)
     if not len(scalar):
         return scalar, [], cs.SX(0, 1), cs.SX(0, 1)
-    eqs = [blocks[b].equations[0] for b in scalar.tolist()]
+    chosen = list(map(blocks.__getitem__, scalar.tolist()))
+    eqs = list(map(itemgetter(0), map(itemgetter(0), chosen)))
     res = ir.residuals[eqs]
-    solved = ir.column_numbers([blocks[b].unknowns[0] for b in scalar.tolist()])
+    solved = ir.column_numbers(map(itemgetter(0), map(itemgetter(1), chosen)))
     ats = where[solved]
     ys = _take(stacked, ats.tolist())
     held = np.diff(ir.pattern[eqs][:, solved].indptr)  # how many of ys each row holds
-    jac = jacobian(res, ys, held)
-    jrows, jcols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
-    on_diag = jrows == jcols
-    at_diag = np.flatnonzero(on_diag).tolist()
-    spy = cs.Sparsity.triplet(len(scalar), 1, jrows[at_diag].tolist(), [0] * len(at_diag))
-    diag = cs.SX(spy, jac.nz[at_diag])  # diag(J), as a column
-    offdiag = cs.SX(jac)  # J - diag(diag(J)): its diagonal explicit zeros, as J_bb - J_bb is
-    offdiag.nz[at_diag] = 0
-    nonaffine, own_dep = _varying(jac, ys, jrows, on_diag)
+    dense = np.flatnonzero(held > DENSE_ROW)
+    dense = dense if len(dense) < len(held) else dense[:0]  # (all dense: all together)
+    diag, products, nonaffine, own_dep = _linear_part(
+        _masked(res, ys, dense), ys, np.arange(len(held))
+    )
+    if len(dense):  # their entries in the vectors, each a nonzero there (J_bb = 1 masked)
+        at = dense.tolist()
+        diag[at], products[at], more, own = _linear_part(res[at], ys, dense)
+        nonaffine, own_dep = np.union1d(nonaffine, more), np.union1d(own_dep, own)
     linear = np.ones(len(scalar), dtype=bool)
     linear[own_dep] = False
-    solutions = -(cs.substitute(res, ys, cs.DM.zeros(ys.numel())) + cs.mtimes(offdiag, ys))
+    solutions = -(cs.substitute(res, ys, cs.DM.zeros(ys.numel())) + products)
     solutions = solutions / diag
     for k in nonaffine[linear[nonaffine]].tolist():
         solutions[k] = -cs.substitute(res[k], ys[k], 0) / diag[k]
@@ -175,11 +179,44 @@ def _scalar_solutions(
     return scalar[keep], ats[keep].tolist(), solutions, diag
 
 
+def _masked(res: cs.SX, ys: cs.SX, rows: np.ndarray) -> cs.SX:
+    """``res`` with its rows ``rows`` replaced by their unknowns ``ys[rows]``: rows that
+    hold many of ``ys`` (more than :data:`.graph.DENSE_ROW`: a ground's current balance)
+    are differentiated apart (see :func:`.graph.jacobian`: together with the others, each
+    of their entries would cost a sweep over every row); in their place an entry ``1`` on
+    the diagonal keeps the whole-vector results' pattern, into which theirs are written."""
+    if not len(rows):
+        return res
+    out = cs.SX(res)
+    out[rows.tolist()] = ys[rows.tolist()]
+    return out
+
+
+def _linear_part(
+    res: cs.SX, ys: cs.SX, rows: np.ndarray
+) -> tuple[cs.SX, cs.SX, np.ndarray, np.ndarray]:
+    """Of the rows ``rows`` (ascending; ``res``, their residuals) of the scalar blocks,
+    whose unknowns are ``ys`` (row ``b`` solves ``ys[b]``), with ``J = dres/dys``: the
+    columns ``J_bb`` and ``sum_{j != b} J_bj y_j`` (the diagonal's product an explicit
+    zero, as ``J_bb - J_bb``), the rows with an entry of ``J`` that depends on ``ys``, and
+    those whose ``J_bb`` depends on ``y_b``."""
+    jac = cs.jacobian(res, ys)
+    jrows, jcols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    on_diag = rows[jrows] == jcols
+    at_diag = np.flatnonzero(on_diag).tolist()
+    spy = cs.Sparsity.triplet(len(rows), 1, jrows[at_diag].tolist(), [0] * len(at_diag))
+    diag = cs.SX(spy, jac.nz[at_diag])  # diag(J), as a column
+    offdiag = cs.SX(jac)  # J - diag(diag(J)): its diagonal explicit zeros, as J_bb - J_bb is
+    offdiag.nz[at_diag] = 0
+    nonaffine, own_dep = _varying(jac, ys, rows[jrows], on_diag)
+    return diag, cs.mtimes(offdiag, ys), nonaffine, own_dep
+
+
 def _varying(
     jac: cs.SX, ys: cs.SX, jrows: np.ndarray, on_diag: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of ``J = jac`` with an entry that depends on ``ys`` (sorted), and the
-    ``k`` whose ``J_kk`` depends on ``y_k``: none when no entry depends on ``ys`` (one
+    """The rows ``jrows`` of the entries of ``J = jac`` that depend on ``ys`` (sorted), and
+    the ``k`` whose ``J_kk`` depends on ``y_k``: none when no entry depends on ``ys`` (one
     dependency sweep, the common case), else from the entries' pattern in ``ys``."""
     if not cs.depends_on(jac, ys):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
