@@ -20,7 +20,8 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 import casadi as cs
 import numpy as np
@@ -92,29 +93,28 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     block by block (:class:`_Solved`), then the definitions substituted in block order
     into the rates, the Newton residuals and every algebraic column's value."""
     # the symbols of the states and algebraic columns, stacked once and indexed from then
-    # on: ``where[ir.column_numbers(cols)]`` are the columns' rows in ``stacked``
-    cols = list(ir.states) + list(ir.algebraic)
-    numbers = ir.column_numbers(cols)
+    # on: ``where[numbers]`` are the columns' rows in ``stacked``
+    numbers = ir.column_order  # (ir.column_numbers of the states, then of the algebraic)
     where = np.full(ir.pattern.shape[1], -1, dtype=np.int64)
-    where[numbers] = np.arange(len(cols))
-    stacked = ir.syms(cols)
+    where[numbers] = np.arange(len(numbers))
+    names = list(chain.from_iterable(ir.chains))  # (each column's, numbered chain by chain)
+    stacked = ir.symbols.take(map(names.__getitem__, numbers.tolist()))
     explicit, ats, solutions, coefs = _scalar_solutions(ir, blocks, stacked, where)
     out = _Solved(solutions)
-    rows = np.arange(len(explicit)).tolist()  # explicit block k: row k of solutions
     is_explicit = np.zeros(len(blocks), dtype=bool)
     is_explicit[explicit] = True
     others = np.flatnonzero(~is_explicit)
     done = 0  # explicit blocks taken
     for b, cut in zip(others.tolist(), np.searchsorted(explicit, others).tolist()):
-        out.explicit(ats[done:cut], rows[done:cut])
+        out.explicit(ats[done:cut], cut)  # explicit block k: row k of solutions
         out.block(ir, b, blocks[b], where)
         done = cut
-    out.explicit(ats[done:], rows[done:])
+    out.explicit(ats[done:], len(ats))
     _check_linear_blocks(ir, blocks, explicit.tolist(), coefs, out.loops)
     n_states = len(ir.states)
-    x = _take(stacked, list(range(n_states)))
+    x = _span(stacked, 0, n_states)
     ode = _take(stacked, where[numbers[:n_states] + 1].tolist())  # der(x): the next column
-    exprs = [ode, cs.vertcat(*out.alg), _take(stacked, list(range(n_states, len(cols))))]
+    exprs = [ode, cs.vertcat(*out.alg), _span(stacked, n_states, len(numbers))]
     if out.defined:
         calls = ir.reduced.flat.calls_functions
         exprs = _substitute_chain(_take(stacked, out.defined), out.values(), exprs, calls)
@@ -228,15 +228,15 @@ def _varying(
 class _Solved:
     """What the blocks give, in block order: the definitions ``y = value`` (the symbols by
     their rows in the stacked columns, ``defined``; the values in pieces: runs of explicit
-    scalar blocks' rows of ``solutions``, loops' solutions), the Newton unknowns ``z``
-    with their residuals ``alg`` and blocks, each block's kind, and the linear loops'
-    Jacobians (``loops``, for the singularity check)."""
+    scalar blocks' rows of ``solutions``, the last one the range ``run``, and loops'
+    solutions), the Newton unknowns ``z`` with their residuals ``alg`` and blocks, each
+    block's kind, and the linear loops' Jacobians (``loops``, for the singularity check)."""
 
     def __init__(self, solutions: cs.SX) -> None:
         self.solutions = solutions
         self.defined: list[int] = []
         self.pieces: list[cs.SX] = []
-        self.run: list[int] = []
+        self.run = (0, 0)  # the rows start, ..., stop - 1 of solutions since the last loop
         self.loops: list[tuple[int, cs.SX]] = []
         self.z: list[cs.SX] = []
         self.alg: list[cs.SX] = []
@@ -245,15 +245,16 @@ class _Solved:
 
     def values(self) -> cs.SX:
         """The defined values, one vector in the order of ``defined``."""
-        run = self.solutions[self.run] if self.run else cs.SX(0, 1)
+        start, stop = self.run
+        run = self.solutions[start:stop] if stop > start else cs.SX(0, 1)
         return vstack([*self.pieces, run])
 
-    def explicit(self, ats: list[int], rows: list[int]) -> None:
-        """Consecutive scalar blocks whose solutions are ``solutions[rows]``, for the
-        columns ``ats``."""
+    def explicit(self, ats: list[int], stop: int) -> None:
+        """Consecutive scalar blocks, for the columns ``ats``, whose solutions are the rows
+        of ``solutions`` after the run so far, up to ``stop - 1``."""
         self.kinds += ["explicit"] * len(ats)
         self.defined += ats
-        self.run += rows
+        self.run = (self.run[0], stop)
 
     def block(self, ir: IndexReduced, b: int, block: Block, where: np.ndarray) -> None:
         """Block ``b`` of several equations or a scalar one that is not explicit: a linear
@@ -271,8 +272,9 @@ class _Solved:
             return
         self.loops.append((b, jac))
         at = where[ir.column_numbers(block.unknowns)]
-        self.pieces += [self.solutions[self.run]] if self.run else []
-        self.run = []
+        start, stop = self.run
+        self.pieces += [self.solutions[start:stop]] if stop > start else []
+        self.run = (stop, stop)
         if n <= MAX_LINEAR_LOOP:
             self.kinds.append("linear")
             sol = linsolve.solve(jac, -cs.substitute(res, y, cs.DM.zeros(y.numel())))
@@ -333,6 +335,12 @@ def _solved_tears(res: cs.SX, y: cs.SX, tearing: Tearing, syms: list, values: li
     return linsolve.solve(cs.jacobian(left, tears), -at_zero)
 
 
+def _span(stacked: cs.SX, start: int, stop: int) -> cs.SX:
+    """The entries ``start, ..., stop - 1`` of a column vector, as :func:`_take` of them
+    (one slice: no list of indices to convert)."""
+    return stacked[start:stop] if stop > start else cs.vertcat()
+
+
 def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
     """The entries ``rows`` of a column vector, as ``vertcat`` of them would be."""
     return stacked[rows] if rows else cs.vertcat()
@@ -368,7 +376,8 @@ def _check_linear_blocks(
     """
     flat = ir.reduced.flat
     params = flat.symbols.take(flat.parameters)
-    at = np.array([flat.symbols[n].value for n in flat.parameters], dtype=float)
+    records = map(flat.symbols.__getitem__, flat.parameters)
+    at = np.array(list(map(attrgetter("value"), records)), dtype=float)
     if scalar_blocks:
         values = _probe(params, at, coefs)
         bad = np.flatnonzero((values == 0) | ~np.isfinite(values))
