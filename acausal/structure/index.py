@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ..errors import StateSelectionWarning, StructureError
 from ..flat import FlatEquation, Symbol, maker
-from ..symbols import derivative_name, vstack
+from ..symbols import derivative_name, derivative_names, vstack
 from ..table import SymbolTable, Table
 from .algorithms import (
     Col,
@@ -206,13 +206,16 @@ _residual = attrgetter("residual")
 
 def _chains(unknowns: Iterable[str], symbols: dict[str, Symbol]) -> list[list[str]]:
     """Each unknown ``q`` with ``der(q)``, ``der(der(q))``, ... as far as ``symbols`` has
-    them."""
-    chains = [[q] for q in unknowns]
-    for ch in chains:
-        name = derivative_name(ch[-1])
-        while name in symbols:
+    them: one order after the other, over the chains that reached the order before (the
+    names made and looked up in bulk)."""
+    chains = list(map(list, zip(unknowns)))
+    heads, names = chains, derivative_names(list(unknowns))
+    while heads:
+        found = list(map(symbols.__contains__, names))
+        heads, names = list(compress(heads, found)), list(compress(names, found))
+        for ch, name in zip(heads, names):
             ch.append(name)
-            name = derivative_name(name)
+        names = derivative_names(names)
     return chains
 
 
