@@ -224,7 +224,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
     :mod:`.algorithms`, with the differentiation of residuals and the naming of new
     derivatives done here."""
     unknowns = red.unknowns
-    symbols = dict(red.symbols)
+    symbols: dict[str, Symbol] = red.symbols  # (copied if new derivatives join it)
     chains = _chains(unknowns, symbols)
     start = _starts(chains)
     col_v = np.repeat(np.arange(len(chains)), np.diff(start))
@@ -254,9 +254,10 @@ def reduce_index(red: Reduced) -> IndexReduced:
     try:
         result = pantelides(rows, len(unknowns), differentiate, first)
         hv = np.asarray(result.hv, dtype=np.int64)
-        made = []
-        for vi in np.flatnonzero(hv >= np.diff(start)).tolist():  # every order up to the
-            while len(chains[vi]) <= hv[vi]:  # highest has its symbol
+        made, grown = [], np.flatnonzero(hv >= np.diff(start)).tolist()
+        symbols = dict(symbols) if grown else symbols
+        for vi in grown:  # every order up to the highest has its symbol
+            while len(chains[vi]) <= hv[vi]:
                 made.append(_new_derivative(chains[vi][-1], symbols))
                 chains[vi].append(made[-1])
         table = red.symbols.extended({q: symbols[q] for q in made})
@@ -280,7 +281,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         red,
         table,
         tuple(eqs),
-        vstack([red.residuals, derived]),
+        vstack([red.residuals, derived]) if parent else red.residuals,
         kept,
         tuple(states),
         tuple(algebraic),
