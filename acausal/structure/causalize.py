@@ -180,11 +180,13 @@ def _scalar_solutions(
 
 
 def _masked(res: cs.SX, ys: cs.SX, rows: np.ndarray) -> cs.SX:
-    """``res`` with its rows ``rows`` replaced by their unknowns ``ys[rows]``: rows that
-    hold many of ``ys`` (more than :data:`.graph.DENSE_ROW`: a ground's current balance)
-    are differentiated apart (see :func:`.graph.jacobian`: together with the others, each
-    of their entries would cost a sweep over every row); in their place an entry ``1`` on
-    the diagonal keeps the whole-vector results' pattern, into which theirs are written."""
+    """``res`` with its rows ``rows`` replaced by their unknowns ``ys[rows]``. The rows
+    holding many of ``ys`` (more than :data:`.graph.DENSE_ROW`: a ground's current
+    balance) are differentiated apart: CasADi colors the columns of a Jacobian for its
+    forward sweeps, and a row holding ``k`` of them needs ``k`` colors, each a sweep over
+    every row (apart, the others take a few sweeps, the dense ones a reverse sweep each).
+    In their place, an entry ``1`` on the diagonal keeps the pattern of the whole-vector
+    results (a nonzero in every row), into which theirs are written."""
     if not len(rows):
         return res
     out = cs.SX(res)
