@@ -39,9 +39,9 @@ import scipy.sparse as sp
 from ..flat import FlatDAE, FlatEquation, Symbol
 from ..symbols import derivative_name
 from ..table import SymbolTable, Table
-from .alias_rows import Rows
+from .alias_rows import Rows, Substitution
 from .starts import merge_starts
-from .union_find import ZERO, Lin, SignedUnionFind
+from .union_find import Lin, SignedUnionFind
 
 
 class Aliases(NamedTuple):
@@ -261,13 +261,14 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
             with_offsets, check = True, np.flatnonzero(rows.deferred).tolist()
             continue
         rows.drop(aliased)
-        old, base, signs, offsets, fresh, gone = _substitutions(left, classes)
-        eliminated.append(gone)
-        left[gone] = False
+        replaced, fresh = _substitutions(left, classes)
+        eliminated.append(replaced.at)
+        left[replaced.at] = False
         rows.add_columns(fresh, classes)
-        if not rows.sources:
+        if not rows.alive.any():
             break
-        check = rows.substitute(old, base, signs, offsets, classes) if old else []
+        check = rows.substitute(replaced, classes) if replaced.at.size else []
+    rows.compact()
     return _reduced(flat, classes, rows, left, np.concatenate([np.zeros(0, np.int64), *eliminated]))
 
 
@@ -299,35 +300,27 @@ def _reduced(
     )
 
 
-def _substitutions(
-    left: np.ndarray, classes: Classes
-) -> tuple[list[str], list[str | None], list[float], list[Lin], list[str], np.ndarray]:
-    """The variables eliminated since the last pass and their replacements.
-
-    Returns the names of the symbols to replace (variables and their derivatives) and
-    their replacements ``sign * base + offset`` as three lists (``base``: the name of a
-    representative or of its derivative, None for zero), the representatives'
-    derivatives created on the way, and the positions of the newly eliminated variables
-    (of those ``left``, in increasing order).
-    """
+def _substitutions(left: np.ndarray, classes: Classes) -> tuple[Substitution, list[str]]:
+    """The variables eliminated since the last pass (of those ``left``, in increasing
+    order) and their replacements (:class:`.alias_rows.Substitution`), and the
+    representatives' derivatives created on the way."""
     changed = np.fromiter(classes.uf.take_changed(), np.int64)
     changed = np.sort(changed[left[changed]])
     at, roots, signs, offsets = classes.uf.resolve(changed, keep_roots=True)
     variables = classes.variables
-    old = list(map(variables.__getitem__, at.tolist()))
-    base = [None if r < 0 else variables[r] for r in roots.tolist()]
-    fresh = []
     # the derivatives' replacements: +-der(root), or zero (parameters are constant)
     with_der = np.flatnonzero(classes.uf.differentiated[at])
-    old += map(classes.deriv.__getitem__, map(old.__getitem__, with_der.tolist()))
-    for root in map(base.__getitem__, with_der.tolist()):
-        if root is not None:
-            root, created = classes.derivative(root)
+    derivatives = [classes.deriv[variables[q]] for q in at[with_der].tolist()]
+    bases: list[str | None] = []
+    fresh = []
+    for root in roots[with_der].tolist():
+        name = None
+        if root >= 0:
+            name, created = classes.derivative(variables[root])
             if created:
-                fresh.append(root)
-        base.append(root)
-    signs = signs.tolist() + signs[with_der].tolist()
-    return old, base, signs, offsets + [ZERO] * with_der.size, fresh, at
+                fresh.append(name)
+        bases.append(name)
+    return Substitution(at, roots, signs, offsets, with_der, derivatives, bases), fresh
 
 
 def _triplets(offsets: list[Lin]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

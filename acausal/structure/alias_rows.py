@@ -25,6 +25,7 @@ from ..symbols import vstack
 from .alias_templates import Columns, array_pattern, instance_columns, template_rows
 from .graph import (
     AffineRows,
+    affine_offsets,
     affine_rows,
     flat_incidence,
     incidence,
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 class Rows:
     """The equations left during alias elimination: their residuals and sources, their
     incidence (``pattern``) in the symbols ``columns`` (``allsyms``; ``position``: a
-    name's column), and which of them wait for the offsets' passes (``deferred``)."""
+    name's column), which of them wait for the offsets' passes (``deferred``) and which
+    are not dropped (``alive``)."""
 
     def __init__(self, flat: FlatDAE, classes: Classes) -> None:
         self.sources = list(map(attrgetter("source"), flat.equations))
@@ -74,6 +76,11 @@ class Rows:
             self.templates = template_rows(flat.array_templates, cols, columns)
         self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position, arrays)
         self.deferred = np.zeros(len(self.sources), dtype=bool)
+        self.alive = np.ones(len(self.sources), dtype=bool)  # (not dropped)
+        # the rows changed by substitutions that are affine with their entries in ``form``
+        # (a row per row, a column per column), carried through them (:meth:`_carry`)
+        self.carried = np.zeros(len(self.sources), dtype=bool)
+        self.form = sp.csr_matrix((len(self.sources), len(self.columns)))
         # each row's place in flat.equations, and whether it is as flatten made it; a
         # connection row so is ``+first - other`` (potentials) or a sum (flows): the column
         # of each potential row's first variable (-1: a flow row)
@@ -106,7 +113,7 @@ class Rows:
         cand, deferred = self._candidates(check, inc, unknown, with_offsets)
         aliased: set[int] = set()
         if cand:
-            rows = self._affine(check, inc, cand, unknown, classes)
+            rows = self._affine(check, inc, cand, classes)
             if with_offsets:
                 aliased = _unite_offsets(rows, classes.uf)
             else:  # (no row holds a parameter: no atom)
@@ -139,12 +146,7 @@ class Rows:
         return np.flatnonzero(shaped).tolist(), deferred
 
     def _affine(
-        self,
-        check: list[int],
-        inc: sp.csr_matrix,
-        cand: list[int],
-        unknown: np.ndarray,
-        classes: Classes,
+        self, check: list[int], inc: sp.csr_matrix, cand: list[int], classes: Classes
     ) -> _Affine:
         """The candidates ``cand`` (places in ``check``) as :class:`_Affine` rows in the
         variables they hold, the parameters constants at their values; the offsets that
@@ -154,7 +156,8 @@ class Rows:
         known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
         # each candidate's entries (place in cand, column, coefficient), its offset and
         # whether it is affine: connection rows as flatten made them from their kind,
-        # arrays' rows as flatten made them from their templates, the others from their
+        # arrays' rows as flatten made them from their templates, affine rows that
+        # substitutions changed from the entries they carried, the others from their
         # Jacobian; then the offsets that depend on parameters registered as atoms
         entries = [self._connection_entries(inc, places, known, rows)]
         affine, offsets = np.ones(len(cand), dtype=bool), np.zeros(len(cand))
@@ -163,28 +166,27 @@ class Rows:
         if from_arrays.any():
             arrays, array_rows = np.flatnonzero(from_arrays), array_rows[from_arrays]
             t = self.templates
-            sub = t.entries[array_rows]
-            entries.append((np.repeat(arrays, np.diff(sub.indptr)), sub.indices, sub.data))
+            entries.append(_entries(t.entries, array_rows, arrays))
             affine[arrays], offsets[arrays] = t.affine[array_rows], t.offsets[array_rows]
             symbolic[arrays] = t.symbolic[array_rows]
-        rest = np.flatnonzero(~known & ~from_arrays)
-        exprs = cs.SX(0, 1)
-        exact = sp.csr_matrix((0, inc.shape[1]), dtype=np.int8)  # (their incidence)
-        if rest.size:
-            sub = inc[places[rest]]
-            lin, x_cols, p_cols = self._jacobian_rows(rows[rest], sub, unknown)
-            affine[rest], offsets[rest], symbolic[rest] = lin.affine, lin.offsets, lin.symbolic
-            entries.append((rest[lin.rows], x_cols[lin.cols], lin.values))
-            on = np.flatnonzero(lin.symbolic)
-            exprs = lin.expressions[on.tolist()]
-            exact = _columns(lin.held[on], p_cols, inc.shape[1])
+        # rows a substitution changed whose entries it carried (:meth:`_carry`), the rest
+        tracked = ~known & ~from_arrays & self.carried[rows]
+        given = []  # (places, expressions, incidence) of the offsets not from templates
+        for group, carried in ((~known & ~from_arrays & ~tracked, False), (tracked, True)):
+            group = np.flatnonzero(group)
+            if group.size:
+                lin, x_cols, p_cols = self._derived(rows[group], inc[places[group]], carried)
+                affine[group], offsets[group] = lin.affine, lin.offsets
+                symbolic[group] = lin.symbolic
+                entries.append((group[lin.rows], x_cols[lin.cols], lin.values))
+                on = np.flatnonzero(lin.symbolic)
+                exact = _columns(lin.held[on], p_cols, inc.shape[1])
+                given.append((group[on], lin.expressions[on.tolist()], exact))
         with_atom = np.flatnonzero(symbolic)
         atom_of: dict[int, int] = {}
         if with_atom.size:
             held = inc[places[with_atom]]
-            first = self._atoms(
-                rows[with_atom], held, from_arrays[with_atom], (exprs, exact), classes
-            )
+            first = self._atoms(rows, with_atom, held, from_arrays, given, classes)
             atom_of = dict(zip(with_atom.tolist(), range(first, first + with_atom.size)))
         at, cols, coefs = (np.concatenate(a) for a in zip(*entries))
         order = np.lexsort((cols, at))  # row after row, each in column order
@@ -210,48 +212,61 @@ class Rows:
             inside[inside] = covered[at[inside]]
         return inside, at
 
-    def _jacobian_rows(
-        self, rows: np.ndarray, sub: sp.csr_matrix, unknown: np.ndarray
+    def _derived(
+        self, rows: np.ndarray, sub: sp.csr_matrix, carried: bool
     ) -> tuple[AffineRows, np.ndarray, np.ndarray]:
-        """:func:`.graph.affine_rows` of the rows ``rows`` (``sub``: their incidence) in
+        """:class:`.graph.AffineRows` of the rows ``rows`` (``sub``: their incidence) in
         the variables they hold, the parameters they hold constants at their values; and
-        the columns of those variables and of those parameters."""
+        the columns of those variables and of those parameters. By
+        :func:`.graph.affine_rows`, or, where the entries are ``carried`` (affine rows),
+        those and the offsets by :func:`.graph.affine_offsets` (no Jacobian)."""
         held = np.flatnonzero(np.bincount(sub.indices, minlength=len(self.columns)))
-        x_cols = held[unknown[held]].tolist()
-        p_cols = held[~unknown[held]].tolist()
-        pv = self.values[np.asarray(p_cols, dtype=np.int64) - self.params[0]] if p_cols else None
-        params = self.allsyms[p_cols] if p_cols else None
-        res = self.residuals[rows.tolist()]
-        lin = affine_rows(res, self.allsyms[x_cols], params, pv, sub[:, x_cols + p_cols])
-        return lin, np.asarray(x_cols, dtype=np.int64), np.asarray(p_cols, dtype=np.int64)
+        unknown = held < self.n_variables
+        x_cols, p_cols = held[unknown], held[~unknown]
+        pv = self.values[p_cols - self.params[0]] if p_cols.size else None
+        params = self.allsyms[p_cols.tolist()] if p_cols.size else None
+        res, x = self.residuals[rows.tolist()], self.allsyms[x_cols.tolist()]
+        bound = sub[:, np.concatenate([x_cols, p_cols]).tolist()]
+        if not carried:
+            return affine_rows(res, x, params, pv, bound), x_cols, p_cols
+        off = affine_offsets(res, x, params, pv, bound)
+        at, cols, values = _entries(self.form, rows, np.arange(len(rows)))
+        local = np.zeros(len(self.columns), dtype=np.int64)
+        local[x_cols] = np.arange(len(x_cols))
+        affine = np.ones(len(rows), dtype=bool)
+        lin = AffineRows(at, local[cols], values, off.values, affine, *off[1:])
+        return lin, x_cols, p_cols
 
     def _atoms(
         self,
         rows: np.ndarray,
+        with_atom: np.ndarray,
         held: sp.csr_matrix,
         from_arrays: np.ndarray,
-        given: tuple[cs.SX, sp.csr_matrix],
+        given: list[tuple[np.ndarray, cs.SX, sp.csr_matrix]],
         classes: Classes,
     ) -> int:
-        """Register the offsets of the rows ``rows`` (``held``: their incidence) as atoms,
-        in order, with their incidence; return the first one's number. The offsets of the
-        rows not ``from_arrays`` and their incidence are ``given`` (in order), those of the
-        others their residuals at zero variables (substituted here, no other row's)."""
-        exprs, exact = given
-        if from_arrays.any():
+        """Register the offsets of the candidates ``with_atom`` (places among ``rows``;
+        ``held``: their incidence) as atoms, in order, with their incidence; return the
+        first one's number. The offsets of those not ``from_arrays`` and their incidence
+        are ``given`` in groups (places, expressions, incidence), those of the others
+        their residuals at zero variables (substituted here, no other row's)."""
+        groups = list(given)
+        mine = from_arrays[with_atom]
+        if mine.any():
             unknown = np.arange(held.shape[1]) < self.n_variables
-            sub = held[from_arrays]
+            sub = held[mine]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
             x, p_cols = self.allsyms[cols[unknown[cols]].tolist()], cols[~unknown[cols]]
-            mine = cs.substitute(
-                self.residuals[rows[from_arrays].tolist()], x, cs.DM.zeros(x.numel())
-            )
-            by_p = incidence(mine, self.allsyms[p_cols.tolist()], sub[:, p_cols])
-            order = np.argsort(
-                np.concatenate([np.flatnonzero(~from_arrays), np.flatnonzero(from_arrays)])
-            )
-            exprs = cs.vertcat(exprs, mine)[order.tolist()]
-            exact = sp.vstack([exact, _columns(by_p, p_cols, held.shape[1])], format="csr")
+            res = rows[with_atom[mine]].tolist()
+            exprs = cs.substitute(self.residuals[res], x, cs.DM.zeros(x.numel()))
+            by_p = incidence(exprs, self.allsyms[p_cols.tolist()], sub[:, p_cols])
+            groups.append((with_atom[mine], exprs, _columns(by_p, p_cols, held.shape[1])))
+        places, exprs, exact = groups[0]
+        if len(groups) > 1:  # (merged in the candidates' order)
+            order = np.argsort(np.concatenate([g[0] for g in groups])).tolist()
+            exprs = cs.vertcat(*[g[1] for g in groups])[order]
+            exact = sp.vstack([g[2] for g in groups], format="csr")
             exact = sp.csr_matrix(exact[order])
         return classes.add_atoms(exprs, exact)
 
@@ -260,10 +275,18 @@ class Rows:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The entries of the candidates ``cand[known]`` (rows ``rows[known]``, connection
         rows as flatten made them; ``inc``: the incidence of the rows checked), as (place
-        in ``cand``, column, coefficient): 1 for each flow of a sum, 1 and -1 for a
-        potential row's first and other variable."""
-        places = np.flatnonzero(known)
-        sub = inc[cand[places]]
+        in ``cand``, column, coefficient) (:meth:`_kind_entries`)."""
+        return self._kind_entries(rows, np.flatnonzero(known), inc[cand[known]])
+
+    def _kind_entries(
+        self, rows: np.ndarray, places: np.ndarray, sub: sp.csr_matrix | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of the connection rows ``rows[places]`` as flatten made them
+        (``sub``: their incidence, when the caller has it), as (place, column,
+        coefficient): 1 for each flow of a sum, 1 and -1 for a potential row's first and
+        other variable."""
+        if sub is None:
+            sub = self.pattern[rows[places].tolist()]
         count = np.diff(sub.indptr)
         at = np.repeat(places, count)
         cols = sub.indices.astype(np.int64)
@@ -284,11 +307,14 @@ class Rows:
         return tuple(equations)
 
     def drop(self, aliased: set[int]) -> None:
-        """Remove the rows ``aliased``."""
-        kept = np.ones(len(self.sources), dtype=bool)
-        kept[list(aliased)] = False
-        keep = np.flatnonzero(kept).tolist()
-        self.deferred = self.deferred[keep]
+        """Mark the rows ``aliased`` removed (:meth:`compact` removes them: each pass's
+        rows keep their places, no re-indexing of every row per pass)."""
+        self.alive[list(aliased)] = False
+
+    def compact(self) -> None:
+        """Remove the rows dropped."""
+        keep = np.flatnonzero(self.alive).tolist()
+        self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
         self.sources = list(map(self.sources.__getitem__, keep))
         self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
@@ -302,47 +328,102 @@ class Rows:
             new = cs.vertcat(*[classes.made[q].sym for q in fresh])
             self.allsyms = cs.vertcat(self.allsyms, new)
         self.pattern.resize(len(self.sources), len(self.columns))
+        self.form.resize(len(self.sources), len(self.columns))
 
-    def substitute(
-        self,
-        old: list[str],
-        base: list[str | None],
-        signs: list[float],
-        offsets: list[Lin],
-        classes: Classes,
-    ) -> list[int]:
-        """Replace the symbols ``old`` by ``sign * base + offset`` (``base`` a
-        representative or its derivative; none for a constant) in the rows holding them;
+    def substitute(self, replaced: Substitution, classes: Classes) -> list[int]:
+        """Apply the :class:`Substitution` ``replaced`` to the rows holding its symbols;
         return those rows. The bases are picked by a sparse product; the rows' new
         incidence follows (:meth:`_substituted_pattern`)."""
-        position, columns, allsyms = self.position, self.columns, self.allsyms
-        n = len(columns)
-        old_at = [position[q] for q in old]
-        replaced = np.zeros(n, dtype=bool)
-        replaced[old_at] = True
-        check = np.nonzero(self.pattern @ replaced.astype(np.int64))[0].tolist()
-        on = [k for k, b in enumerate(base) if b is not None]
-        at = [position[base[k]] for k in on]
-        pick = cs.DM.triplet(on, at, cs.DM([signs[k] for k in on]), len(old), n)
+        position, allsyms = self.position, self.allsyms
+        n = len(self.columns)
+        # (a variable's column is its position; the derivatives' by name)
+        old_at = np.concatenate([replaced.at, _columns_of(position, replaced.derivatives)])
+        bases = np.concatenate([replaced.roots, _columns_of(position, replaced.bases)])
+        signs = np.concatenate([replaced.signs, replaced.signs[replaced.with_der]])
+        offsets = replaced.offsets + [ZERO] * len(replaced.derivatives)
+        replaced_cols = np.zeros(n, dtype=np.int64)
+        replaced_cols[old_at] = 1
+        check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive).tolist()
+        on = np.flatnonzero(bases >= 0)
+        at = bases[on]
+        pick = cs.DM.triplet(on.tolist(), at.tolist(), cs.DM(signs[on]), len(old_at), n)
         new = cs.mtimes(pick, allsyms)
         offset = any(map(is_not, offsets, repeat(ZERO)))
         if offset:
             new += classes.expressions(offsets)
         new = cs.densify(new)
-        self.residuals = substitute_rows(self.residuals, check, allsyms[old_at], new)
+        old_list = old_at.tolist()
+        before = self._forms(np.asarray(check, dtype=np.int64))
+        self.residuals = substitute_rows(self.residuals, check, allsyms[old_list], new)
         self.pristine[check] = False
         # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
         # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
-        reach = sp.csr_matrix((np.ones(len(on), dtype=np.int64), (on, at)), shape=(len(old), n))
-        sure = np.zeros(len(old), dtype=bool)
-        sure[on] = True
+        ones = np.ones(len(on), dtype=np.int64)
+        reach = sp.csr_matrix((ones, (on, at)), shape=(len(old_at), n))
+        sure = bases >= 0
         if offset:
             reach = reach + classes.held(offsets, n)
-            sure |= np.fromiter(map(holds_atoms, offsets), bool, len(old))
-        self.pattern = replace_rows(
-            self.pattern, check, self._substituted_pattern(check, old_at, reach, sure)
-        )
+            sure |= np.fromiter(map(holds_atoms, offsets), bool, len(old_at))
+        part = self._substituted_pattern(check, old_list, reach, sure)
+        self.pattern = replace_rows(self.pattern, check, part)
+        self._carry(check, before, part, (old_at, bases, signs))
         return check
+
+    def _forms(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Which of the rows ``rows`` are affine (constant entries) by what is known of
+        them without a Jacobian, and their entries then as (place in ``rows``, column,
+        coefficient): connection and arrays' rows as flatten made them from their kind
+        and templates, the others as substitutions carried them (:attr:`carried`)."""
+        kind = self.pristine[rows] & (self.origin[rows] >= self.n_own)
+        arrays, at = self._from_templates(rows, kind)
+        parts = [self._kind_entries(rows, np.flatnonzero(kind))]
+        if arrays.any():
+            arrays[arrays] = self.templates.affine[at[arrays]]
+            places = np.flatnonzero(arrays)
+            parts.append(_entries(self.templates.entries, at[places], places))
+        carried = ~self.pristine[rows] & self.carried[rows]
+        if carried.any():
+            places = np.flatnonzero(carried)
+            parts.append(_entries(self.form, rows[places], places))
+        return (kind | arrays | carried, *(np.concatenate(a) for a in zip(*parts)))
+
+    def _carry(
+        self,
+        check: list[int],
+        before: tuple[np.ndarray, ...],
+        part: sp.csr_matrix,
+        replaced: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ) -> None:
+        """Carry the entries of the rows ``check`` through their substitution: ``before``,
+        which of them are affine and their entries (:meth:`_forms`); ``replaced``, the
+        columns replaced, their bases (-1: none) and signs. A base's entry is its
+        symbol's times the sign (exactly what the Jacobian of the substituted row gives:
+        a change of sign along every path); a row stays carried where no two of its
+        entries meet in one column (a sum of entries: left to its Jacobian) and its new
+        incidence ``part`` holds exactly the entries' variables."""
+        affine, at, cols, coefs = before
+        old_at, bases, signs = replaced
+        n, rows = len(self.columns), np.arange(len(check))
+        to, scale = np.arange(n), np.ones(n)
+        to[old_at], scale[old_at] = bases, signs
+        new = to[cols]
+        on = new >= 0
+        keys = at[on] * n + new[on]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        values = (coefs * scale[cols])[on][order]
+        at, cols = np.divmod(keys, n)
+        indptr = np.searchsorted(at, np.arange(len(check) + 1))
+        after = sp.csr_matrix((values, cols, indptr), shape=(len(check), n))
+        by = np.repeat(rows, np.diff(part.indptr))
+        on = (part.indices < self.n_variables) & affine[by]  # (the others carry nothing)
+        theirs = np.sort(by[on] * n + part.indices[on])
+        bad = at[1:][keys[1:] == keys[:-1]]
+        if not np.array_equal(keys, theirs):
+            bad = np.concatenate([bad, np.setxor1d(keys, theirs) // n])
+        affine[bad] = False
+        self.carried[check] = affine
+        self.form = replace_rows(self.form, check, after)
 
     def _substituted_pattern(
         self, check: list[int], old_at: list[int], reach: sp.csr_matrix, sure: np.ndarray
@@ -373,6 +454,29 @@ class Rows:
             got = incidence(res, self.allsyms[cols.tolist()], sub[:, cols])
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part
+
+
+class Substitution(NamedTuple):
+    """Symbols to replace by ``sign * base + offset``: the variables ``at`` (their
+    positions, which are their columns) by their representatives ``roots`` (-1: none, a
+    constant) with ``signs`` and ``offsets``; and the derivatives (names) of those of them
+    that are differentiated (``with_der``: their places in ``at``) by the derivatives of
+    their representatives ``bases`` (names; None: zero) with the same signs and no
+    offset."""
+
+    at: np.ndarray
+    roots: np.ndarray
+    signs: np.ndarray
+    offsets: list[Lin]
+    with_der: np.ndarray
+    derivatives: list[str]
+    bases: list[str | None]
+
+
+def _columns_of(position: dict[str | None, int], names: list[str | None]) -> np.ndarray:
+    """The columns of ``names`` (-1 for None)."""
+    cols = [-1 if q is None else position[q] for q in names]
+    return np.array(cols, dtype=np.int64)
 
 
 class _Affine(NamedTuple):
@@ -434,6 +538,15 @@ def _unite_offsets(c: _Affine, uf: SignedUnionFind) -> set[int]:
         if uf.add_row(qs, coefs[a:b], offset):
             aliased.add(row)
     return aliased
+
+
+def _entries(
+    matrix: sp.csr_matrix, picked: np.ndarray, places: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of the rows ``picked`` of ``matrix`` as (place, column, value), the
+    ``k``-th row's place ``places[k]``."""
+    sub = matrix[picked.tolist()]
+    return np.repeat(places, np.diff(sub.indptr)), sub.indices, sub.data
 
 
 def _columns(pattern: sp.csr_matrix, cols: np.ndarray, n: int) -> sp.csr_matrix:

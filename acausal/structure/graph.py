@@ -124,14 +124,52 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     if not nz.is_constant():
         on_entries = None if held is None else held[rows]
         varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
-    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
-    by_c = sp.csr_matrix((n, c.numel()), dtype=np.int8)
-    if c.numel() and not expressions.is_constant():  # (a column may be dense)
-        on_constants = None if held is None else held[:, x.numel() :]
-        by_c = incidence(expressions, c, on_constants)
+    expressions, by_c = _offsets(res, x, c, held)
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
     return AffineForm(rows, cols, nz, affine, np.diff(by_c.indptr) > 0, expressions, by_c)
+
+
+def _offsets(
+    res: cs.SX, x: cs.SX, c: cs.SX, held: sp.csr_matrix | None
+) -> tuple[cs.SX, sp.csr_matrix]:
+    """The offsets ``r(0, c)`` of residuals ``r(x, c)`` (``res`` itself without
+    constants) and their incidence in ``c`` (``held``: a bound in ``[x; c]``, or None)."""
+    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
+    by_c = sp.csr_matrix((res.numel(), c.numel()), dtype=np.int8)
+    if c.numel() and not expressions.is_constant():  # (a column may be dense)
+        on_constants = None if held is None else held[:, x.numel() :]
+        by_c = incidence(expressions, c, on_constants)
+    return expressions, by_c
+
+
+class Offsets(NamedTuple):
+    """The offsets ``r(0, c)`` of residuals ``r(x, c)``: their ``values`` at the
+    constants' values, the ``expressions``, whether each depends on ``c``
+    (``symbolic``) and their incidence in ``c`` (``held``)."""
+
+    values: np.ndarray
+    symbolic: np.ndarray
+    expressions: cs.SX
+    held: sp.csr_matrix
+
+
+def affine_offsets(
+    res: cs.SX,
+    x: cs.SX,
+    constants: cs.SX | None = None,
+    values: np.ndarray | None = None,
+    bound: sp.spmatrix | None = None,
+) -> Offsets:
+    """:class:`Offsets` of ``res`` in the symbols ``x``: what :func:`affine_rows` gives
+    of them (the same arguments), without the Jacobian, for rows whose Jacobian the
+    caller knows."""
+    c = cs.SX(0, 1) if constants is None else constants
+    cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
+    expressions, by_c = _offsets(res, x, c, None if bound is None else sp.csr_matrix(bound))
+    at_zero = cs.Function("at_zero", [x, c], [res])(cs.DM.zeros(x.numel()), cvals)
+    symbolic = np.diff(by_c.indptr) > 0
+    return Offsets(np.asarray(at_zero).ravel(), symbolic, expressions, by_c)
 
 
 class AffineRows(NamedTuple):
