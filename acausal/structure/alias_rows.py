@@ -150,7 +150,7 @@ class Rows:
     ) -> _Affine:
         """The candidates ``cand`` (places in ``check``) as :class:`_Affine` rows in the
         variables they hold, the parameters constants at their values; the offsets that
-        depend on parameters registered as atoms."""
+        depend on parameters of the affine ones (no other is united) registered as atoms."""
         rows = np.asarray(check, dtype=np.int64)[cand]
         places = np.asarray(cand, dtype=np.int64)
         known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
@@ -158,7 +158,8 @@ class Rows:
         # whether it is affine: connection rows as flatten made them from their kind,
         # arrays' rows as flatten made them from their templates, affine rows that
         # substitutions changed from the entries they carried, the others from their
-        # Jacobian; then the offsets that depend on parameters registered as atoms
+        # Jacobian; then the affine rows' offsets that depend on parameters registered as
+        # atoms (numbered in order: the offsets' sums W [1; atoms] are the same)
         entries = [self._connection_entries(inc, places, known, rows)]
         affine, offsets = np.ones(len(cand), dtype=bool), np.zeros(len(cand))
         symbolic = np.zeros(len(cand), dtype=bool)
@@ -179,10 +180,11 @@ class Rows:
                 affine[group], offsets[group] = lin.affine, lin.offsets
                 symbolic[group] = lin.symbolic
                 entries.append((group[lin.rows], x_cols[lin.cols], lin.values))
-                on = np.flatnonzero(lin.symbolic)
-                exact = _columns(lin.held[on], p_cols, inc.shape[1])
-                given.append((group[on], lin.expressions[on.tolist()], exact))
-        with_atom = np.flatnonzero(symbolic)
+                on = np.flatnonzero(lin.symbolic & lin.affine)
+                if on.size:
+                    exact = _columns(lin.held[on], p_cols, inc.shape[1])
+                    given.append((group[on], lin.expressions[on.tolist()], exact))
+        with_atom = np.flatnonzero(symbolic & affine)
         atom_of: dict[int, int] = {}
         if with_atom.size:
             held = inc[places[with_atom]]
@@ -484,7 +486,7 @@ class _Affine(NamedTuple):
     variables ``held[bounds[k]:bounds[k + 1]]`` (positions) with the coefficients ``coefs``
     there and the offset ``offsets[k]`` (at the parameters' values), where ``affine[k]``
     (no coefficient depends on a variable); ``atom_of``: ``k`` -> the atom of its offset
-    where that depends on parameters."""
+    where that depends on parameters and the row is affine."""
 
     rows: np.ndarray
     bounds: np.ndarray
