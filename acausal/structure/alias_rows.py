@@ -59,7 +59,10 @@ class Rows:
             *flat.discretes,
             None,  # time
         ]
-        self.position = dict(zip(self.columns, range(len(self.columns))))  # (kept up to date)
+        # (kept up to date; the variables' columns their positions, a copy of the classes')
+        self.position = dict(classes.position)
+        n = len(unknowns)
+        self.position.update(zip(self.columns[n:], range(n, len(self.columns))))
         self.allsyms = vstack([flat.symbols.take(self.columns[:-1]), flat.t])
         start = len(unknowns) + len(derivatives)
         self.params = (start, start + len(flat.parameters))  # their columns
