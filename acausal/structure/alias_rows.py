@@ -5,8 +5,11 @@ A candidate holds one or two unknowns and otherwise parameters only (by the inci
 its coefficients and offset come from :func:`.graph.affine_rows` in a few whole-vector
 operations, or, for a connection row as flatten made it, from its kind (``+first - other``
 for potentials, a sum for flows), and for an array's row as flatten made it from its
-template (:mod:`.alias_templates`: no pass over the instances' rows). Plain aliases and
-numbers are united all at once (:meth:`.SignedUnionFind.add_plain_rows`), rows with
+template (:mod:`.alias_templates`: no pass over the instances' rows). An affine row
+(constant coefficients) that substitutions changed keeps its coefficients: a
+substitution ``x = +-y + offset`` carries each one to the base's column with the sign
+(:meth:`Rows._carry`), so only its offset is taken again (no Jacobian). Plain aliases
+and numbers are united all at once (:meth:`.SignedUnionFind.add_plain_rows`), rows with
 offsets one by one.
 """
 
@@ -41,8 +44,9 @@ if TYPE_CHECKING:
 class Rows:
     """The equations left during alias elimination: their residuals and sources, their
     incidence (``pattern``) in the symbols ``columns`` (``allsyms``; ``position``: a
-    name's column), which of them wait for the offsets' passes (``deferred``) and which
-    are not dropped (``alive``)."""
+    name's column), which of them wait for the offsets' passes (``deferred``), which are
+    not dropped (``alive``) and the coefficients substitutions carried (``carried``,
+    ``form``)."""
 
     def __init__(self, flat: FlatDAE, classes: Classes) -> None:
         self.sources = list(map(attrgetter("source"), flat.equations))
