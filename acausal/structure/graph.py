@@ -11,7 +11,6 @@ unknown); these are what a structurally singular model's error message names.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import casadi as cs
@@ -290,28 +289,11 @@ def _named_rows(entries: Entries, position: dict[str | None, int], m: int) -> sp
     return out
 
 
-#: Rows holding more symbols than this are differentiated apart by :func:`jacobian`.
+#: Rows holding more symbols than this are differentiated on their own (causalization's
+#: scalar blocks). CasADi colors the columns of a Jacobian for its forward sweeps: a row
+#: holding ``k`` symbols needs ``k`` colors, each a sweep over every row, so one dense row
+#: (a ground node's current balance) makes the whole Jacobian quadratic in the model's size.
 DENSE_ROW = 50
-
-
-def jacobian(res: cs.SX, x: cs.SX, counts: Sequence[int] | None = None) -> cs.SX:
-    """``cs.jacobian(res, x)``, with the rows that hold more than :data:`DENSE_ROW` of the
-    symbols ``x`` differentiated on their own. CasADi colors the columns of the whole
-    matrix for forward sweeps (or its rows for reverse ones): a row holding ``k`` symbols
-    needs ``k`` colors, each a sweep over every row, and a column held by ``k`` rows as
-    many reverse sweeps, so one dense row (a ground node's current balance) and one dense
-    column (its potential) together make the Jacobian quadratic in the model's size. Apart,
-    the sparse rows take few forward sweeps and the dense ones a reverse sweep each.
-    ``counts``, when the caller knows them: how many of the symbols each row holds."""
-    counts = np.diff(incidence(res, x).indptr) if counts is None else np.asarray(counts)
-    dense = np.nonzero(counts > DENSE_ROW)[0]
-    if not len(dense) or len(dense) == len(counts):
-        return cs.jacobian(res, x)
-    sparse = np.nonzero(counts <= DENSE_ROW)[0]
-    parts = cs.vertcat(cs.jacobian(res[sparse.tolist()], x), cs.jacobian(res[dense.tolist()], x))
-    position = np.empty(len(counts), dtype=np.int64)
-    position[np.concatenate([sparse, dense])] = np.arange(len(counts))
-    return parts[position.tolist(), :]
 
 
 def match(inc: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
