@@ -71,10 +71,12 @@ def test_slider_crank_structure():
     assert len(model.ir.states) + len(model.ir.algebraic) == sum(len(ch) for ch in model.ir.chains)
 
 
-def test_rc_ladder_simulates_like_its_ode():
+# 60 stages: the ground's (wall's) balance holds more than DENSE_ROW unknowns, so
+# causalization differentiates it apart from the other rows
+@pytest.mark.parametrize("n", [4, 60])
+def test_rc_ladder_simulates_like_its_ode(n):
     from solvers import simulate
 
-    n = 4
     res = simulate(rc_ladder(n), t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12)
     r = c = 1.0 / n
 
@@ -87,10 +89,10 @@ def test_rc_ladder_simulates_like_its_ode():
         assert np.max(np.abs(res[f"C{k + 1}.v"] - ref.y[k])) < 1e-7
 
 
-def test_chain_simulates_like_its_ode():
+@pytest.mark.parametrize("n", [4, 60])
+def test_chain_simulates_like_its_ode(n):
     from solvers import simulate
 
-    n = 4
     res = simulate(chain(n), t_end=0.5, dt=0.005, rtol=1e-10, atol=1e-12)
     m, c, d = 1.0 / n, 100.0 * n, float(n)
 
@@ -106,8 +108,9 @@ def test_chain_simulates_like_its_ode():
     )
     for k in range(n):
         assert np.max(np.abs(res[f"M{k + 1}.s"] - ref.y[k])) < 1e-8
-    # the static deflection of n springs of 100 n N/m in series under 1 N: 1/100 m
-    assert res[f"M{n}.s"][-1] == pytest.approx(0.01, rel=0.02)
+    if n == 4:  # (the chain of 60 has not settled by 0.5 s)
+        # the static deflection of n springs of 100 n N/m in series under 1 N: 1/100 m
+        assert res[f"M{n}.s"][-1] == pytest.approx(0.01, rel=0.02)
 
 
 def _thermal():

@@ -237,20 +237,6 @@ def test_incidence_of_the_ladders_equals_casadis_pattern(ladder):
         assert got.shape == expected.shape and (got != expected).nnz == 0
 
 
-def test_jacobian_with_dense_rows_differentiated_apart():
-    import casadi as cs
-
-    from acausal.structure.graph import jacobian
-
-    n = 200
-    x = cs.SX.sym("x", n)
-    res = cs.vertcat(x[1:] * x[:-1] + x[0] ** 2, cs.sum1(cs.sin(x)))
-    point = np.linspace(0.1, 2.0, n)
-    expected = cs.Function("j", [x], [cs.jacobian(res, x)])(point)
-    got = cs.Function("j", [x], [jacobian(res, x)])(point)
-    assert np.array_equal(np.asarray(expected), np.asarray(got))
-
-
 def test_regular_square_matrices_block_by_block():
     from acausal.structure.dummies import independent_columns, independent_square
 
