@@ -89,6 +89,7 @@ class Simulator:
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
         self.dynamic = None
+        self.segments: Segments | None = None
         events = dae.modes or dae.zero.numel()  # modes, or re-initializations alone
         if model.ir.alternatives and not events:  # a loop that may need other states
             self.dynamic = DynamicRun(
@@ -228,11 +229,20 @@ class Simulator:
         if newton and 0 < self.nz and self.nx + self.nz <= CHECKED_START:
             ensure_determined(self.init, x0, z0, p)  # the damped start checks its own
         self.init.redundant.check(x0, z0, p)  # fixed starts on what the model determines
-        if not np.all(np.isfinite(self.functions.rates(x0, z0, p, t0).full())):
+        if not np.all(np.isfinite(self._start_rates(x0, z0, p, t0))):
             why = singular_block(self.functions, x0, z0, p, t0)
             why = why or "state derivatives are not finite"
             raise InitializationError(f"{self.model.name}: at the start, {why}")
         return x0, z0
+
+    def _start_rates(self, x0: np.ndarray, z0: np.ndarray, p: np.ndarray, t0: float) -> np.ndarray:
+        """``x' = f(x0, z0, p, t0)``: by the first integrator's own DAE function where one is
+        built (IDAS's ``daeF``, ``(t, x, z, p, u) -> (ode, alg)``, of the same expressions),
+        which spares making a function of the whole model for this one check."""
+        if self.segments is None:
+            return self.functions.rates(x0, z0, p, t0).full()
+        dae = self.segments.parts[0].integrator.get_function("daeF")
+        return numeric_call(dae, [t0, x0, z0, p], 1)[0]
 
     def run_switching(
         self, p: np.ndarray
