@@ -44,7 +44,8 @@ class RedundantStarts:
     declared on; the other fields hold positions into it. Per redundant start: ``given``,
     the other fixed starts it is determined with, and ``through``, the equations of the
     block that solves its variable (none for a state). ``values(x, z, p)``: the redundant
-    starts' variables ``y``, and every source's start value ``c``.
+    starts' variables ``y``, and every source's start value ``c`` (None when no start is
+    redundant).
     """
 
     model: Model
@@ -53,7 +54,7 @@ class RedundantStarts:
     given: tuple[tuple[int, ...], ...]
     through: tuple[tuple[str, ...], ...]
     groups: tuple[tuple[int, ...], ...]
-    values: cs.Function
+    values: cs.Function | None
 
     def check(self, x: np.ndarray, z: np.ndarray, p: np.ndarray) -> None:
         """An :class:`InitializationError` unless every redundant start holds at ``(x, z, p)``
@@ -188,11 +189,13 @@ def redundant_starts(
         tuple(pos[g] for g in sorted(reach - {r}) if g in pos)
         for r, reach in zip(redundant, reaches)
     ]
-    y = [model.outputs[model.check_name(fixed[r][0])] for r in redundant]
-    c = [cs.SX(model.flat.symbols[s].start) for s in sources]
-    x, z = cs.SX(model.dae.x), cs.SX(model.dae.z)
-    out = [cs.substitute(cs.vertcat(*y), model.t, t0) if y else cs.SX(0, 1)]
-    out.append(cs.vertcat(*c) if c else cs.SX(0, 1))
+    values = None  # (nothing to check: no function of the whole model made for it)
+    if redundant:
+        y = [model.outputs[model.check_name(fixed[r][0])] for r in redundant]
+        c = [cs.SX(model.flat.symbols[s].start) for s in sources]
+        x, z = cs.SX(model.dae.x), cs.SX(model.dae.z)
+        out = [cs.substitute(cs.vertcat(*y), model.t, t0), cs.vertcat(*c) if c else cs.SX(0, 1)]
+        values = cs.Function("redundant_starts", [x, z, model.p], out)
     return RedundantStarts(
         model,
         sources,
@@ -200,5 +203,5 @@ def redundant_starts(
         tuple(given),
         tuple(through),
         tuple(tuple(pos[r] for r in sorted(g) if r in pos) for g in groups),
-        cs.Function("redundant_starts", [x, z, model.p], out),
+        values,
     )

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import NamedTuple
 
 import casadi as cs
@@ -48,7 +49,7 @@ from .consistency import RedundantStarts, over_determined, redundant_starts
 from .functions import algebraic, newton_solver
 
 UNSET_GUESS = 0.1  # where the damped fallback starts the unknowns that have no start value
-RowName = str | tuple[str, str, cs.SX | float]  # a text, or (kind, name, value) to format
+RowName = str | tuple[str, str]  # a text, or (kind, name) of a start to format with its value
 
 
 @dataclass
@@ -62,10 +63,15 @@ class Initializer:
     rows: list[RowName]
     model: Model
     redundant: RedundantStarts
-    guess: cs.Function | None = None  # p -> the start values Newton begins from, (x, z)
+    guesses: cs.SX | cs.DM | None = None  # the start values Newton begins from, (x, z)
     unset: tuple[int, ...] = ()  # where the unknowns have no start value (guessed 0)
     at_time: cs.Function | None = None  # fun at any start time: (p, t0) -> (x0, z0)
     equations: cs.SX | None = None  # the rows solved, in terms of (x, z, p, t)
+
+    @cached_property
+    def guess(self) -> cs.Function:
+        """``p ->`` the start values Newton begins from, ``(x, z)`` (built when asked)."""
+        return cs.Function("init_guess", [self.model.p], [self.guesses])
 
     def rows_at(self) -> cs.Function:
         """The residuals at any start time: ``(x, z, p, t0) -> rows`` (built when asked)."""
@@ -81,8 +87,8 @@ def describe_row(model: Model, row: RowName) -> str:
     """A row of the initialization problem as text: ``fixed start C1.v = C1.v0``."""
     if isinstance(row, str):
         return row
-    kind, name, value = row
-    return f"{kind} {name} = {model.display(value)}"
+    kind, name = row
+    return f"{kind} {name} = {model.display(model.flat.symbols[name].start)}"
 
 
 def column_values(model: Model, cols: Sequence[Col]) -> cs.SX:
@@ -105,7 +111,8 @@ def build_initializer(model: Model, t0: float, plugin: str = "newton") -> Initia
     starts = guesses[:nx, 0]  # of x: the modes' and states' own start values (0 where none)
     clean = isinstance(starts, cs.DM) or not cs.depends_on(starts, cs.vertcat(x, z, model.t))
     fixed = _fixed_rows(model, x, starts)
-    rows = cs.vertcat(cs.SX(dae.alg), fixed.residuals)  # grows by the free states' rows below
+    alg = cs.SX(dae.alg)
+    rows = cs.vertcat(alg, fixed.residuals) if alg.numel() else fixed.residuals  # grows below
     names: list[RowName] = [f"algebraic equation of block {b + 1}" for b in dae.alg_blocks]
     names += fixed.names
     own = range(nz, nz + len(fixed.at) if clean else nz)  # rows x_j - c_j whose pattern is known
@@ -177,8 +184,9 @@ def _fixed_rows(model: Model, x: cs.SX, starts: cs.SX) -> FixedRows:
     cols = [None] * len(modes) + [ir.states[k] for k in at[len(modes) :]]
     cols += [(vindex[q], 0) for q, _ in others]
     kinds = ["start mode"] * len(modes) + ["fixed start"] * (len(sources) - len(modes))
-    names = list(zip(kinds, sources, [flat.symbols[s].start for s in sources]))
-    residuals = x[at] - starts[at] if at else cs.SX(0, 1)
+    names = list(zip(kinds, sources))
+    whole = at == list(range(x.numel()))  # every state's own start, in order: none picked
+    residuals = (x - starts if whole else x[at] - starts[at]) if at else cs.SX(0, 1)
     if others:
         values = cs.vertcat(*[start.value for _, start in others])
         residuals = cs.vertcat(residuals, column_values(model, cols[len(at) :]) - values)
@@ -340,22 +348,26 @@ def _assemble(
     time = model.t  # (an input below: the start time)
     at_t0 = cs.substitute(rows, time, t0) if timed else rows
     square = cs.Function("init_residual", [x, z, p], [at_t0])
-    guess = cs.Function("init_guess", [p], [guesses])
     pm, tm = cs.MX.sym("p", p.numel()), cs.MX.sym("t0")
-    w0 = guess(pm)
+
+    def guess() -> cs.MX:  # the start values Newton begins from (made only if Newton runs)
+        return cs.Function("init_guess", [p], [guesses])(pm)
+
     if explicit is not None:  # Newton on z alone
         x0 = cs.Function("init_x", [p], [explicit])(pm)
         if nz:
-            z0 = newton_solver("init_z", algebraic(model), plugin)(w0[nx:], x0, pm, tm)
+            z0 = newton_solver("init_z", algebraic(model), plugin)(guess()[nx:], x0, pm, tm)
         else:
             z0 = cs.MX(0, 1)
     else:
         g = cs.Function("g", [cs.vertcat(x, z), p, time], [rows])
-        w = newton_solver("init_w", g, plugin)(w0, pm, tm)
+        w = newton_solver("init_w", g, plugin)(guess(), pm, tm)
         x0, z0 = w[:nx], w[nx:]
     at_time = cs.Function("init_at", [pm, tm], [x0, z0], ["p", "t0"], ["x0", "z0"])
     fun = cs.Function("init", [pm], at_time(pm, t0), ["p"], ["x0", "z0"])
-    return Initializer(fun, square, names, model, redundant, guess, at_time=at_time, equations=rows)
+    return Initializer(
+        fun, square, names, model, redundant, guesses, at_time=at_time, equations=rows
+    )
 
 
 def damped_start(init: Initializer, p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
