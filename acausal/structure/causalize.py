@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import StructureError
 from ..flat import displayed
-from ..symbols import vstack
+from ..symbols import column_entries, vstack
 from ..table import Table
 from . import linsolve
 from .blt import Block, blocks_of
@@ -112,12 +112,12 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     out.explicit(ats[done:], len(ats))
     _check_linear_blocks(ir, blocks, explicit.tolist(), coefs, out.loops)
     n_states = len(ir.states)
-    x = _span(stacked, 0, n_states)
-    ode = _take(stacked, where[numbers[:n_states] + 1].tolist())  # der(x): the next column
-    exprs = [ode, cs.vertcat(*out.alg), _span(stacked, n_states, len(numbers))]
+    x = stacked[:n_states]
+    ode = column_entries(stacked, where[numbers[:n_states] + 1].tolist())  # der(x): the next column
+    exprs = [ode, cs.vertcat(*out.alg), stacked[n_states:]]
     if out.defined:
         calls = ir.reduced.flat.calls_functions
-        exprs = _substitute_chain(_take(stacked, out.defined), out.values(), exprs, calls)
+        exprs = _substitute_chain(column_entries(stacked, out.defined), out.values(), exprs, calls)
     kinded = blocks_of(map(itemgetter(0), blocks), map(itemgetter(1), blocks), out.kinds)
     return SemiExplicit(
         x,
@@ -156,7 +156,7 @@ def _scalar_solutions(
     res = ir.residuals[eqs]
     solved = ir.column_numbers(map(itemgetter(0), map(itemgetter(1), chosen)))
     ats = where[solved]
-    ys = _take(stacked, ats.tolist())
+    ys = column_entries(stacked, ats.tolist())
     held = np.diff(ir.pattern[eqs][:, solved].indptr)  # how many of ys each row holds
     dense = np.flatnonzero(held > DENSE_ROW)
     dense = dense if len(dense) < len(held) else dense[:0]  # (all dense: all together)
@@ -335,17 +335,6 @@ def _solved_tears(res: cs.SX, y: cs.SX, tearing: Tearing, syms: list, values: li
     tears = y[tearing.tears]
     at_zero = cs.substitute(left, tears, cs.DM.zeros(tears.numel()))
     return linsolve.solve(cs.jacobian(left, tears), -at_zero)
-
-
-def _span(stacked: cs.SX, start: int, stop: int) -> cs.SX:
-    """The entries ``start, ..., stop - 1`` of a column vector, as :func:`_take` of them
-    (one slice: no list of indices to convert)."""
-    return stacked[start:stop] if stop > start else cs.vertcat()
-
-
-def _take(stacked: cs.SX, rows: list[int]) -> cs.SX:
-    """The entries ``rows`` of a column vector, as ``vertcat`` of them would be."""
-    return stacked[rows] if rows else cs.vertcat()
 
 
 def _nonzero_number(a: cs.SX) -> bool:
