@@ -112,9 +112,9 @@ def causalize(ir: IndexReduced, blocks: tuple[Block, ...]) -> SemiExplicit:
     out.explicit(ats[done:], len(ats))
     _check_linear_blocks(ir, blocks, explicit.tolist(), coefs, out.loops)
     n_states = len(ir.states)
-    x = stacked[:n_states]
+    x = _span(stacked, 0, n_states)
     ode = column_entries(stacked, where[numbers[:n_states] + 1].tolist())  # der(x): the next column
-    exprs = [ode, cs.vertcat(*out.alg), stacked[n_states:]]
+    exprs = [ode, cs.vertcat(*out.alg), _span(stacked, n_states, len(numbers))]
     if out.defined:
         calls = ir.reduced.flat.calls_functions
         exprs = _substitute_chain(column_entries(stacked, out.defined), out.values(), exprs, calls)
@@ -335,6 +335,13 @@ def _solved_tears(res: cs.SX, y: cs.SX, tearing: Tearing, syms: list, values: li
     tears = y[tearing.tears]
     at_zero = cs.substitute(left, tears, cs.DM.zeros(tears.numel()))
     return linsolve.solve(cs.jacobian(left, tears), -at_zero)
+
+
+def _span(stacked: cs.SX, start: int, stop: int) -> cs.SX:
+    """The entries ``start, ..., stop - 1`` of a column vector, as
+    :func:`~acausal.symbols.column_entries` of them, by one slice (no list of indices to
+    convert; CasADi slices a 1 x 1 to an empty range as a 1 x 0)."""
+    return stacked[start:stop] if stop > start else cs.SX(0, 1)
 
 
 def _nonzero_number(a: cs.SX) -> bool:
