@@ -85,6 +85,20 @@ class Symbol(NamedTuple):
     def is_constant(self) -> bool:
         return self.kind in CONSTANT_KINDS
 
+    def derivative(self) -> Symbol:
+        """The record of ``der()`` of this one, made by the compiler (alias elimination,
+        index reduction): a fresh symbol named as ``der()`` would name it, of the same
+        component, one order up from the same base."""
+        sym = cs.SX.sym(derivative_name(self.sym.name()))
+        return Symbol(
+            derivative_name(self.name),
+            "derivative",
+            sym,
+            self.component,
+            base=self.base or self.name,
+            order=self.order + 1,
+        )
+
     def __str__(self) -> str:
         return self.describe(lambda e: infix(as_sx(e)))
 

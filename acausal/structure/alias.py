@@ -29,7 +29,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_, is_not, methodcaller
+from operator import attrgetter, methodcaller
 from typing import NamedTuple
 
 import casadi as cs
@@ -37,10 +37,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation, Symbol
-from ..symbols import derivative_name
 from ..table import SymbolTable, Table
 from .alias_rows import Rows, Substitution
-from .starts import merge_starts
+from .starts import has_start, merge_starts
 from .union_find import Lin, SignedUnionFind
 
 
@@ -141,14 +140,18 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
     names = list(map(attrgetter("name"), symbols))
     fixed = np.fromiter(map(attrgetter("fixed"), symbols), bool, n)
     flags = np.fromiter(map(differentiated.__contains__, names), bool, n)
-    return _ranks(symbols, names, flags, fixed)
+    return _ranks(symbols, names, flags, fixed, has_start(symbols))
 
 
 def _ranks(
-    symbols: Sequence[Symbol], names: Sequence[str], differentiated: np.ndarray, fixed: np.ndarray
+    symbols: Sequence[Symbol],
+    names: Sequence[str],
+    differentiated: np.ndarray,
+    fixed: np.ndarray,
+    started: np.ndarray,
 ) -> np.ndarray:
     """:func:`preference_ranks` of the ``symbols`` named ``names``, whether each is
-    differentiated and has a fixed start given as arrays."""
+    differentiated, has a fixed start and has a start given as arrays."""
     n = len(symbols)
     # the local name: after the component's and a dot
     start = np.fromiter(map(len, map(attrgetter("component"), symbols)), np.int64, n) + 1
@@ -158,7 +161,7 @@ def _ranks(
         np.arange(n),
         length,
         dotted,
-        np.fromiter(map(is_, map(attrgetter("start"), symbols), repeat(None)), bool, n),
+        ~started,
         -np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n),
         ~fixed,
         ~differentiated,
@@ -191,8 +194,9 @@ class Classes:
         n = len(variables)
         differentiated = np.fromiter(map(self.deriv.__contains__, variables), bool, n)
         fixed = np.fromiter(map(attrgetter("fixed"), records), bool, n)
-        self.uf = SignedUnionFind(
-            _ranks(records, variables, differentiated, fixed),  # (the derivatives as declared)
+        self.started = has_start(records)  # (whether each variable has a start value)
+        self.uf = SignedUnionFind(  # (ranked by the derivatives as declared)
+            _ranks(records, variables, differentiated, fixed, self.started),
             differentiated,
             np.flatnonzero(fixed).tolist(),
         )
@@ -237,11 +241,10 @@ class Classes:
         name = self.deriv.get(q)
         if name is not None:
             return name, False
-        name = self.deriv[q] = derivative_name(q)
+        record = self.symbols[q].derivative()  # (q is undifferentiated: der(q))
+        name = self.deriv[q] = record.name
         self.uf.differentiated[self.position[q]] = True
-        base = self.symbols[q]
-        sym = cs.SX.sym(derivative_name(base.sym.name()))  # named as der() would name it
-        self.made[name] = Symbol(name, "derivative", sym, base.component, base=q, order=1)
+        self.made[name] = record
         return name, True
 
 
@@ -282,10 +285,10 @@ def _reduced(
     at, roots, signs, lins = classes.uf.resolve(eliminated)
     aliases = Aliases(at, roots, signs, *_offset_values(classes, lins))
     records = classes.records
-    started = np.fromiter(map(is_not, map(attrgetter("start"), records), repeat(None)), bool)
+    started = classes.started
     # (the starts read the aliases of the variables with a start value only)
     table = aliases.table(flat.variables, np.flatnonzero(started[at]))
-    starts = merge_starts(flat, records, table, rows.values)
+    starts = merge_starts(flat, records, started, table, rows.values)
     return Reduced(
         flat,
         flat.symbols.extended(classes.made),

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ..errors import StateSelectionWarning, StructureError
 from ..flat import FlatEquation, Symbol, maker
-from ..symbols import derivative_name, derivative_names, vstack
+from ..symbols import derivative_names, vstack
 from ..table import SymbolTable, Table
 from .algorithms import (
     Col,
@@ -354,17 +354,9 @@ def _check_nonsingular(red: Reduced, first: Pattern) -> None:
 
 def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
     """Add ``der(name)`` to the table ``symbols``; return its name."""
-    base = symbols[name]
-    new = derivative_name(name)
-    symbols[new] = Symbol(
-        new,
-        "derivative",
-        cs.SX.sym(derivative_name(base.sym.name())),  # named as der() would name it
-        base.component,
-        base=base.base or name,
-        order=base.order + 1,
-    )
-    return new
+    record = symbols[name].derivative()
+    symbols[record.name] = record
+    return record.name
 
 
 def _differentiate(

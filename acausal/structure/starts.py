@@ -34,11 +34,16 @@ class Start:
 
 
 def merge_starts(
-    flat: FlatDAE, records: Sequence[Symbol], eliminated: Mapping[str, Alias], values: np.ndarray
+    flat: FlatDAE,
+    records: Sequence[Symbol],
+    started: np.ndarray,
+    eliminated: Mapping[str, Alias],
+    values: np.ndarray,
 ) -> dict[str, Start]:
     """One start value per class (a member's ``q = s root + c`` gives the root
     ``s (start - c)``); two different fixed values in a class are an error. ``records``:
-    the symbols of ``flat.variables``, in order."""
+    the symbols of ``flat.variables``, in order; ``started``: whether each has a start
+    value (:func:`has_start`)."""
     params: cs.SX | None = None  # stacked when first needed
 
     def numeric(expr: cs.SX | float) -> float:
@@ -51,8 +56,6 @@ def merge_starts(
             e = cs.substitute(e, params, cs.DM(values))
         return float(cs.evalf(e))
 
-    # the variables with a start value, found in C (of a large model's, a few)
-    started = np.fromiter(map(is_not, map(attrgetter("start"), records), repeat(None)), bool)
     at = np.flatnonzero(started).tolist()
     starts: dict[str, Start] = {}
     for q, sym in zip(map(flat.variables.__getitem__, at), map(records.__getitem__, at)):
@@ -76,3 +79,8 @@ def merge_starts(
                 f"{numeric(value):g} (after sign and offset); remove or align one of them"
             )
     return starts
+
+
+def has_start(records: Sequence[Symbol]) -> np.ndarray:
+    """Whether each symbol has a start value, found in C (of a large model's, a few)."""
+    return np.fromiter(map(is_not, map(attrgetter("start"), records), repeat(None)), bool)
