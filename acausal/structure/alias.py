@@ -211,24 +211,35 @@ class Classes:
         self.n_atoms += block.numel()
         return first
 
-    def expressions(self, offsets: list[Lin]) -> cs.SX:
-        """The offsets as one vector: ``W [1; atoms]``, ``W`` sparse."""
-        return self.products(*_triplets(offsets), len(offsets))
+    def terms(self, offsets: list[Lin], n: int) -> tuple[cs.SX, sp.csr_matrix, np.ndarray]:
+        """The offsets as one vector ``W [1; atoms]`` (``W`` sparse; a structural zero
+        where an offset is zero), their incidence in the ``n`` columns (:meth:`_held`),
+        and whether each holds an atom (depends on parameters)."""
+        rows, cols, weights = _triplets(offsets)
+        some = np.unique(rows)  # (the offsets that hold a term; the others' rows are empty)
+        exprs = self.products(np.searchsorted(some, rows), cols, weights, len(some))
+        spy = cs.Sparsity.triplet(len(offsets), 1, some.tolist(), [0] * len(some))
+        atoms = np.zeros(len(offsets), dtype=bool)
+        atoms[rows[cols != 0]] = True
+        return cs.SX(spy, exprs), self._held(rows, cols, len(offsets), n), atoms
 
     def products(self, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n: int) -> cs.SX:
         """``W [1; atoms]``, ``W`` the ``n``-row sparse matrix of the triplets (row,
-        column, weight); column 0 the number 1, column ``k + 1`` atom ``k``."""
-        atoms = cs.vertcat(cs.SX(1), *self.atoms)
-        W = cs.DM.triplet(rows.tolist(), cols.tolist(), cs.DM(weights), n, atoms.numel())
+        column, weight); column 0 the number 1, column ``k + 1`` atom ``k``. Only the
+        columns in use are multiplied (in order: each row's sum the same)."""
+        used = np.unique(cols)
+        atoms = cs.vertcat(cs.SX(1), *self.atoms)[used.tolist()] if used.size else cs.SX(0, 1)
+        at = np.searchsorted(used, cols).tolist()
+        W = cs.DM.triplet(rows.tolist(), at, cs.DM(weights), n, len(used))
         return cs.mtimes(W, atoms)
 
-    def held(self, offsets: list[Lin], n: int) -> sp.csr_matrix:
-        """A matrix whose row ``i`` holds the columns (of ``n``) of the ``i``-th offset's
-        atoms, each entry the number of its atoms that hold the column (a product of 0/1
-        matrices): the offset's incidence where every entry is 1."""
-        rows, cols, _ = _triplets(offsets)
+    def _held(self, rows: np.ndarray, cols: np.ndarray, m: int, n: int) -> sp.csr_matrix:
+        """A matrix whose row ``i`` holds the columns (of ``n``) of the atoms of the
+        ``i``-th of ``m`` offsets (given as the triplets' ``rows`` and ``cols``), each entry
+        the number of its atoms that hold the column (a product of 0/1 matrices): the
+        offset's incidence where every entry is 1."""
         ones = np.ones(len(rows), dtype=np.int64)
-        by_atom = sp.csr_matrix((ones, (rows, cols)), shape=(len(offsets), self.n_atoms + 1))
+        by_atom = sp.csr_matrix((ones, (rows, cols)), shape=(m, self.n_atoms + 1))
         blocks = [sp.csr_matrix((1, n), dtype=np.int64)]  # (ONE holds no column)
         for block in self.atom_held:
             block = sp.csr_matrix(block, dtype=np.int64)

@@ -35,7 +35,7 @@ from .graph import (
     replace_rows,
     substitute_rows,
 )
-from .union_find import ONE, ZERO, Lin, SignedUnionFind, holds_atoms
+from .union_find import ONE, ZERO, Lin, SignedUnionFind
 
 if TYPE_CHECKING:
     from .alias import Classes
@@ -341,8 +341,8 @@ class Rows:
 
     def substitute(self, replaced: Substitution, classes: Classes) -> list[int]:
         """Apply the :class:`Substitution` ``replaced`` to the rows holding its symbols;
-        return those rows. The bases are picked by a sparse product; the rows' new
-        incidence follows (:meth:`_substituted_pattern`)."""
+        return those rows. The bases are picked with their signs (:func:`_signed`); the
+        rows' new incidence follows (:meth:`_substituted_pattern`)."""
         position, allsyms = self.position, self.allsyms
         n = len(self.columns)
         # (a variable's column is its position; the derivatives' by name)
@@ -355,11 +355,11 @@ class Rows:
         check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive).tolist()
         on = np.flatnonzero(bases >= 0)
         at = bases[on]
-        pick = cs.DM.triplet(on.tolist(), at.tolist(), cs.DM(signs[on]), len(old_at), n)
-        new = cs.mtimes(pick, allsyms)
+        new = _signed(allsyms, on, at, signs[on], len(old_at))
         offset = any(map(is_not, offsets, repeat(ZERO)))
         if offset:
-            new += classes.expressions(offsets)
+            exprs, held, with_atoms = classes.terms(offsets, n)
+            new += exprs
         new = cs.densify(new)
         old_list = old_at.tolist()
         before = self._forms(np.asarray(check, dtype=np.int64))
@@ -371,8 +371,8 @@ class Rows:
         reach = sp.csr_matrix((ones, (on, at)), shape=(len(old_at), n))
         sure = bases >= 0
         if offset:
-            reach = reach + classes.held(offsets, n)
-            sure |= np.fromiter(map(holds_atoms, offsets), bool, len(old_at))
+            reach = reach + held
+            sure |= with_atoms
         part = self._substituted_pattern(check, old_list, reach, sure)
         self.pattern = replace_rows(self.pattern, check, part)
         self._carry(check, before, part, (old_at, bases, signs))
@@ -480,6 +480,19 @@ class Substitution(NamedTuple):
     with_der: np.ndarray
     derivatives: list[str]
     bases: list[str | None]
+
+
+def _signed(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int) -> cs.SX:
+    """The ``n``-vector holding ``signs[k] * syms[at[k]]`` in row ``on[k]`` (signs +-1; the
+    other rows structural zeros): what the product of the sparse matrix of those entries
+    with ``syms`` gives, without its pass over every symbol."""
+    if not len(on):
+        return cs.SX(n, 1)
+    picked = syms[at.tolist()]
+    neg = np.flatnonzero(signs < 0).tolist()
+    if neg:
+        picked[neg] = -picked[neg]
+    return cs.SX(cs.Sparsity.triplet(n, 1, on.tolist(), [0] * len(on)), picked)
 
 
 def _columns_of(position: dict[str | None, int], names: list[str | None]) -> np.ndarray:

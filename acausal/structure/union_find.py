@@ -22,8 +22,9 @@ never changed in place; :data:`ZERO` is zero.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
+from typing import NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,17 +34,15 @@ Lin = Mapping[int, float]  # an offset: atom -> weight
 ONE = -1  # the atom of the number 1
 
 
-class _Zero(Mapping[int, float]):
-    """The zero offset: an empty mapping that cannot change; copies and pickles are it."""
+class _Zero(dict):
+    """The zero offset: an empty mapping that cannot change; copies and pickles are it (a
+    dict, so that its length, truth and lookups cost no Python call)."""
 
-    def __getitem__(self, atom: int) -> float:
-        raise KeyError(atom)
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("ZERO cannot change")
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = __ior__ = _refuse
 
     def __reduce__(self) -> str:
         return "ZERO"
