@@ -95,11 +95,14 @@ class Rows:
         self.pristine = np.ones(len(self.sources), dtype=bool)
         entries = flat.connection_entries
         self.n_own = len(self.sources) - (len(entries.indptr) - 1)
-        first = [
-            self.position[entries.names[a]] if src.kind == "potential" else -1
-            for a, src in zip(entries.indptr[:-1].tolist(), self.sources[self.n_own :])
-        ]
-        self.first = np.array(first, dtype=np.int64)
+        kinds = list(map(attrgetter("kind"), self.sources[self.n_own :]))
+        potential = np.array(kinds, dtype=object) == "potential"
+        at = entries.indptr[:-1][potential].tolist()
+        self.first = np.full(len(kinds), -1, dtype=np.int64)
+        names = map(entries.names.__getitem__, at)
+        self.first[potential] = np.fromiter(
+            map(self.position.__getitem__, names), np.int64, len(at)
+        )
         self.array_start = self.n_own - flat.array_rows
 
     def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:

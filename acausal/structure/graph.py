@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from ..flat import Entries, FlatDAE
+from ..flat import Entries, FlatDAE, display_name
 from ..symbols import vstack
 
 #: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
@@ -269,7 +269,10 @@ def flat_incidence(
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
-    comp = incidence(residuals[:n_comp] if n_comp else cs.SX(0, 1), allsyms)
+    rows = residuals[:n_comp] if n_comp else cs.SX(0, 1)
+    comp = _held_incidence(flat, rows, position, allsyms.numel()) if n_comp <= 8 * BUCKETS else None
+    if comp is None:
+        comp = incidence(rows, allsyms)
     if arrays is None and flat.array_entries is not None:
         arrays = _named_rows(flat.array_entries, position, allsyms.numel())
     elif arrays is None:
@@ -277,6 +280,25 @@ def flat_incidence(
         arrays = pattern(rows, allsyms)
     conn = _named_rows(entries, position, allsyms.numel())
     return sp.csr_matrix(sp.vstack([comp, arrays, conn], format="csr"), dtype=np.int8)
+
+
+def _held_incidence(
+    flat: FlatDAE, res: cs.SX, position: dict[str | None, int], m: int
+) -> sp.csr_matrix | None:
+    """:func:`pattern` of a few rows ``res`` of ``flat`` in the ``m`` columns
+    (``position``: a dotted name's column, None time's) taken in the symbols the rows
+    hold only (CasADi's sparsity pass costs a sweep over every column it is given); None
+    where a held symbol has no column."""
+    held = cs.symvar(res)
+    time = flat.t.name()
+    names = [None if s.name() == time else display_name(s.name(), flat.keys) for s in held]
+    if not all(map(position.__contains__, names)):
+        return None
+    cols = np.fromiter(map(position.__getitem__, names), np.int64, len(names))
+    got = pattern(res, cs.vertcat(cs.SX(0, 1), *held))
+    out = sp.csr_matrix((got.data, cols[got.indices], got.indptr), shape=(res.numel(), m))
+    out.sort_indices()
+    return out
 
 
 def _named_rows(entries: Entries, position: dict[str | None, int], m: int) -> sp.csr_matrix:
