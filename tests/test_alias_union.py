@@ -182,7 +182,10 @@ def test_all_aliases_at_once_as_found_one_by_one(seed):
         const = one_by_one.const.get(root)
         expected.append((q, None, s, axpy(c, s, const)) if const is not None else (q, root, s, c))
     assert classes.offset and classes.const  # offsets and constants were made
-    qs, roots, signs, offsets = classes.resolve(names)
+    qs, roots, signs, terms = classes.resolve(names)
+    offsets = [{} for _ in names]
+    for k, col, w in zip(terms.rows.tolist(), terms.cols.tolist(), terms.weights.tolist()):
+        offsets[k][col - 1] = w  # (column 0 the number 1, ONE = -1)
     got = zip(qs.tolist(), [None if r < 0 else r for r in roots.tolist()], signs.tolist(), offsets)
     assert [(q, r, s, dict(c)) for q, r, s, c in got] == [
         (q, r, s, dict(c)) for q, r, s, c in expected

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, compress, repeat
-from operator import attrgetter, methodcaller
+from itertools import compress, repeat
+from operator import attrgetter
 from typing import NamedTuple
 
 import casadi as cs
@@ -39,8 +39,9 @@ import scipy.sparse as sp
 from ..flat import FlatDAE, FlatEquation, Symbol
 from ..table import SymbolTable, Table
 from .alias_rows import Rows, Substitution
+from .graph import signed_picks
 from .starts import has_start, merge_starts
-from .union_find import Lin, SignedUnionFind
+from .union_find import SignedUnionFind, Terms
 
 
 class Aliases(NamedTuple):
@@ -211,24 +212,28 @@ class Classes:
         self.n_atoms += block.numel()
         return first
 
-    def terms(self, offsets: list[Lin], n: int) -> tuple[cs.SX, sp.csr_matrix, np.ndarray]:
-        """The offsets as one vector ``W [1; atoms]`` (``W`` sparse; a structural zero
-        where an offset is zero), their incidence in the ``n`` columns (:meth:`_held`),
-        and whether each holds an atom (depends on parameters)."""
-        rows, cols, weights = _triplets(offsets)
+    def terms(self, offsets: Terms, m: int, n: int) -> tuple[cs.SX, sp.csr_matrix, np.ndarray]:
+        """The ``m`` offsets ``offsets`` as one vector ``W [1; atoms]`` (``W`` sparse; a
+        structural zero where an offset is zero), their incidence in the ``n`` columns
+        (:meth:`_held`), and whether each holds an atom (depends on parameters)."""
+        rows, cols, weights = offsets
         some = np.unique(rows)  # (the offsets that hold a term; the others' rows are empty)
         exprs = self.products(np.searchsorted(some, rows), cols, weights, len(some))
-        spy = cs.Sparsity.triplet(len(offsets), 1, some.tolist(), [0] * len(some))
-        atoms = np.zeros(len(offsets), dtype=bool)
+        spy = cs.Sparsity.triplet(m, 1, some.tolist(), [0] * len(some))
+        atoms = np.zeros(m, dtype=bool)
         atoms[rows[cols != 0]] = True
-        return cs.SX(spy, exprs), self._held(rows, cols, len(offsets), n), atoms
+        return cs.SX(spy, exprs), self._held(rows, cols, m, n), atoms
 
     def products(self, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n: int) -> cs.SX:
         """``W [1; atoms]``, ``W`` the ``n``-row sparse matrix of the triplets (row,
-        column, weight); column 0 the number 1, column ``k + 1`` atom ``k``. Only the
-        columns in use are multiplied (in order: each row's sum the same)."""
+        column, weight); column 0 the number 1, column ``k + 1`` atom ``k``. Where every
+        row is one atom times +-1, those are picked (:func:`.graph.signed_picks`); else
+        only the columns in use are multiplied (in order: each row's sum the same)."""
+        atoms = cs.vertcat(cs.SX(1), *self.atoms)
+        if len(rows) == n and (np.abs(weights) == 1).all() and (np.bincount(rows) == 1).all():
+            return signed_picks(atoms, rows, cols, weights, n)
         used = np.unique(cols)
-        atoms = cs.vertcat(cs.SX(1), *self.atoms)[used.tolist()] if used.size else cs.SX(0, 1)
+        atoms = atoms[used.tolist()] if used.size else cs.SX(0, 1)
         at = np.searchsorted(used, cols).tolist()
         W = cs.DM.triplet(rows.tolist(), at, cs.DM(weights), n, len(used))
         return cs.mtimes(W, atoms)
@@ -294,7 +299,7 @@ def _reduced(
     eliminated variable as ``sign * representative + offset`` in its final form (a
     representative may have been eliminated later), and the classes' start values."""
     at, roots, signs, lins = classes.uf.resolve(eliminated)
-    aliases = Aliases(at, roots, signs, *_offset_values(classes, lins))
+    aliases = Aliases(at, roots, signs, *_offset_values(classes, lins, len(at)))
     records = classes.records
     started = classes.started
     # (the starts read the aliases of the variables with a start value only)
@@ -337,24 +342,13 @@ def _substitutions(left: np.ndarray, classes: Classes) -> tuple[Substitution, li
     return Substitution(at, roots, signs, offsets, with_der, derivatives, bases), fresh
 
 
-def _triplets(offsets: list[Lin]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The offsets as the triplets (offset, atom + 1, weight) of a sparse matrix whose
-    column 0 is the number 1 (:data:`ONE`), offset after offset, each in its order."""
-    sizes = np.fromiter(map(len, offsets), np.int64, len(offsets))
-    held = np.flatnonzero(sizes)
-    lins = list(map(offsets.__getitem__, held.tolist()))
-    n = int(sizes.sum())
-    cols = np.fromiter(chain.from_iterable(lins), np.int64, n) + 1
-    weights = np.fromiter(chain.from_iterable(map(methodcaller("values"), lins)), float, n)
-    return np.repeat(held, sizes[held]), cols, weights
-
-
-def _offset_values(classes: Classes, offsets: list[Lin]) -> tuple[np.ndarray, np.ndarray, cs.SX]:
+def _offset_values(
+    classes: Classes, offsets: Terms, n: int
+) -> tuple[np.ndarray, np.ndarray, cs.SX]:
     """The offsets as :class:`Aliases` holds them: each a number where it is one (no atom
     but ONE), else an expression of parameters (all of them made in one product, stacked
     in order), with the place of each in that vector (-1: a number)."""
-    rows, cols, weights = _triplets(offsets)
-    n = len(offsets)
+    rows, cols, weights = offsets
     symbolic = np.zeros(n, dtype=bool)
     symbolic[rows[cols != 0]] = True
     constants = np.zeros(n)

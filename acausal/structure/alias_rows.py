@@ -15,8 +15,8 @@ offsets one by one.
 
 from __future__ import annotations
 
-from itertools import compress, repeat
-from operator import attrgetter, is_not
+from itertools import compress
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 import casadi as cs
@@ -33,9 +33,10 @@ from .graph import (
     flat_incidence,
     incidence,
     replace_rows,
+    signed_picks,
     substitute_rows,
 )
-from .union_find import ONE, ZERO, Lin, SignedUnionFind
+from .union_find import ONE, ZERO, SignedUnionFind, Terms
 
 if TYPE_CHECKING:
     from .alias import Classes
@@ -344,24 +345,24 @@ class Rows:
 
     def substitute(self, replaced: Substitution, classes: Classes) -> list[int]:
         """Apply the :class:`Substitution` ``replaced`` to the rows holding its symbols;
-        return those rows. The bases are picked with their signs (:func:`_signed`); the
-        rows' new incidence follows (:meth:`_substituted_pattern`)."""
+        return those rows. The bases are picked with their signs
+        (:func:`.graph.signed_picks`); the rows' new incidence follows
+        (:meth:`_substituted_pattern`)."""
         position, allsyms = self.position, self.allsyms
         n = len(self.columns)
         # (a variable's column is its position; the derivatives' by name)
         old_at = np.concatenate([replaced.at, _columns_of(position, replaced.derivatives)])
         bases = np.concatenate([replaced.roots, _columns_of(position, replaced.bases)])
         signs = np.concatenate([replaced.signs, replaced.signs[replaced.with_der]])
-        offsets = replaced.offsets + [ZERO] * len(replaced.derivatives)
         replaced_cols = np.zeros(n, dtype=np.int64)
         replaced_cols[old_at] = 1
         check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive).tolist()
         on = np.flatnonzero(bases >= 0)
         at = bases[on]
-        new = _signed(allsyms, on, at, signs[on], len(old_at))
-        offset = any(map(is_not, offsets, repeat(ZERO)))
+        new = signed_picks(allsyms, on, at, signs[on], len(old_at))
+        offset = replaced.offsets.rows.size > 0  # (the derivatives' offsets are zero)
         if offset:
-            exprs, held, with_atoms = classes.terms(offsets, n)
+            exprs, held, with_atoms = classes.terms(replaced.offsets, len(old_at), n)
             new += exprs
         new = cs.densify(new)
         old_list = old_at.tolist()
@@ -471,7 +472,8 @@ class Rows:
 class Substitution(NamedTuple):
     """Symbols to replace by ``sign * base + offset``: the variables ``at`` (their
     positions, which are their columns) by their representatives ``roots`` (-1: none, a
-    constant) with ``signs`` and ``offsets``; and the derivatives (names) of those of them
+    constant) with ``signs`` and ``offsets`` (:class:`.union_find.Terms`, a row per
+    variable); and the derivatives (names) of those of them
     that are differentiated (``with_der``: their places in ``at``) by the derivatives of
     their representatives ``bases`` (names; None: zero) with the same signs and no
     offset."""
@@ -479,23 +481,10 @@ class Substitution(NamedTuple):
     at: np.ndarray
     roots: np.ndarray
     signs: np.ndarray
-    offsets: list[Lin]
+    offsets: Terms
     with_der: np.ndarray
     derivatives: list[str]
     bases: list[str | None]
-
-
-def _signed(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int) -> cs.SX:
-    """The ``n``-vector holding ``signs[k] * syms[at[k]]`` in row ``on[k]`` (signs +-1; the
-    other rows structural zeros): what the product of the sparse matrix of those entries
-    with ``syms`` gives, without its pass over every symbol."""
-    if not len(on):
-        return cs.SX(n, 1)
-    picked = syms[at.tolist()]
-    neg = np.flatnonzero(signs < 0).tolist()
-    if neg:
-        picked[neg] = -picked[neg]
-    return cs.SX(cs.Sparsity.triplet(n, 1, on.tolist(), [0] * len(on)), picked)
 
 
 def _columns_of(position: dict[str | None, int], names: list[str | None]) -> np.ndarray:

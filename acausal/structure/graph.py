@@ -239,6 +239,21 @@ def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -
     return out
 
 
+def signed_picks(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int) -> cs.SX:
+    """The ``n``-vector holding ``signs[k] * syms[at[k]]`` in row ``on[k]`` (distinct rows,
+    signs +-1; the other rows structural zeros): what the product of the sparse matrix
+    of those entries with ``syms`` gives, without its pass over every symbol."""
+    if not len(on):
+        return cs.SX(n, 1)
+    order = np.argsort(on, kind="stable")  # (the nonzeros in the order of their rows)
+    on, at, signs = on[order], at[order], signs[order]
+    picked = syms[at.tolist()]
+    neg = np.flatnonzero(signs < 0).tolist()
+    if neg:
+        picked[neg] = -picked[neg]
+    return cs.SX(cs.Sparsity.triplet(n, 1, on.tolist(), [0] * len(on)), picked)
+
+
 def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
     """``mat`` with its rows ``rows`` replaced by those of ``new``, in order."""
     if not rows:

@@ -23,8 +23,8 @@ never changed in place; :data:`ZERO` is zero.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
-from typing import NoReturn
+from itertools import chain
+from typing import NamedTuple, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -302,12 +302,16 @@ class SignedUnionFind:
 
     def resolve(
         self, qs: Sequence[int], keep_roots: bool = False
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Lin]]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Terms]:
         """The variables ``qs`` as ``sign * root + offset`` (root -1 and the offset the
         class's constant when the class is constant): the variables, roots and signs as
-        arrays, the offsets as a list. With ``keep_roots``, the roots of classes without a
-        constant are left out. Roots and signs come from :meth:`roots` for all variables at
-        once; an offset is composed (:meth:`find`) only where there is one."""
+        arrays, the offsets as :class:`Terms`. With ``keep_roots``, the roots of classes
+        without a constant are left out. Roots and signs come from :meth:`roots` for all
+        variables at once; an offset is composed only where there is one: a child of its
+        root holds it, a grandchild adds its parent's times its sign (as :meth:`find`
+        would compose them), deeper ones compose by :meth:`find`; a constant class adds
+        its constant times the sign. Each step adds two terms per atom at most, so sums
+        of whole vectors give what :func:`axpy` gives one by one."""
         const = self.const
         idx = np.asarray(qs, dtype=np.int64)
         parent, up, sign, shifted = self.roots()
@@ -316,27 +320,59 @@ class SignedUnionFind:
         if keep_roots:
             idx = idx[(up[idx] != idx) | constant[up[idx]]]
         roots, signs = up[idx], sign[idx]
-        offsets = [ZERO] * len(idx)
         at = np.flatnonzero(shifted[idx])
-        # a child of its root holds its offset (find would return it); a grandchild adds
-        # its parent's, as find would compose them; the others compose by find
         up = parent[idx[at]]
         child = up == roots[at]
-        own = map(self.offset.get, idx[at[child]].tolist(), repeat(ZERO))
-        for i, lin in zip(at[child].tolist(), own):
-            offsets[i] = lin
         two = ~child & (parent[up] == roots[at])
-        offset, sign_of = self.offset, self.sign
-        for i, q, p in zip(at[two].tolist(), idx[at[two]].tolist(), up[two].tolist()):
-            offsets[i] = axpy(offset.get(q, ZERO), sign_of[q], offset.get(p, ZERO))
-        deeper = ~child & ~two
-        for i, q in zip(at[deeper].tolist(), idx[at[deeper]].tolist()):
-            offsets[i] = self.find(q)[2]
+        deeper = np.flatnonzero(~child & ~two)
+        offset = self.offset
+        own = at[child | two]  # (a grandchild's own offset or its parent's may be zero)
+        parts = [lin_terms(own, [offset.get(q, ZERO) for q in idx[own].tolist()])]
+        grand = idx[at[two]].tolist()
+        up_sign = np.fromiter(map(self.sign.__getitem__, grand), float, len(grand))
+        lins = [offset.get(p, ZERO) for p in up[two].tolist()]
+        parts.append(lin_terms(at[two], lins, up_sign))
+        found = [self.find(q)[2] for q in idx[at[deeper]].tolist()]  # (after: find moves nodes)
+        parts.append(lin_terms(at[deeper], found))
+        terms = _summed(parts, len(idx))
         grounded = np.flatnonzero(constant[roots])
-        for i, s, r in zip(grounded.tolist(), signs[grounded].tolist(), roots[grounded].tolist()):
-            offsets[i] = axpy(offsets[i], s, const[r])
+        consts = list(map(const.__getitem__, roots[grounded].tolist()))
+        terms = _summed([terms, lin_terms(grounded, consts, signs[grounded])], len(idx))
         roots[grounded] = -1
-        return idx, roots, signs, offsets
+        return idx, roots, signs, terms
+
+
+class Terms(NamedTuple):
+    """Offsets as the triplets (offset, atom + 1, weight) of a sparse matrix whose column
+    0 is the number 1 (:data:`ONE`), in the order of the offsets and of their atoms."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    weights: np.ndarray
+
+
+def lin_terms(places: np.ndarray, lins: Sequence[Lin], scale: np.ndarray | None = None) -> Terms:
+    """The offsets ``lins`` (each times ``scale``, +-1, where given) as :class:`Terms`,
+    the ``k``-th in row ``places[k]``."""
+    sizes = np.fromiter(map(len, lins), np.int64, len(lins))
+    n = int(sizes.sum())
+    cols = np.fromiter(chain.from_iterable(lins), np.int64, n) + 1
+    weights = np.fromiter(chain.from_iterable(map(dict.values, lins)), float, n)
+    if scale is not None:
+        weights = weights * np.repeat(scale, sizes)
+    return Terms(np.repeat(np.asarray(places, dtype=np.int64), sizes), cols, weights)
+
+
+def _summed(parts: list[Terms], n: int) -> Terms:
+    """The sums of the offsets ``parts`` (``n`` rows; two terms at most per atom, so that
+    the order of a sum does not matter), without the terms that cancel."""
+    rows, cols, weights = (np.concatenate(a) for a in zip(*parts))
+    width = int(cols.max()) + 1 if cols.size else 1
+    total = sp.csr_matrix((weights, (rows, cols)), shape=(n, width))
+    total.sum_duplicates()
+    total.eliminate_zeros()
+    rows = np.repeat(np.arange(n), np.diff(total.indptr))
+    return Terms(rows, total.indices.astype(np.int64), total.data)
 
 
 def _spanning_forest(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
