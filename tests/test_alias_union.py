@@ -125,6 +125,64 @@ def test_a_long_path_of_aliases_takes_the_signs_along_it(seed):
     assert _state(at_once) == _state(one_by_one)
 
 
+def _star_rows(rank: np.ndarray, rng: np.random.Generator) -> list:
+    """Random rows ``ka a + kb b + w h = 0`` joining groups of the nodes ranked ``rank``
+    in stars around their node of lowest rank (but now and then around another, or with a
+    leaf in two rows: not stars), with a number, an atom or no offset; a few not
+    alias-shaped (``|ka| != |kb|``)."""
+    nodes = rng.permutation(len(rank)).tolist()
+    rows = []
+    while len(nodes) > 2:
+        group = [nodes.pop() for _ in range(min(len(nodes), int(rng.integers(2, 5))))]
+        group.sort(key=rank.__getitem__, reverse=bool(rng.random() < 0.03))
+        hub, leaves = group[0], group[1:]
+        if rng.random() < 0.03:
+            leaves.append(int(rng.integers(len(rank))))
+        for leaf in (q for q in leaves if q != hub):
+            ka = float(rng.choice([-2.0, 1.0, 3.0]))
+            kb = ka * float(rng.choice([-1.0, 1.0])) if rng.random() < 0.9 else 2.5 * ka
+            atom = int(rng.choice([ONE - 1, ONE, 0, 1, 2]))
+            w = float(rng.normal()) if atom == ONE else 1.0
+            a, b = (hub, leaf) if rng.random() < 0.5 else (leaf, hub)
+            rows.append((len(rows), [a, b], [ka, kb], atom, w))
+    return [rows[k] for k in rng.permutation(len(rows))]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_star_rows_united_at_once_as_one_by_one(seed):
+    """Rows with offsets joining classes in stars (the offsets' passes: a body's centre and
+    its flanges) taken all at once by ``add_star_rows`` as ``add_row`` takes them one by one
+    (roots, signs, offsets and constants to the bit, fixed and changed roots); where they
+    are not stars, nothing is taken and nothing changes."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 60))
+    one_by_one = _classes(n, np.random.default_rng(seed))
+    at_once = _classes(n, np.random.default_rng(seed))
+    for classes in (one_by_one, at_once):  # (some classes already joined, one constant)
+        classes.fixed = {q for q in classes.fixed if q % 3 == 0}  # (two in a star: rarer)
+        classes.add_row([0, 1], [1.0, -1.0], {ONE: 0.5})
+        classes.add_row([2], [2.0], {3: 1.0}) if not classes.differentiated[2] else None
+        classes.take_changed()
+    roots = [q for q in range(n) if one_by_one.find(q)[0] == q and q not in one_by_one.const]
+    rows = _star_rows(one_by_one.rank[roots], rng)
+    for row in rows:
+        row[1][:] = [roots[q] for q in row[1]]
+    before = _state(at_once)
+    arrays = [np.array(x) for x in zip(*[(*qs, *coef, atom, w) for _, qs, coef, atom, w in rows])]
+    got = at_once.add_star_rows(*arrays) if rows else None
+    taken = {
+        row
+        for row, qs, coef, atom, w in rows
+        if one_by_one.add_row(qs, coef, {atom: w} if atom >= ONE else {})
+    }
+    if got is None:
+        assert _state(at_once) == before and not at_once.changed
+        return
+    assert {rows[k][0] for k in got.tolist()} == taken
+    assert at_once.changed == one_by_one.changed
+    assert _state(at_once) == _state(one_by_one)
+
+
 def test_ranks_order_representatives_by_the_preference_rules():
     """``preference_ranks`` against a sort by the rules' tuple: differentiated, fixed start,
     state priority, any start, a component's own variable, short local name, declaration

@@ -532,17 +532,16 @@ def _unite_offsets(c: _Affine, uf: SignedUnionFind) -> set[int]:
     taken. A constant of parameters is taken only for a class that one row alone would
     make one (two sources on one node stay equations)."""
     starts, held, coefs = c.bounds.tolist(), c.held.tolist(), c.coefs.tolist()
-    affine, offsets = c.affine.tolist(), c.offsets.tolist()
+    offsets = c.offsets.tolist()
     fixing: dict[int, int] = {}  # class root -> rows making it a constant of parameters
-    for i in c.atom_of:
-        if starts[i + 1] - starts[i] == 1 and affine[i]:
-            root = uf.find(held[starts[i]])[0]
-            fixing[root] = fixing.get(root, 0) + 1
-    aliased: set[int] = set()
-    for i, row in enumerate(c.rows.tolist()):
-        a, b = starts[i], starts[i + 1]
-        if a == b or not affine[i]:
-            continue
+    at = np.fromiter(c.atom_of, np.int64, len(c.atom_of))
+    for i in at[(np.diff(c.bounds)[at] == 1) & c.affine[at]].tolist():
+        root = uf.find(held[starts[i]])[0]
+        fixing[root] = fixing.get(root, 0) + 1
+    aliased, done = _star_rows(c, uf)  # (the rows of two variables, where they are stars)
+    rows = c.rows.tolist()
+    for i in np.flatnonzero(c.affine & (np.diff(c.bounds) > 0) & ~done).tolist():
+        a, b, row = starts[i], starts[i + 1], rows[i]
         qs = held[a:b]
         atom = c.atom_of.get(i)
         value = offsets[i]
@@ -552,6 +551,31 @@ def _unite_offsets(c: _Affine, uf: SignedUnionFind) -> set[int]:
         if uf.add_row(qs, coefs[a:b], offset):
             aliased.add(row)
     return aliased
+
+
+def _star_rows(c: _Affine, uf: SignedUnionFind) -> tuple[set[int], np.ndarray]:
+    """The affine candidates of two variables added to ``uf`` all at once where they form
+    stars (:meth:`.SignedUnionFind.add_star_rows`) and no candidate of one variable holds
+    one of theirs (so that the two kinds touch other classes, in any order): the rows
+    taken, and which candidates were so added (none where they are not so)."""
+    count = np.diff(c.bounds)
+    first = c.bounds[:-1]
+    on = c.affine & (count == 2)
+    done = np.zeros(len(c.rows), dtype=bool)
+    single = c.held[first[c.affine & (count == 1)]]
+    pairs = np.flatnonzero(on)
+    a, b = c.held[first[pairs]], c.held[first[pairs] + 1]
+    if not pairs.size or np.isin(np.concatenate([a, b]), single).any():
+        return set(), done
+    atoms = np.where(c.offsets != 0, ONE, ONE - 1)  # (a number, or no term)
+    atoms[list(c.atom_of)] = list(c.atom_of.values())
+    weights = np.where(atoms >= 0, 1.0, c.offsets)[pairs]
+    ka, kb = c.coefs[first[pairs]], c.coefs[first[pairs] + 1]
+    taken = uf.add_star_rows(a, b, ka, kb, atoms[pairs], weights)
+    if taken is None:
+        return set(), done
+    done[pairs] = True
+    return set(c.rows[pairs[taken]].tolist()), done
 
 
 def _entries(

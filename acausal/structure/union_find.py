@@ -244,6 +244,60 @@ class SignedUnionFind:
         self.changed.update(qs)
         return index[taken]
 
+    def add_star_rows(
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        ka: np.ndarray,
+        kb: np.ndarray,
+        atoms: np.ndarray,
+        weights: np.ndarray,
+    ) -> np.ndarray | None:
+        """The rows ``ka a + kb b + w h = 0`` (``h`` the atom ``atoms[k]`` times ``w =
+        weights[k]``; no term where the atom is below :data:`ONE`) recorded as
+        :meth:`add_row` would one by one in order, all at once, where they are stars: every
+        variable the root of a class without a constant, and in each set of classes the
+        alias-shaped rows join, every row holds the root of lowest rank, the other variables
+        one row each, and at most one of them a fixed start. Then each row hangs its other
+        variable under that root with the row's sign and offset, whatever the order. The
+        positions of the rows taken, in increasing order; None where the rows are not so."""
+        index = np.flatnonzero((ka != 0.0) & (np.abs(ka) == np.abs(kb)))
+        a, b, ka, kb, atoms, weights = (x[index] for x in (a, b, ka, kb, atoms, weights))
+        nodes = np.unique(np.concatenate([a, b]))
+        listed = nodes.tolist()
+        if list(map(self.parent.__getitem__, listed)) != listed or self.const.keys() & listed:
+            return None
+        n = len(self)
+        links = sp.csr_matrix((np.ones(len(a)), (a, b)), shape=(n, n))
+        _, label = connected_components(links, directed=False)
+        by = nodes[np.lexsort((self.rank[nodes], label[nodes]))]
+        head = np.ones(len(by), dtype=bool)
+        head[1:] = label[by[1:]] != label[by[:-1]]
+        root_of = np.zeros(n, dtype=np.int64)  # by label: the member of lowest rank
+        root_of[label[by[head]]] = by[head]
+        top = root_of[label[a]]
+        leaf = np.where(a == top, b, a)
+        fixed = np.fromiter(map(self.fixed.__contains__, listed), bool, len(listed))
+        if (
+            not ((a == top) | (b == top)).all()
+            or np.unique(leaf).size < leaf.size
+            or np.bincount(label[nodes[fixed]]).max(initial=0) > 1
+        ):
+            return None
+        # as _unite with both roots: qa = rel qb + d, d = -offset / ka; the lower rank stays
+        rel = -kb / ka
+        d = (-1.0 / ka) * weights
+        off = np.where(a == top, -rel * d, d)  # (b = rel' a - rel' d where a is the root)
+        parent, sign = self.parent, self.sign
+        for q, r, s in zip(leaf.tolist(), top.tolist(), rel.tolist()):
+            parent[q], sign[q] = r, s
+        held = atoms >= ONE
+        lins = [{atom: w} for atom, w in zip(atoms[held].tolist(), off[held].tolist())]
+        self.offset.update(zip(leaf[held].tolist(), lins))
+        self.fixed.update(root_of[label[nodes[fixed]]].tolist())  # (the roots' classes)
+        self.changed.update(listed)
+        return index
+
     def _shaped(self, a: np.ndarray, two: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
         """:meth:`alias_shaped` of rows ``ca a + cb b + h = 0`` at once (``two``: the rows
         with a second variable)."""
