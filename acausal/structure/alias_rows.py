@@ -452,10 +452,11 @@ class Rows:
         kept = np.ones(n, dtype=np.int64)
         kept[old_at] = 0
         old_rows = self.pattern[check].astype(np.int64)
-        bound = old_rows @ sp.diags(kept, dtype=np.int64) + old_rows[:, old_at] @ reach
+        through = old_rows[:, old_at]  # (each row's replaced symbols)
+        bound = old_rows @ sp.diags(kept, dtype=np.int64) + through @ reach
         bound.eliminate_zeros()
         bound.sort_indices()
-        unsure = (old_rows[:, old_at] @ ~sure > 0) | (bound.max(axis=1).toarray().ravel() > 1)
+        unsure = (through @ ~sure > 0) | (bound.max(axis=1).toarray().ravel() > 1)
         part = sp.csr_matrix(
             (np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr), shape=bound.shape
         )

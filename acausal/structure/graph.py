@@ -255,15 +255,27 @@ def signed_picks(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray,
 
 
 def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
-    """``mat`` with its rows ``rows`` replaced by those of ``new``, in order."""
+    """``mat`` with its rows ``rows`` (distinct) replaced by those of ``new``, in order:
+    each entry written to its place in the result at once (no stacking and reordering)."""
     if not rows:
         return mat
-    changed = np.zeros(mat.shape[0], dtype=bool)
-    changed[rows] = True
-    kept = np.nonzero(~changed)[0]
-    order = np.empty(mat.shape[0], dtype=np.int64)
-    order[np.concatenate([kept, np.asarray(rows)])] = np.arange(mat.shape[0])
-    return sp.csr_matrix(sp.vstack([mat[kept], new], format="csr")[order])
+    at = np.asarray(rows, dtype=np.int64)
+    old, fresh = np.diff(mat.indptr), np.diff(new.indptr)
+    size = old.copy()
+    size[at] = fresh
+    indptr = np.concatenate([[0], np.cumsum(size)])
+    kept = np.ones(len(size), dtype=bool)
+    kept[at] = False
+    by = np.repeat(np.arange(len(size)), old)  # (each old entry's row)
+    on = kept[by]
+    to_old = (indptr[by] - mat.indptr[by] + np.arange(len(by)))[on]
+    by_new = np.repeat(at, fresh)
+    to_new = indptr[by_new] - np.repeat(new.indptr[:-1], fresh) + np.arange(len(by_new))
+    indices = np.empty(indptr[-1], dtype=np.result_type(mat.indices, new.indices))
+    data = np.empty(indptr[-1], dtype=np.result_type(mat.data, new.data))
+    indices[to_old], data[to_old] = mat.indices[on], mat.data[on]
+    indices[to_new], data[to_new] = new.indices, new.data
+    return sp.csr_matrix((data, indices, indptr), shape=mat.shape)
 
 
 def flat_incidence(
