@@ -23,7 +23,7 @@ import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
-from ..flat import FlatDAE, FlatEquation
+from ..flat import FlatDAE, FlatEquation, maker
 from ..symbols import vstack
 from .alias_templates import Columns, array_pattern, instance_columns, template_rows
 from .graph import (
@@ -315,7 +315,7 @@ class Rows:
         if changed:
             split = cs.vertsplit(self.residuals[changed])
             sources = map(self.sources.__getitem__, changed)
-            for k, eq in zip(changed, map(FlatEquation, split, sources)):
+            for k, eq in zip(changed, map(maker(FlatEquation), zip(split, sources))):
                 equations[k] = eq
         return tuple(equations)
 

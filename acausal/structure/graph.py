@@ -251,6 +251,8 @@ def signed_picks(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray,
     neg = np.flatnonzero(signs < 0).tolist()
     if neg:
         picked[neg] = -picked[neg]
+    if len(on) == n:  # (every row)
+        return picked
     return cs.SX(cs.Sparsity.triplet(n, 1, on.tolist(), [0] * len(on)), picked)
 
 

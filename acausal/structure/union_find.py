@@ -23,7 +23,7 @@ never changed in place; :data:`ZERO` is zero.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from itertools import chain, repeat
 from typing import NamedTuple, NoReturn
 
 import numpy as np
@@ -381,10 +381,10 @@ class SignedUnionFind:
         deeper = np.flatnonzero(~child & ~two)
         offset = self.offset
         own = at[child | two]  # (a grandchild's own offset or its parent's may be zero)
-        parts = [lin_terms(own, [offset.get(q, ZERO) for q in idx[own].tolist()])]
+        parts = [lin_terms(own, list(map(offset.get, idx[own].tolist(), repeat(ZERO))))]
         grand = idx[at[two]].tolist()
         up_sign = np.fromiter(map(self.sign.__getitem__, grand), float, len(grand))
-        lins = [offset.get(p, ZERO) for p in up[two].tolist()]
+        lins = list(map(offset.get, up[two].tolist(), repeat(ZERO)))
         parts.append(lin_terms(at[two], lins, up_sign))
         found = [self.find(q)[2] for q in idx[at[deeper]].tolist()]  # (after: find moves nodes)
         parts.append(lin_terms(at[deeper], found))
