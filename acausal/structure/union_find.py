@@ -232,15 +232,18 @@ class SignedUnionFind:
         touched = np.flatnonzero(members)  # the classes' members (nodes)
         top, sign_up = self._hang(touched, u[pairs], v[pairs], rel[pairs], n)
         parent, sign = self.parent, self.sign
-        qs, tops = (touched - 1).tolist(), (top[touched] - 1).tolist()
-        for q, root, s in zip(qs, tops, sign_up[touched].tolist()):
-            if q != root:
-                parent[q], sign[q] = root, s  # q = s root
+        below = touched[top[touched] != touched]  # (the members that are not roots)
+        for q, root, s in zip(
+            (below - 1).tolist(), (top[below] - 1).tolist(), sign_up[below].tolist()
+        ):
+            parent[q], sign[q] = root, s  # q = s root
+        qs, tops = (touched - 1).tolist(), top[touched] - 1
         for e in grounded.tolist():
             k = int(u[e])
             value = float(sign_up[k]) * float(rel[e])  # q_k = s root = rel
             self.const[int(top[k]) - 1] = {ONE: value} if value else ZERO
-        self.fixed.update([root for q, root in zip(qs, tops) if q in self.fixed])
+        held = np.fromiter(map(self.fixed.__contains__, qs), bool, len(qs))
+        self.fixed.update(tops[held].tolist())
         self.changed.update(qs)
         return index[taken]
 
