@@ -145,14 +145,13 @@ class Rows:
         allowed = unknown.copy()
         allowed[self.params[0] : self.params[1]] = True
         rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
-        bad = np.zeros(inc.shape[0], dtype=bool)
-        np.logical_or.at(bad, rows_of, ~allowed[inc.indices])
+        bad = np.bincount(rows_of[~allowed[inc.indices]], minlength=inc.shape[0]) > 0
         counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
         shaped = ((counts == 1) | (counts == 2)) & ~bad
         deferred: list[int] = []
         if not with_offsets:  # a row holding a parameter waits for the offsets' passes
             param = np.bincount(rows_of[~unknown[inc.indices]], minlength=inc.shape[0]) > 0
-            deferred = [check[k] for k in np.flatnonzero(shaped & param)]
+            deferred = np.asarray(check, dtype=np.int64)[shaped & param].tolist()
             shaped &= ~param
         return np.flatnonzero(shaped).tolist(), deferred
 
