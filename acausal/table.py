@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from operator import attrgetter
 from typing import Any, NoReturn
 
@@ -34,7 +34,7 @@ class Table(dict):
         return type(self)({k: copy.deepcopy(v, memo) for k, v in self.items()})
 
 
-class SymbolTable(Mapping):
+class SymbolTable(Table):
     """A read-only table ``name -> record`` whose records each hold a scalar symbol
     (``record.sym``), with all those symbols stacked in one column ``stack`` in the table's
     order and each name's row in ``index``.
@@ -49,8 +49,10 @@ class SymbolTable(Mapping):
     (an array's instances' quantities, :class:`~acausal.flat.ArraySymbols`), each
     covering the rows ``block.first`` on of ``block.names``; the records fill the other
     rows. A block's records are made only when one is read (then its template
-    quantity's, for every instance, at once, :meth:`ArraySymbols.chunk`), and a field of
-    many names is read without records (:meth:`column`)."""
+    quantity's, for every instance, at once: ``block.chunk``), and a field of many names
+    is read without records (:meth:`columns`). The dict holds the records made so far
+    (a read of one of them costs a dict's); its names, length and order are
+    ``index``'s."""
 
     def __init__(
         self,
@@ -70,30 +72,39 @@ class SymbolTable(Mapping):
         names += given[at:]
         if stack.numel() != len(names):
             raise ValueError(f"{stack.numel()} stacked symbols for {len(names)} records")
-        self._set(records, stack, tuple(blocks), dict(zip(names, range(len(names)))), {})
+        super().__init__(records)
+        self._set(records, stack, tuple(blocks), dict(zip(names, range(len(names)))))
 
-    def _set(self, records: dict, stack: cs.SX, blocks: tuple, index: dict, made: dict) -> None:
+    def _set(self, records: dict, stack: cs.SX, blocks: tuple, index: dict) -> None:
         self._records = records  # the records given
-        self._made = made  # the blocks' records made so far (shared with extended tables)
         self.stack = stack
         self.index = index
         self._blocks = blocks
-        self._all: dict | None = None  # every record, once all are made (:meth:`_every`)
         self._firsts = np.array([b.first for b in blocks], dtype=np.int64)
+        # whether the dict holds every record, in order (only records given: from the start)
+        self._ordered = not blocks
 
-    def __getitem__(self, name: str) -> Any:
-        found = self._records.get(name)
-        if found is None:
-            found = self._made.get(name)
-            if found is None:
-                self._make(self.index[name])
-                found = self._made[name]
-        return found
-
-    def _make(self, row: int) -> None:
-        """The records of the block chunk holding ``row``."""
+    def __missing__(self, name: str) -> Any:
+        """The record of a block's ``name``, made with its chunk (a ``KeyError`` if
+        ``name`` is not in the table)."""
+        row = self.index[name]
         b = self._blocks[int(np.searchsorted(self._firsts, row, side="right")) - 1]
-        self._made.update(b.chunk(self.stack, row - b.first))
+        dict.update(self, b.chunk(self.stack, row - b.first))
+        return dict.__getitem__(self, name)
+
+    def _complete(self) -> None:
+        """Every block's records made (each chunk once), and the dict in ``index``'s
+        order."""
+        if self._ordered:
+            return
+        for b in self._blocks:
+            for j in range(b.count):
+                if not dict.__contains__(self, b.names[j]):
+                    dict.update(self, b.chunk(self.stack, j))
+        every = dict(dict.items(self))
+        dict.clear(self)
+        dict.update(self, zip(self.index, map(every.__getitem__, self.index)))
+        self._ordered = True
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.index)
@@ -104,24 +115,38 @@ class SymbolTable(Mapping):
     def __contains__(self, name: object) -> bool:
         return name in self.index
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return dict(self.items()) == dict(other.items())
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._complete()
+        return f"SymbolTable({dict.__repr__(self)})"
+
+    def copy(self) -> dict[str, Any]:
+        """Every record by name, as a plain dict."""
+        return dict(self.items())
+
     def get(self, name: str, default: Any = None) -> Any:
         return self[name] if name in self.index else default
 
+    def keys(self) -> KeysView[str]:
+        return self.index.keys()
+
     def values(self) -> ValuesView:
-        return _Values(self)
+        self._complete()
+        return dict.values(self)
 
     def items(self) -> ItemsView:
-        return _Items(self)
-
-    def _every(self) -> dict[str, Any]:
-        """Every record by name, the blocks' all made (each chunk once)."""
-        if self._all is None:
-            for b in self._blocks:
-                for j in range(b.count):
-                    if b.names[j] not in self._made:
-                        self._made.update(b.chunk(self.stack, j))
-            self._all = {**self._made, **self._records}
-        return self._all
+        self._complete()
+        return dict.items(self)
 
     def column(self, field: str, names: Sequence[str] | None = None) -> np.ndarray:
         """The field ``field`` of the records of ``names`` (all, in order, if None), as an
@@ -147,7 +172,7 @@ class SymbolTable(Mapping):
         at = np.flatnonzero(alone)
         if at.size:
             everyone = list(self.index) if names is None else names
-            records = list(map(self._records.__getitem__, map(everyone.__getitem__, at.tolist())))
+            records = list(map(self.__getitem__, map(everyone.__getitem__, at.tolist())))
             for column, field in zip(out, fields):
                 column[at] = np.fromiter(map(attrgetter(field), records), object, at.size)
         return out
@@ -171,28 +196,11 @@ class SymbolTable(Mapping):
         stack = vstack([self.stack, syms])
         index = {**self.index, **dict(zip(records, range(len(self), len(self) + len(records))))}
         table = SymbolTable.__new__(SymbolTable)
-        table._set({**self._records, **records}, stack, self._blocks, index, self._made)
+        dict.update(table, dict.items(self))  # (the records made so far; none made here)
+        dict.update(table, records)
+        table._set({**self._records, **records}, stack, self._blocks, index)
+        table._ordered = self._ordered
         return table
-
-    def __setitem__(self, name: str, value: Any) -> NoReturn:
-        raise TypeError("a compiled form's table is read-only; build a new one instead")
-
-    __delitem__ = __setitem__
 
     def __reduce__(self) -> tuple:
         return (SymbolTable, (self._records, self.stack, self._blocks))
-
-
-class _Values(ValuesView):
-    """A :class:`SymbolTable`'s records in order (all made)."""
-
-    def __iter__(self) -> Iterator[Any]:
-        return map(self._mapping._every().__getitem__, self._mapping)
-
-
-class _Items(ItemsView):
-    """A :class:`SymbolTable`'s names and records in order (all made)."""
-
-    def __iter__(self) -> Iterator[tuple[str, Any]]:
-        table = self._mapping
-        return zip(table, map(table._every().__getitem__, table))

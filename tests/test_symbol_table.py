@@ -46,6 +46,8 @@ def test_a_grown_table_reads_the_blocks_of_the_first():
     name = flat.variables[-1]
     record = table[name].derivative()
     grown = table.extended({record.name: record})
+    made = dict.__len__(grown)  # (the records made so far: the table's given ones, a chunk)
+    assert made < len(table) and dict.__len__(table) == made - 1
     assert list(grown) == [*table, record.name]
     assert grown[name] is table[name] and grown[record.name] is record
     assert grown.column("order", [name, record.name]).tolist() == [0, 1]
