@@ -50,7 +50,6 @@ from .symbols import (
     column_entries,
     named_around,
     new_tokens,
-    scalars,
     symbols_around,
     vstack,
 )
@@ -197,7 +196,7 @@ class _Layout(NamedTuple):
 class Block(NamedTuple):
     """An array's instances that flattening takes from its matrices (``natives``, from
     0, named ``prefixes``), instance after instance: their quantities' symbols' own names
-    (``keys``), dotted names and symbols (a column, and its entries), their residuals and
+    (``keys``), dotted names and symbols (a column), their residuals and
     their symbolic start values (columns), their equations' expressions (a column per
     instance); and the symbols of the derivatives the template's expressions take (a row
     per derivative, a column per instance)."""
@@ -208,7 +207,6 @@ class Block(NamedTuple):
     keys: list[str]
     names: list[str]
     symbols: cs.SX
-    elements: list[cs.SX]  # ``symbols`` split
     residuals: cs.SX
     exprs: cs.SX
     starts: cs.SX
@@ -428,7 +426,6 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             named_around(around, tokens),
             names,
             symbols,
-            scalars(symbols),
             entries(lay.residuals, lay.equations),
             lay.exprs[:, cols],
             entries(lay.initial, len(lay.starts)),

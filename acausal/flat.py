@@ -11,16 +11,17 @@ picklable, equal for equal systems.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 import casadi as cs
 import numpy as np
 
 from .printing import infix
-from .symbols import as_sx, derivative_name, split_derivative
+from .symbols import as_sx, derivative_name, scalars, split_derivative
 from .table import SymbolTable, Table
 
 if TYPE_CHECKING:
@@ -172,6 +173,82 @@ def maker(cls: type) -> Callable[[tuple], tuple]:
     return partial(tuple.__new__, cls)
 
 
+class ArraySymbols(NamedTuple):
+    """The records of an array's instances' quantities, instance after instance, as a
+    symbol table keeps them (its rows ``first`` on; :class:`~acausal.table.SymbolTable`)
+    until one is read: ``names`` their dotted names, ``components`` each instance's name,
+    ``fields`` each template quantity's other fields of :class:`Symbol` (by field name, a
+    value per template quantity), and ``starts`` the symbolic start values of the template
+    quantities ``symbolic``, instance after instance, that replace the template's."""
+
+    first: int
+    names: list[str]
+    components: list[str]
+    fields: dict[str, tuple]
+    symbolic: tuple[int, ...]
+    starts: list[cs.SX]
+
+    @property
+    def count(self) -> int:
+        """The quantities of an instance."""
+        return len(self.fields["kind"])
+
+    def chunk(self, stack: cs.SX, row: int) -> zip:
+        """The names and records of the template quantity of local row ``row``, of every
+        instance (their symbols: entries of the table's ``stack``), made in bulk."""
+        count, f = self.count, self.fields
+        j = row % count
+        syms = scalars(stack[self.first + j : self.first + len(self.names) : count])
+        if j in self.symbolic:
+            start = self.starts[self.symbolic.index(j) :: len(self.symbolic)]
+        else:
+            start = repeat(f["start"][j])
+        names = self.names[j::count]
+        each = {name: repeat(f[name][j]) for name in f}
+        fields = (
+            names,
+            each["kind"],
+            syms,
+            self.components,
+            each["role"],
+            start,
+            each["fixed"],
+            each["value"],
+            each["state_priority"],
+            each["base"],
+            each["order"],
+            each["unit"],
+        )
+        return zip(names, map(maker(Symbol), zip(*fields)))
+
+    def columns(self, fields: Sequence[str], rows: np.ndarray) -> list[np.ndarray]:
+        """The fields ``fields`` of the records of local rows ``rows`` (arrays of
+        objects), by index arithmetic from the template's fields: row ``k count + j`` is
+        instance ``k``'s template quantity ``j``."""
+        n, count = len(rows), self.count
+        k, j = np.divmod(rows, count)
+        out = []
+        for field in fields:
+            if field == "name":
+                out.append(np.fromiter(map(self.names.__getitem__, rows.tolist()), object, n))
+            elif field == "component":
+                out.append(np.fromiter(map(self.components.__getitem__, k.tolist()), object, n))
+            else:
+                out.append(np.fromiter(self.fields[field], object, count)[j])
+            if field == "start" and self.symbolic:
+                self._symbolic_starts(out[-1], k, j)
+        return out
+
+    def _symbolic_starts(self, out: np.ndarray, k: np.ndarray, j: np.ndarray) -> None:
+        """Write into ``out`` the symbolic start values of instances ``k``' template
+        quantities ``j`` (where ``j`` is one with a symbolic start)."""
+        place = np.full(self.count, -1)
+        place[list(self.symbolic)] = np.arange(len(self.symbolic))
+        on = np.flatnonzero(place[j] >= 0)
+        at = k[on] * len(self.symbolic) + place[j[on]]
+        out[on] = np.fromiter(map(self.starts.__getitem__, at.tolist()), object, on.size)
+
+
 class Entries(NamedTuple):
     """Variables held by a run of equations, row by row: row ``k`` holds
     ``names[indptr[k]:indptr[k + 1]]`` (dotted names), a sparse matrix's row pointers."""
@@ -253,7 +330,8 @@ class FlatDAE:
 
     @property
     def parameter_values(self) -> dict[str, float]:
-        return {n: self.symbols[n].value for n in self.parameters}
+        values = self.symbols.column("value", self.parameters).tolist()
+        return dict(zip(self.parameters, values))
 
     def __str__(self) -> str:
         return self.text()

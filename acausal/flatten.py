@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain, compress, cycle, repeat
-from operator import attrgetter
 from typing import NamedTuple
 
 import casadi as cs
@@ -35,6 +34,7 @@ from .component import Component, Equation
 from .errors import EquationError, NameClashError, StructureError
 from .flat import (
     CONSTANT_KINDS,
+    ArraySymbols,
     ComponentEquation,
     ConnectionEquation,
     Entries,
@@ -118,7 +118,7 @@ class _Unifier:
         found = self.syms.get(name)
         if found is None:
             if self._elements is None:
-                pairs = (zip(b.names, b.elements) for b in self.blocks)
+                pairs = (zip(b.names, scalars(b.symbols)) for b in self.blocks)
                 self._elements = dict(chain.from_iterable(pairs))
             found = self._elements[name]
         return found
@@ -290,9 +290,11 @@ def flatten(system: System) -> FlatDAE:
     declared = [q for comp in comps for q in comp._quantities.values() if q not in bound]
     unified = _unified(comps, blocks, bound, declared, ren, f"system {system.name}")
     owners = {comp: comp.full_name for comp in comps}
-    symbols, kinds = _symbols(comps, blocks, declared, ren, unified, owners)
+    symbols, arrays, kinds = _symbols(comps, blocks, declared, ren, unified, owners)
+    table = SymbolTable(symbols, vstack([unified.known, *[b.symbols for b in blocks]]), arrays)
+    records = _derivative_symbols(ren.derivatives, ren.bases, table, ren.syms)
     derivatives = cs.vertcat(cs.SX(0, 1), *ren.columns)
-    table = SymbolTable(symbols, vstack([unified.known, *[b.symbols for b in blocks], derivatives]))
+    table = table.extended(dict(zip(ren.derivatives, records)), derivatives)
     declared_names = ren.full
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
@@ -304,7 +306,7 @@ def flatten(system: System) -> FlatDAE:
         fields = (owners, indices * len(b.prefixes), repeat(b.exprs), repeat(declared_names))
         sources = map(maker(ComponentEquation), zip(*fields, range(len(residuals))))
         equations += map(maker(FlatEquation), zip(residuals, sources))
-    aliases = _exposed(comps, symbols)
+    aliases = _exposed(comps, table)
     unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
         Netlist(system, comps, blocks), ren.names, table
     )
@@ -423,14 +425,13 @@ def _symbols(
     ren: _Unifier,
     unified: _Unified,
     owners: dict[Component, str],
-) -> tuple[dict[str, Symbol], dict[str, list[str]]]:
-    """The symbol table's records by name (the declared quantities, the arrays', then the
-    derivatives the equations take) and the names of each kind of quantity, in
-    declaration order."""
+) -> tuple[dict[str, Symbol], list[ArraySymbols], dict[str, list[str]]]:
+    """The symbol table's records by name of the declared quantities, the arrays' (as
+    blocks, after them), and the names of each kind of quantity, in declaration order."""
     symbols: dict[str, Symbol] = {}
     kinds: dict[str, list[str]] = {"parameter": [], "discrete": [], "variable": []}
     roles = {comp: _roles(comp) for comp in comps}
-    syms, names = ren.syms, ren.names
+    names = ren.names
     start_of = unified.start_of
     for q in declared:
         name = names[q]
@@ -447,28 +448,27 @@ def _symbols(
             unit=q.unit,
         )
         kinds[q.kind].append(name)
+    arrays, first = [], len(symbols)
     for b, starts in zip(blocks, unified.block_starts):
-        symbols.update(zip(b.names, _block_symbols(b, starts)))
+        arrays.append(_block_symbols(b, starts, first))
+        first += len(b.names)
         of_kind = [q.kind for q in b.array.template._quantities.values()]
         for kind, names in kinds.items():  # (the records' names, instance after instance)
             names += compress(b.names, cycle([k == kind for k in of_kind]))
-    records = _derivative_symbols(ren.derivatives, ren.bases, symbols, syms)
-    symbols.update(zip(ren.derivatives, records))
-    return symbols, kinds
+    return symbols, arrays, kinds
 
 
 def _derivative_symbols(
     names: list[str],
     split: list[tuple[str, int]],
-    symbols: dict[str, Symbol],
+    symbols: SymbolTable,
     syms: dict[str, cs.SX],
 ) -> list[Symbol]:
     """The records of the derivatives ``names`` (``split``: of which quantity of
     ``symbols``, of which order; their symbols in ``syms``), made in bulk: each its
     base's component, and its unit over seconds to its order."""
     base_names, orders = zip(*split) if split else ((), ())
-    bases = list(map(symbols.__getitem__, base_names))
-    kinds = list(map(attrgetter("kind"), bases))
+    kinds = symbols.column("kind", base_names).tolist()
     if not CONSTANT_KINDS.isdisjoint(kinds):
         constant = next(k for k, kind in enumerate(kinds) if kind in CONSTANT_KINDS)
         raise EquationError(f"der() of {kinds[constant]} {base_names[constant]} is zero; remove it")
@@ -478,15 +478,15 @@ def _derivative_symbols(
         raise EquationError(
             f"{names[nested]}: a derivative of a derivative is not supported; declare a "
             f"variable for the first one (w == der({base.rsplit('.', 1)[-1]}) in "
-            f"{bases[nested].component}) and write der(w)"
+            f"{symbols[base].component}) and write der(w)"
         )
-    units = list(zip(map(attrgetter("unit"), bases), orders))
+    units = list(zip(symbols.column("unit", base_names).tolist(), orders))
     unit_of = {key: derivative_unit(*key) for key in set(units)}
     fields = (
         names,
         repeat("derivative"),
         map(syms.__getitem__, names),
-        map(attrgetter("component"), bases),
+        symbols.column("component", base_names).tolist(),
         repeat(None),
         repeat(None),
         repeat(False),
@@ -511,38 +511,31 @@ def _entries(blocks: list[Block]) -> tuple[Entries | None, tuple[Template, ...]]
     return Entries(indptr, tuple(chain.from_iterable(p.names for p in parts))), templates
 
 
-def _block_symbols(b: Block, starts: list[cs.SX]) -> list[Symbol]:
-    """The records of an array block's quantities, instance after instance (``starts``:
-    their symbolic start values, unified, in the same order), made in one pass: each
-    field instance-major, a template quantity's constant fields repeated with the
-    template's cycle."""
+def _block_symbols(b: Block, starts: list[cs.SX], first: int) -> ArraySymbols:
+    """The records of an array block's quantities, instance after instance, from the
+    symbol table's row ``first`` on, as a block (``starts``: their symbolic start values,
+    unified, in the same order): a template quantity's constant fields, made only when
+    a record is read (:class:`ArraySymbols`)."""
     template = b.array.template
     role = _roles(template)
     quantities = list(template._quantities.values())
-    count = len(quantities)
-    symbolic = [j for j, q in enumerate(quantities) if isinstance(q.start, cs.SX)]
-    start: list = [q.start for q in quantities] * len(b.prefixes)
-    for k, j in enumerate(symbolic):
-        start[j::count] = starts[k :: len(symbolic)]
 
-    def each(field: str) -> cycle:
-        return cycle([getattr(q, field) for q in quantities])
+    def each(field: str) -> tuple:
+        return tuple(getattr(q, field) for q in quantities)
 
-    fields = (
-        b.names,
-        each("kind"),
-        b.elements,
-        chain.from_iterable(map(repeat, b.prefixes, repeat(count))),
-        cycle([role.get(q.local) if q.kind == "variable" else None for q in quantities]),
-        start,
-        each("fixed"),
-        each("value"),
-        each("state_priority"),
-        repeat(""),
-        repeat(0),
-        each("unit"),
-    )
-    return list(map(maker(Symbol), zip(*fields)))
+    fields = {
+        "kind": each("kind"),
+        "role": tuple(role.get(q.local) if q.kind == "variable" else None for q in quantities),
+        "start": each("start"),
+        "fixed": each("fixed"),
+        "value": each("value"),
+        "state_priority": each("state_priority"),
+        "base": ("",) * len(quantities),
+        "order": (0,) * len(quantities),
+        "unit": each("unit"),
+    }
+    symbolic = tuple(j for j, q in enumerate(quantities) if isinstance(q.start, cs.SX))
+    return ArraySymbols(first, b.names, b.prefixes, fields, symbolic, starts)
 
 
 def _exposed(comps: list[Component], symbols: dict[str, Symbol]) -> Table:

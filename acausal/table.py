@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
+from operator import attrgetter
 from typing import Any, NoReturn
 
 import casadi as cs
+import numpy as np
+
+from .symbols import vstack
 
 
 class Table(dict):
@@ -39,32 +43,164 @@ class SymbolTable(Table):
     call) instead of a ``vertcat`` of Python objects, which costs a binding conversion,
     a few microseconds, per symbol. A table that grows (the derivatives a compiler stage
     adds) is a new table stacking only its new symbols under the old ones
-    (:meth:`extended`)."""
+    (:meth:`extended`).
 
-    def __init__(self, records: Mapping[str, Any] = (), stack: cs.SX | None = None) -> None:
-        super().__init__(records)
+    Besides records given one by one (``records``, in order), the table holds ``blocks``
+    (an array's instances' quantities, :class:`~acausal.flat.ArraySymbols`), each
+    covering the rows ``block.first`` on of ``block.names``; the records fill the other
+    rows. A block's records are made only when one is read (then its template
+    quantity's, for every instance, at once: ``block.chunk``), and a field of many names
+    is read without records (:meth:`columns`). The dict holds the records made so far
+    (a read of one of them costs a dict's); its names, length and order are
+    ``index``'s."""
+
+    def __init__(
+        self,
+        records: Mapping[str, Any] = (),
+        stack: cs.SX | None = None,
+        blocks: Sequence[Any] = (),
+    ) -> None:
+        records = dict(records)
         if stack is None:
-            stack = cs.vertcat(cs.SX(0, 1), *[r.sym for r in self.values()])
-        if stack.numel() != len(self):
-            raise ValueError(f"{stack.numel()} stacked symbols for {len(self)} records")
+            stack = cs.vertcat(cs.SX(0, 1), *[r.sym for r in records.values()])
+        names, at, given = [], 0, list(records)
+        for b in blocks:  # (the records fill the rows between the blocks)
+            take = b.first - len(names)
+            names += given[at : at + take]
+            names += b.names
+            at += take
+        names += given[at:]
+        if stack.numel() != len(names):
+            raise ValueError(f"{stack.numel()} stacked symbols for {len(names)} records")
+        super().__init__(records)
+        self._set(records, stack, tuple(blocks), dict(zip(names, range(len(names)))))
+
+    def _set(self, records: dict, stack: cs.SX, blocks: tuple, index: dict) -> None:
+        self._records = records  # the records given
         self.stack = stack
-        self.index = dict(zip(self, range(len(self))))
+        self.index = index
+        self._blocks = blocks
+        self._firsts = np.array([b.first for b in blocks], dtype=np.int64)
+        # whether the dict holds every record, in order (only records given: from the start)
+        self._ordered = not blocks
+
+    def __missing__(self, name: str) -> Any:
+        """The record of a block's ``name``, made with its chunk (a ``KeyError`` if
+        ``name`` is not in the table)."""
+        row = self.index[name]
+        b = self._blocks[int(np.searchsorted(self._firsts, row, side="right")) - 1]
+        dict.update(self, b.chunk(self.stack, row - b.first))
+        return dict.__getitem__(self, name)
+
+    def _complete(self) -> None:
+        """Every block's records made (each chunk once), and the dict in ``index``'s
+        order."""
+        if self._ordered:
+            return
+        for b in self._blocks:
+            for j in range(b.count):
+                if not dict.__contains__(self, b.names[j]):
+                    dict.update(self, b.chunk(self.stack, j))
+        every = dict(dict.items(self))
+        dict.clear(self)
+        dict.update(self, zip(self.index, map(every.__getitem__, self.index)))
+        self._ordered = True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.index
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return dict(self.items()) == dict(other.items())
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._complete()
+        return f"SymbolTable({dict.__repr__(self)})"
+
+    def copy(self) -> dict[str, Any]:
+        """Every record by name, as a plain dict."""
+        return dict(self.items())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self.index else default
+
+    def keys(self) -> KeysView[str]:
+        return self.index.keys()
+
+    def values(self) -> ValuesView:
+        self._complete()
+        return dict.values(self)
+
+    def items(self) -> ItemsView:
+        self._complete()
+        return dict.items(self)
+
+    def column(self, field: str, names: Sequence[str] | None = None) -> np.ndarray:
+        """The field ``field`` of the records of ``names`` (all, in order, if None), as an
+        array of objects (:meth:`columns`)."""
+        return self.columns([field], names)[0]
+
+    def columns(self, fields: Sequence[str], names: Sequence[str] | None = None) -> list:
+        """The fields ``fields`` of the records of ``names`` (all, in order, if None), each
+        an array of objects: a block's from its template's fields by index arithmetic
+        (:meth:`ArraySymbols.columns`; no record made), the others' from their records."""
+        rows = (
+            np.arange(len(self.index))
+            if names is None
+            else np.fromiter(map(self.index.__getitem__, names), np.int64, len(names))
+        )
+        out = [np.empty(len(rows), dtype=object) for _ in fields]
+        alone = np.ones(len(rows), dtype=bool)
+        for b in self._blocks:
+            on = np.flatnonzero((rows >= b.first) & (rows < b.first + len(b.names)))
+            for column, values in zip(out, b.columns(fields, rows[on] - b.first)):
+                column[on] = values
+            alone[on] = False
+        at = np.flatnonzero(alone)
+        if at.size:
+            everyone = list(self.index) if names is None else names
+            records = list(map(self.__getitem__, map(everyone.__getitem__, at.tolist())))
+            for column, field in zip(out, fields):
+                column[at] = np.fromiter(map(attrgetter(field), records), object, at.size)
+        return out
 
     def take(self, names: Iterable[str]) -> cs.SX:
         """The symbols of ``names`` as one column."""
         rows = list(map(self.index.__getitem__, names))
         return self.stack[rows] if rows else cs.SX(0, 1)
 
-    def extended(self, records: Mapping[str, Any]) -> SymbolTable:
-        """This table followed by ``records`` (new names only)."""
+    def extended(self, records: Mapping[str, Any], syms: cs.SX | None = None) -> SymbolTable:
+        """This table followed by ``records`` (new names only; ``syms``: their symbols
+        stacked, if at hand)."""
         if not records:
             return self
         clash = [n for n in records if n in self.index]
         if clash:
             raise ValueError(f"names already in the table: {clash[:5]}")
-        # the new symbols stacked first: a long stack beside many scalars in one call costs more
-        stack = cs.vertcat(self.stack, cs.vertcat(*[r.sym for r in records.values()]))
-        return SymbolTable({**self, **records}, stack)
+        if syms is None:
+            # the new symbols stacked first: a long stack beside many scalars in one call costs more
+            syms = cs.vertcat(*[r.sym for r in records.values()])
+        stack = vstack([self.stack, syms])
+        index = {**self.index, **dict(zip(records, range(len(self), len(self) + len(records))))}
+        table = SymbolTable.__new__(SymbolTable)
+        dict.update(table, dict.items(self))  # (the records made so far; none made here)
+        dict.update(table, records)
+        table._set({**self._records, **records}, stack, self._blocks, index)
+        table._ordered = self._ordered
+        return table
 
     def __reduce__(self) -> tuple:
-        return (SymbolTable, (dict(self), self.stack))
+        return (SymbolTable, (self._records, self.stack, self._blocks))

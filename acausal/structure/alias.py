@@ -141,21 +141,26 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
     names = list(map(attrgetter("name"), symbols))
     fixed = np.fromiter(map(attrgetter("fixed"), symbols), bool, n)
     flags = np.fromiter(map(differentiated.__contains__, names), bool, n)
-    return _ranks(symbols, names, flags, fixed, has_start(symbols))
+    components = list(map(attrgetter("component"), symbols))
+    priorities = np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n)
+    started = has_start(list(map(attrgetter("start"), symbols)))
+    return _ranks(names, components, priorities, flags, fixed, started)
 
 
 def _ranks(
-    symbols: Sequence[Symbol],
     names: Sequence[str],
+    components: Sequence[str],
+    priorities: np.ndarray,
     differentiated: np.ndarray,
     fixed: np.ndarray,
     started: np.ndarray,
 ) -> np.ndarray:
-    """:func:`preference_ranks` of the ``symbols`` named ``names``, whether each is
-    differentiated, has a fixed start and has a start given as arrays."""
-    n = len(symbols)
+    """:func:`preference_ranks` of the variables ``names`` given as arrays: each one's
+    component, state priority, whether it is differentiated, has a fixed start and has
+    a start."""
+    n = len(names)
     # the local name: after the component's and a dot
-    start = np.fromiter(map(len, map(attrgetter("component"), symbols)), np.int64, n) + 1
+    start = np.fromiter(map(len, components), np.int64, n) + 1
     length = np.maximum(np.fromiter(map(len, names), np.int64, n) - start, 0)
     dotted = np.fromiter(map(str.find, names, repeat("."), start.tolist()), np.int64, n) >= 0
     keys = (  # the last the first criterion (numpy's lexsort)
@@ -163,7 +168,7 @@ def _ranks(
         length,
         dotted,
         ~started,
-        -np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n),
+        -priorities,
         ~fixed,
         ~differentiated,
     )
@@ -174,18 +179,21 @@ def _ranks(
 
 class Classes:
     """Alias classes under construction: the union-find of the variables (by their
-    position in ``flat.variables``; ``records``: their symbols), the offsets' atoms, and
-    the derivatives of representatives made on the way (``made``)."""
+    position in ``flat.variables``; ``starts``, ``fixed``: their start values and whether
+    each is fixed), the offsets' atoms, and the derivatives of representatives made on
+    the way (``made``). The variables' fields are read as columns of the symbol table
+    (no record made)."""
 
     def __init__(self, flat: FlatDAE) -> None:
         variables = flat.variables
-        records = self.records = list(map(flat.symbols.__getitem__, variables))
-        self.symbols = flat.symbols
+        symbols = self.symbols = flat.symbols
         self.atoms: list[cs.SX] = []  # blocks of atom expressions, atom k at position k
         self.n_atoms = 0
         # each atom's row: the columns (parameters) it holds, blocks as registered
         self.atom_held: list[sp.csr_matrix] = []
-        self.deriv = {s.base: s.name for s in flat.symbols.values() if s.order == 1}
+        names, bases, orders = symbols.columns(("name", "base", "order"))
+        firsts = orders == 1  # (the first derivatives)
+        self.deriv = dict(zip(bases[firsts].tolist(), names[firsts].tolist()))
         self.made: dict[str, Symbol] = {}  # the derivatives made here (not in symbols), in order
         self.variables = variables  # (their order: the columns of the alias stage)
         self.position = Table(zip(variables, range(len(variables))))
@@ -194,10 +202,13 @@ class Classes:
         # initializer must check against the model stays in an equation
         n = len(variables)
         differentiated = np.fromiter(map(self.deriv.__contains__, variables), bool, n)
-        fixed = np.fromiter(map(attrgetter("fixed"), records), bool, n)
-        self.started = has_start(records)  # (whether each variable has a start value)
+        fields = ("fixed", "start", "component", "state_priority")
+        fixed, self.starts, components, priorities = symbols.columns(fields, variables)
+        fixed = self.fixed = fixed.astype(bool)
+        self.started = has_start(self.starts)  # (whether each variable has a start value)
+        components, priorities = components.tolist(), priorities.astype(np.int64)
         self.uf = SignedUnionFind(  # (ranked by the derivatives as declared)
-            _ranks(records, variables, differentiated, fixed, self.started),
+            _ranks(variables, components, priorities, differentiated, fixed, self.started),
             differentiated,
             np.flatnonzero(fixed).tolist(),
         )
@@ -300,11 +311,9 @@ def _reduced(
     representative may have been eliminated later), and the classes' start values."""
     at, roots, signs, lins = classes.uf.resolve(eliminated)
     aliases = Aliases(at, roots, signs, *_offset_values(classes, lins, len(at)))
-    records = classes.records
-    started = classes.started
     # (the starts read the aliases of the variables with a start value only)
-    table = aliases.table(flat.variables, np.flatnonzero(started[at]))
-    starts = merge_starts(flat, records, started, table, rows.values)
+    table = aliases.table(flat.variables, np.flatnonzero(classes.started[at]))
+    starts = merge_starts(flat, classes.starts, classes.fixed, table, rows.values)
     return Reduced(
         flat,
         flat.symbols.extended(classes.made),

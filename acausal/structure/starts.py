@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import attrgetter, is_not
+from operator import is_not
 
 import casadi as cs
 import numpy as np
 
 from ..errors import InitializationError
-from ..flat import FlatDAE, Symbol
+from ..flat import FlatDAE
 from ..symbols import as_sx
 
 # (sign, representative or None, constant: a number or an expression of parameters)
@@ -35,15 +35,15 @@ class Start:
 
 def merge_starts(
     flat: FlatDAE,
-    records: Sequence[Symbol],
-    started: np.ndarray,
+    starts: Sequence[cs.SX | float | None],
+    fixed: Sequence[bool],
     eliminated: Mapping[str, Alias],
     values: np.ndarray,
 ) -> dict[str, Start]:
     """One start value per class (a member's ``q = s root + c`` gives the root
-    ``s (start - c)``); two different fixed values in a class are an error. ``records``:
-    the symbols of ``flat.variables``, in order; ``started``: whether each has a start
-    value (:func:`has_start`)."""
+    ``s (start - c)``); two different fixed values in a class are an error. ``starts``,
+    ``fixed``: the start values of ``flat.variables`` (None: none) and whether each is
+    fixed, in order; ``values``: the parameters'."""
     params: cs.SX | None = None  # stacked when first needed
 
     def numeric(expr: cs.SX | float) -> float:
@@ -56,31 +56,34 @@ def merge_starts(
             e = cs.substitute(e, params, cs.DM(values))
         return float(cs.evalf(e))
 
-    at = np.flatnonzero(started).tolist()
-    starts: dict[str, Start] = {}
-    for q, sym in zip(map(flat.variables.__getitem__, at), map(records.__getitem__, at)):
+    at = np.flatnonzero(has_start(starts)).tolist()
+    merged: dict[str, Start] = {}
+    for q, start, fix in zip(
+        map(flat.variables.__getitem__, at), map(starts.__getitem__, at), map(fixed.__getitem__, at)
+    ):
         s, root, c = eliminated.get(q, (1.0, q, 0.0))
         if root is None:
-            if sym.fixed and not np.isclose(numeric(sym.start), numeric(c)):
+            if fix and not np.isclose(numeric(start), numeric(c)):
                 raise InitializationError(
-                    f"fixed start value {q} = {numeric(sym.start):g} conflicts with the "
+                    f"fixed start value {q} = {numeric(start):g} conflicts with the "
                     f"model: {q} is constant {numeric(c):g}; remove the start value"
                 )
             continue
-        shifted = sym.start - c if isinstance(c, cs.SX) or c else sym.start
+        shifted = start - c if isinstance(c, cs.SX) or c else start
         value = shifted if s > 0 else -shifted
-        prev = starts.get(root)
-        if prev is None or (sym.fixed and not prev.fixed):
-            starts[root] = Start(value, sym.fixed, q)
-        elif sym.fixed and prev.fixed and not np.isclose(numeric(value), numeric(prev.value)):
+        prev = merged.get(root)
+        if prev is None or (fix and not prev.fixed):
+            merged[root] = Start(value, bool(fix), q)
+        elif fix and prev.fixed and not np.isclose(numeric(value), numeric(prev.value)):
             raise InitializationError(
                 f"conflicting fixed start values: {prev.source} and {q} are the same "
                 f"variable (connected or aliased) but start at {numeric(prev.value):g} and "
                 f"{numeric(value):g} (after sign and offset); remove or align one of them"
             )
-    return starts
+    return merged
 
 
-def has_start(records: Sequence[Symbol]) -> np.ndarray:
-    """Whether each symbol has a start value, found in C (of a large model's, a few)."""
-    return np.fromiter(map(is_not, map(attrgetter("start"), records), repeat(None)), bool)
+def has_start(starts: Sequence[cs.SX | float | None]) -> np.ndarray:
+    """Whether each of the start values ``starts`` is given (not None), found in C (of
+    a large model's variables, a few have one)."""
+    return np.fromiter(map(is_not, starts, repeat(None)), bool, len(starts))

@@ -1,0 +1,54 @@
+"""The flat form's symbol table keeps an array's instances' records as a block, made only
+when read: every way of reading it (a record, a column of a field, the records in order,
+a grown table) gives what records made one by one would."""
+
+import casadi as cs
+import pytest
+
+from acausal.flat import Symbol
+from acausal.flatten import flatten
+from examples.ladders import chain, rc_ladder
+
+FIELDS = [f for f in Symbol._fields if f != "sym"]
+
+
+def _same(a: object, b: object) -> bool:
+    return a is b or (not isinstance(a, cs.SX) and not isinstance(b, cs.SX) and a == b)
+
+
+@pytest.mark.parametrize("build", [chain, rc_ladder])
+def test_a_blocks_records_columns_and_order_agree(build):
+    system = build(4, True)
+    table, fresh = flatten(system).symbols, flatten(system).symbols
+    assert table._blocks  # (the arrays' records are kept as blocks)
+    names = list(table)
+    assert names == list(table.index) and len(table) == len(names)
+    one_by_one = [fresh[n] for n in names[::-1]][::-1]  # read in another order
+    assert [r.name for r in one_by_one] == names
+    in_order = list(table.values())
+    assert [r.name for r in in_order] == names == [n for n, _ in table.items()]
+    for field in FIELDS:
+        column = table.column(field).tolist()
+        assert all(map(_same, column, [getattr(r, field) for r in in_order])), field
+        assert [str(getattr(r, field)) for r in one_by_one] == list(map(str, column)), field
+    picked = names[::3]
+    assert all(map(_same, table.column("start", picked), [table[n].start for n in picked]))
+    # each record's symbol is the stack's entry of its row
+    assert cs.is_equal(table.take(names), cs.vertcat(*[r.sym for r in one_by_one]))
+    assert "nothing" not in table and table.get("nothing", 1) == 1
+    with pytest.raises(KeyError):
+        table["nothing"]
+
+
+def test_a_grown_table_reads_the_blocks_of_the_first():
+    flat = flatten(chain(3, True))
+    table = flat.symbols
+    name = flat.variables[-1]
+    record = table[name].derivative()
+    grown = table.extended({record.name: record})
+    made = dict.__len__(grown)  # (the records made so far: the table's given ones, a chunk)
+    assert made < len(table) and dict.__len__(table) == made - 1
+    assert list(grown) == [*table, record.name]
+    assert grown[name] is table[name] and grown[record.name] is record
+    assert grown.column("order", [name, record.name]).tolist() == [0, 1]
+    assert cs.is_equal(grown.take([record.name, name]), cs.vertcat(record.sym, table[name].sym))
