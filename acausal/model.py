@@ -530,9 +530,9 @@ def _eliminated_derivatives(
     (``root = roots[k]``, its representative) or zero (a constant's: a parameter has no
     offset): their names, the columns (numbered by ``where``; -1: zero) and ``k``."""
     red = ir.reduced
-    records = red.flat.symbols.values()
-    kinds = map(attrgetter("kind"), records)
-    derivatives = list(compress(records, map("derivative".__eq__, kinds)))
+    symbols = red.flat.symbols
+    names = compress(symbols, symbols.column("kind") == "derivative")
+    derivatives = list(map(symbols.__getitem__, names))
     bases = map(attrgetter("base"), derivatives)
     k = np.fromiter(map(red.position.get, bases, repeat(-1)), np.int64, len(derivatives))
     on = np.flatnonzero(k >= 0)  # (-1: a base that is no variable)

@@ -71,8 +71,7 @@ class Rows:
         self.allsyms = vstack([flat.symbols.take(self.columns[:-1]), flat.t])
         start = len(unknowns) + len(derivatives)
         self.params = (start, start + len(flat.parameters))  # their columns
-        params = map(flat.symbols.__getitem__, flat.parameters)
-        self.values = np.array(list(map(attrgetter("value"), params)), dtype=float)
+        self.values = np.array(flat.symbols.column("value", flat.parameters).tolist(), dtype=float)
         self.n_variables = len(unknowns)  # (the first columns)
         # the arrays' rows' incidence and affine rows from their templates (flatten's rows
         # before the connection rows)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
 import casadi as cs
 import numpy as np
@@ -374,8 +374,7 @@ def _check_linear_blocks(
     """
     flat = ir.reduced.flat
     params = flat.symbols.take(flat.parameters)
-    records = map(flat.symbols.__getitem__, flat.parameters)
-    at = np.array(list(map(attrgetter("value"), records)), dtype=float)
+    at = np.array(flat.symbols.column("value", flat.parameters).tolist(), dtype=float)
     if scalar_blocks:
         values = _probe(params, at, coefs)
         bad = np.flatnonzero((values == 0) | ~np.isfinite(values))

@@ -204,14 +204,14 @@ def state_counts(states: int, modes: int) -> str:
 _residual = attrgetter("residual")
 
 
-def _chains(unknowns: Iterable[str], symbols: dict[str, Symbol]) -> list[list[str]]:
+def _chains(unknowns: Iterable[str], symbols: SymbolTable) -> list[list[str]]:
     """Each unknown ``q`` with ``der(q)``, ``der(der(q))``, ... as far as ``symbols`` has
     them: one order after the other, over the chains that reached the order before (the
-    names made and looked up in bulk)."""
+    names made and looked up in bulk, in the table's index: no record read)."""
     chains = list(map(list, zip(unknowns)))
     heads, names = chains, derivative_names(list(unknowns))
     while heads:
-        found = list(map(symbols.__contains__, names))
+        found = list(map(symbols.index.__contains__, names))
         heads, names = list(compress(heads, found)), list(compress(names, found))
         for ch, name in zip(heads, names):
             ch.append(name)

@@ -69,7 +69,7 @@ class Worth:
         """The worth of ``red``'s quantities: each unknown's priority over its whole alias
         class (:func:`class_priority`), its fixed start, the derivative aliases among the
         equations (``rows``: their incidence)."""
-        asked = any(sym.state_priority for sym in red.symbols.values())
+        asked = any(red.symbols.column("state_priority"))
         return cls(
             hv,
             derivative_aliases(red, rows),
