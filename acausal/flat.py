@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -251,10 +251,12 @@ class ArraySymbols(NamedTuple):
 
 class Entries(NamedTuple):
     """Variables held by a run of equations, row by row: row ``k`` holds
-    ``names[indptr[k]:indptr[k + 1]]`` (dotted names), a sparse matrix's row pointers."""
+    ``names[indptr[k]:indptr[k + 1]]`` (dotted names), a sparse matrix's row pointers;
+    ``rows``: their rows of the symbol table, when known."""
 
     indptr: np.ndarray
     names: tuple[str, ...]
+    rows: np.ndarray | None = None
 
 
 class FlatEquation(NamedTuple):
@@ -323,6 +325,18 @@ class FlatDAE:
 
     def sym(self, name: str) -> cs.SX:
         return self.symbols[name].sym
+
+    @cached_property
+    def kind_rows(self) -> dict[str, np.ndarray]:
+        """The rows of ``symbols`` (of its ``stack``) of ``variables``, ``parameters`` and
+        ``discretes``, by kind: flatten lists each kind in the table's order, so they are
+        its rows of that kind (:meth:`.SymbolTable.rows_where`; no name looked up)."""
+        kinds = ("variable", "parameter", "discrete")
+        rows = dict(zip(kinds, self.symbols.rows_where("kind", kinds)))
+        counts = (len(self.variables), len(self.parameters), len(self.discretes))
+        if tuple(map(len, rows.values())) != counts:
+            raise ValueError("the symbol table's kinds differ from the flat form's lists")
+        return rows
 
     def display(self, expr: cs.SX | float) -> str:
         """An expression of this form's symbols as text, in dotted names."""

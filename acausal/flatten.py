@@ -574,11 +574,12 @@ def _connection_equations(
     potentials = np.array([len(t.potentials) for t in nodes.ctypes], dtype=np.int64)[kinds]
     flow_count = np.array([len(t.flows) for t in nodes.ctypes], dtype=np.int64)[kinds]
 
-    def dotted(node: np.ndarray, slot: np.ndarray) -> tuple[list[str], cs.SX]:
-        """The dotted names and symbols of the variables ``slot`` of nodes ``node``."""
+    def dotted(node: np.ndarray, slot: np.ndarray) -> tuple[list[str], np.ndarray, cs.SX]:
+        """The dotted names, table rows and symbols of the variables ``slot`` of nodes
+        ``node``."""
         at = nodes.slots[node, slot]
-        names = list(map(nodes.dotted.__getitem__, at.tolist()))
-        return names, symbols.stack[nodes.rows[at].tolist()] if names else cs.SX(0, 1)
+        names, rows = list(map(nodes.dotted.__getitem__, at.tolist())), nodes.rows[at]
+        return names, rows, symbols.stack[rows.tolist()] if names else cs.SX(0, 1)
 
     def sources(sets: np.ndarray, slot: np.ndarray, kind: str, index: Iterable) -> list:
         names = map(labels.__getitem__, (first_label[sets] + slot).tolist())
@@ -588,12 +589,12 @@ def _connection_equations(
     flow_set, flow_slot = _runs(flow_count)  # a flow sum per set and flow variable
     flow_slot += potentials[flow_set]
     row, place = _runs(sizes[flow_set])  # its terms: that flow of each member
-    flows, flow_syms = dotted(order[starts[flow_set][row] + place], flow_slot[row])
+    flows, flow_rows, flow_syms = dotted(order[starts[flow_set][row] + place], flow_slot[row])
     pair_set, at = _runs(potentials * (sizes - 1))  # first == k-th member, k = 1, 2, ..
     further = (sizes - 1)[pair_set]
     slot, k = at // np.maximum(further, 1), at % np.maximum(further, 1) + 1
-    firsts, first_syms = dotted(order[starts[pair_set]], slot)
-    others, other_syms = dotted(order[starts[pair_set] + k], slot)
+    firsts, first_rows, first_syms = dotted(order[starts[pair_set]], slot)
+    others, other_rows, other_syms = dotted(order[starts[pair_set] + k], slot)
     flow_src = sources(flow_set, flow_slot, "flow", repeat(1))
     pot_src = sources(pair_set, slot, "potential", k.tolist())
 
@@ -611,7 +612,10 @@ def _connection_equations(
     # the rows' variables: each flow sum's members, then each potential pair
     counts = np.concatenate([sizes[flow_set], np.full(len(firsts), 2)])
     pairs = [n for pair in zip(firsts, others) for n in pair]
-    entries = Entries(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), (*flows, *pairs))
+    pair_rows = np.column_stack([first_rows, other_rows]).ravel()
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    rows = np.concatenate([flow_rows, pair_rows]).astype(np.int64)
+    entries = Entries(indptr, (*flows, *pairs), rows)
     return unconnected, equations, stacked, entries
 
 

@@ -177,6 +177,32 @@ class SymbolTable(Table):
                 column[at] = np.fromiter(map(attrgetter(field), records), object, at.size)
         return out
 
+    @property
+    def blocks(self) -> tuple:
+        """The blocks (:class:`~acausal.flat.ArraySymbols`), in the table's order."""
+        return self._blocks
+
+    def rows_where(self, field: str, values: Sequence[Any]) -> list[np.ndarray]:
+        """For each of ``values``, the rows (ascending) whose record's field ``field`` (a
+        field a block keeps per template quantity, e.g. ``kind``) equals it: a block's
+        by index arithmetic (instance ``k``'s template quantity ``j`` at row
+        ``first + k count + j``), the records' from them (they fill the other rows in
+        order); no record of a block made."""
+        alone = np.ones(len(self.index), dtype=bool)
+        for b in self._blocks:
+            alone[b.first : b.first + len(b.names)] = False
+        loose = np.flatnonzero(alone)
+        given = np.fromiter(map(attrgetter(field), self._records.values()), object, loose.size)
+        out = []
+        for value in values:
+            parts = [loose[given == value]]
+            for b in self._blocks:
+                own = [j for j, v in enumerate(b.fields[field]) if v == value]
+                starts = b.first + b.count * np.arange(len(b.names) // max(b.count, 1))
+                parts.append((starts[:, None] + np.array(own, dtype=np.int64)).ravel())
+            out.append(np.sort(np.concatenate(parts)))
+        return out
+
     def take(self, names: Iterable[str]) -> cs.SX:
         """The symbols of ``names`` as one column."""
         rows = list(map(self.index.__getitem__, names))

@@ -52,3 +52,18 @@ def test_a_grown_table_reads_the_blocks_of_the_first():
     assert grown[name] is table[name] and grown[record.name] is record
     assert grown.column("order", [name, record.name]).tolist() == [0, 1]
     assert cs.is_equal(grown.take([record.name, name]), cs.vertcat(record.sym, table[name].sym))
+
+
+@pytest.mark.parametrize("arrays", [True, False])
+@pytest.mark.parametrize("build", [chain, rc_ladder])
+def test_the_kinds_and_connection_entries_rows_are_their_names_rows(build, arrays):
+    """The rows the flat form gives by index arithmetic (each kind's, the connection
+    rows' variables') are the rows of the names it lists."""
+    flat = flatten(build(4, arrays))
+    index = flat.symbols.index
+    lists = {"variable": flat.variables, "parameter": flat.parameters}
+    lists["discrete"] = flat.discretes
+    for kind, names in lists.items():
+        assert flat.kind_rows[kind].tolist() == [index[n] for n in names]
+    entries = flat.connection_entries
+    assert entries.rows.tolist() == [index[n] for n in entries.names]

@@ -30,6 +30,7 @@ from .graph import (
     AffineRows,
     affine_offsets,
     affine_rows,
+    entry_columns,
     flat_incidence,
     incidence,
     replace_rows,
@@ -68,7 +69,20 @@ class Rows:
         self.position = dict(classes.position)
         n = len(unknowns)
         self.position.update(zip(self.columns[n:], range(n, len(self.columns))))
-        self.allsyms = vstack([flat.symbols.take(self.columns[:-1]), flat.t])
+        # each column's row of the symbol table (the kinds' by index arithmetic) and each
+        # table row's column (-1: none)
+        kind_rows, index = flat.kind_rows, flat.symbols.index
+        table_rows = np.concatenate(
+            [
+                kind_rows["variable"],
+                np.fromiter(map(index.__getitem__, derivatives), np.int64, len(derivatives)),
+                kind_rows["parameter"],
+                kind_rows["discrete"],
+            ]
+        )
+        self.allsyms = vstack([flat.symbols.stack[table_rows.tolist()], flat.t])
+        column_of = np.full(len(index), -1, dtype=np.int64)
+        column_of[table_rows] = np.arange(len(table_rows))
         start = len(unknowns) + len(derivatives)
         self.params = (start, start + len(flat.parameters))  # their columns
         self.values = np.array(flat.symbols.column("value", flat.parameters).tolist(), dtype=float)
@@ -77,11 +91,16 @@ class Rows:
         # before the connection rows)
         self.templates, arrays = None, None
         if flat.array_templates:
-            cols = [instance_columns(t, self.position) for t in flat.array_templates]
+            cols = [
+                instance_columns(t, b, column_of, self.position)
+                for t, b in zip(flat.array_templates, flat.symbols.blocks)
+            ]
             arrays = array_pattern(flat.array_templates, cols, len(self.columns))
             columns = Columns(self.position, self.n_variables, self.params, self.values)
             self.templates = template_rows(flat.array_templates, cols, columns)
-        self.pattern = flat_incidence(flat, self.residuals, self.allsyms, self.position, arrays)
+        self.pattern = flat_incidence(
+            flat, self.residuals, self.allsyms, self.position, arrays, column_of
+        )
         self.deferred = np.zeros(len(self.sources), dtype=bool)
         self.alive = np.ones(len(self.sources), dtype=bool)  # (not dropped)
         # the rows changed by substitutions that are affine with their entries in ``form``
@@ -97,12 +116,9 @@ class Rows:
         self.n_own = len(self.sources) - (len(entries.indptr) - 1)
         kinds = list(map(attrgetter("kind"), self.sources[self.n_own :]))
         potential = np.array(kinds, dtype=object) == "potential"
-        at = entries.indptr[:-1][potential].tolist()
         self.first = np.full(len(kinds), -1, dtype=np.int64)
-        names = map(entries.names.__getitem__, at)
-        self.first[potential] = np.fromiter(
-            map(self.position.__getitem__, names), np.int64, len(at)
-        )
+        at = entries.indptr[:-1][potential]
+        self.first[potential] = entry_columns(entries, self.position, column_of)[at]
         self.array_start = self.n_own - flat.array_rows
 
     def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:

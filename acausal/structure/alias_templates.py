@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..block_entries import Template
+from ..flat import ArraySymbols
 from ..symbols import column_entries
 from .graph import affine_form
 
@@ -50,12 +51,23 @@ class Columns(NamedTuple):
     values: np.ndarray
 
 
-def instance_columns(t: Template, position: dict[str | None, int]) -> np.ndarray:
-    """Each instance's column (by ``position``) of each of the template's symbols: a row
-    per instance."""
-    names = t.names.ravel().tolist()
-    cols = np.fromiter(map(position.__getitem__, names), np.int64, len(names))
-    return cols.reshape(t.names.shape)
+def instance_columns(
+    t: Template, block: ArraySymbols, column_of: np.ndarray, position: dict[str | None, int]
+) -> np.ndarray:
+    """Each instance's column of each of the template's symbols (a row per instance):
+    its own quantities' by index arithmetic (``block``: the same instances' rows of the
+    symbol table, instance ``k``'s quantity ``j`` at row ``first + k count + j``;
+    ``column_of``: each table row's column), the derivatives' and time's by
+    ``position``."""
+    n, width = t.names.shape
+    count = block.count
+    cols = np.empty((n, width), dtype=np.int64)
+    own = block.first + np.arange(n * count, dtype=np.int64)
+    cols[:, :count] = column_of[own].reshape(n, count)
+    names = t.names[:, count:].ravel().tolist()
+    held = np.fromiter(map(position.__getitem__, names), np.int64, len(names))
+    cols[:, count:] = held.reshape(n, width - count)
+    return cols
 
 
 def array_pattern(

@@ -286,28 +286,31 @@ def flat_incidence(
     allsyms: cs.SX,
     position: dict[str | None, int],
     arrays: sp.csr_matrix | None = None,
+    column_of: np.ndarray | None = None,
 ) -> sp.csr_matrix:
     """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
-    (``position``: each name's row): the components' equations by :func:`incidence`; the
-    arrays' instances' ``arrays`` when the caller has them, else from the variables
-    flatten found for them in their templates, or else by :func:`pattern` (a row of them
-    holds at most its template's own symbols and time: no long row, so no coloring to
-    fear); the connection sets' (the last rows) from the variables flatten recorded for
-    them. Those rows hold a ground's flow balance and its potential, the dense row and
-    column that make CasADi's sparsity pass slow."""
+    (``position``: each name's row; ``column_of``: each row of the symbol table's, if at
+    hand): the components' equations by :func:`incidence`; the arrays' instances'
+    ``arrays`` when the caller has them, else from the variables flatten found for them
+    in their templates, or else by :func:`pattern` (a row of them holds at most its
+    template's own symbols and time: no long row, so no coloring to fear); the
+    connection sets' (the last rows) from the variables flatten recorded for them. Those
+    rows hold a ground's flow balance and its potential, the dense row and column that
+    make CasADi's sparsity pass slow."""
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
+    m = allsyms.numel()
     rows = residuals[:n_comp] if n_comp else cs.SX(0, 1)
-    comp = _held_incidence(flat, rows, position, allsyms.numel()) if n_comp <= 8 * BUCKETS else None
+    comp = _held_incidence(flat, rows, position, m) if n_comp <= 8 * BUCKETS else None
     if comp is None:
         comp = incidence(rows, allsyms)
     if arrays is None and flat.array_entries is not None:
-        arrays = _named_rows(flat.array_entries, position, allsyms.numel())
+        arrays = _named_rows(flat.array_entries, position, column_of, m)
     elif arrays is None:
         rows = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
         arrays = pattern(rows, allsyms)
-    conn = _named_rows(entries, position, allsyms.numel())
+    conn = _named_rows(entries, position, column_of, m)
     return sp.csr_matrix(sp.vstack([comp, arrays, conn], format="csr"), dtype=np.int8)
 
 
@@ -330,9 +333,21 @@ def _held_incidence(
     return out
 
 
-def _named_rows(entries: Entries, position: dict[str | None, int], m: int) -> sp.csr_matrix:
-    """The 0/1 rows that hold the named variables ``entries`` (columns by ``position``)."""
-    cols = np.fromiter(map(position.__getitem__, entries.names), np.int64, len(entries.names))
+def entry_columns(
+    entries: Entries, position: dict[str | None, int], column_of: np.ndarray | None = None
+) -> np.ndarray:
+    """The columns of the variables ``entries`` holds: by their rows of the symbol table
+    (``column_of``: each row's column) when both are known, else by ``position``."""
+    if entries.rows is not None and column_of is not None:
+        return column_of[entries.rows]
+    return np.fromiter(map(position.__getitem__, entries.names), np.int64, len(entries.names))
+
+
+def _named_rows(
+    entries: Entries, position: dict[str | None, int], column_of: np.ndarray | None, m: int
+) -> sp.csr_matrix:
+    """The 0/1 rows that hold the variables ``entries`` (:func:`entry_columns`)."""
+    cols = entry_columns(entries, position, column_of)
     data = np.ones(len(cols), dtype=np.int8)
     out = sp.csr_matrix((data, cols, entries.indptr), shape=(len(entries.indptr) - 1, m))
     out.sum_duplicates()
