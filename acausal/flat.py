@@ -344,8 +344,8 @@ class FlatDAE:
 
     @property
     def parameter_values(self) -> dict[str, float]:
-        values = self.symbols.column("value", self.parameters).tolist()
-        return dict(zip(self.parameters, values))
+        (values,) = self.symbols.columns(["value"], rows=self.kind_rows["parameter"])
+        return dict(zip(self.parameters, values.tolist()))
 
     def __str__(self) -> str:
         return self.text()

@@ -153,15 +153,22 @@ class SymbolTable(Table):
         array of objects (:meth:`columns`)."""
         return self.columns([field], names)[0]
 
-    def columns(self, fields: Sequence[str], names: Sequence[str] | None = None) -> list:
-        """The fields ``fields`` of the records of ``names`` (all, in order, if None), each
-        an array of objects: a block's from its template's fields by index arithmetic
-        (:meth:`ArraySymbols.columns`; no record made), the others' from their records."""
-        rows = (
-            np.arange(len(self.index))
-            if names is None
-            else np.fromiter(map(self.index.__getitem__, names), np.int64, len(names))
-        )
+    def columns(
+        self,
+        fields: Sequence[str],
+        names: Sequence[str] | None = None,
+        rows: np.ndarray | None = None,
+    ) -> list:
+        """The fields ``fields`` of the records of ``names`` (all, in order, if None; or
+        of the rows ``rows`` when given), each an array of objects: a block's from its
+        template's fields by index arithmetic (:meth:`ArraySymbols.columns`; no record
+        made), the others' from their records."""
+        if rows is not None:
+            names = None
+        elif names is None:
+            rows = np.arange(len(self.index))
+        else:
+            rows = np.fromiter(map(self.index.__getitem__, names), np.int64, len(names))
         out = [np.empty(len(rows), dtype=object) for _ in fields]
         alone = np.ones(len(rows), dtype=bool)
         for b in self._blocks:
@@ -171,8 +178,11 @@ class SymbolTable(Table):
             alone[on] = False
         at = np.flatnonzero(alone)
         if at.size:
-            everyone = list(self.index) if names is None else names
-            records = list(map(self.__getitem__, map(everyone.__getitem__, at.tolist())))
+            if names is None:  # (by row)
+                names, at_names = list(self.index), rows[at].tolist()
+            else:
+                at_names = at.tolist()
+            records = list(map(self.__getitem__, map(names.__getitem__, at_names)))
             for column, field in zip(out, fields):
                 column[at] = np.fromiter(map(attrgetter(field), records), object, at.size)
         return out

@@ -191,9 +191,9 @@ class Classes:
         self.n_atoms = 0
         # each atom's row: the columns (parameters) it holds, blocks as registered
         self.atom_held: list[sp.csr_matrix] = []
-        names, bases, orders = symbols.columns(("name", "base", "order"))
-        firsts = orders == 1  # (the first derivatives)
-        self.deriv = dict(zip(bases[firsts].tolist(), names[firsts].tolist()))
+        (firsts,) = symbols.rows_where("order", [1])  # (the first derivatives)
+        names, bases = symbols.columns(("name", "base"), rows=firsts)
+        self.deriv = dict(zip(bases.tolist(), names.tolist()))
         self.made: dict[str, Symbol] = {}  # the derivatives made here (not in symbols), in order
         self.variables = variables  # (their order: the columns of the alias stage)
         self.position = Table(zip(variables, range(len(variables))))
@@ -201,9 +201,11 @@ class Classes:
         # parameters only from a class without one, so that every fixed start the
         # initializer must check against the model stays in an equation
         n = len(variables)
-        differentiated = np.fromiter(map(self.deriv.__contains__, variables), bool, n)
+        differentiated = np.zeros(n, dtype=bool)
+        differentiated[[self.position[q] for q in self.deriv if q in self.position]] = True
         fields = ("fixed", "start", "component", "state_priority")
-        fixed, self.starts, components, priorities = symbols.columns(fields, variables)
+        rows = flat.kind_rows["variable"]
+        fixed, self.starts, components, priorities = symbols.columns(fields, rows=rows)
         fixed = self.fixed = fixed.astype(bool)
         self.started = has_start(self.starts)  # (whether each variable has a start value)
         components, priorities = components.tolist(), priorities.astype(np.int64)

@@ -85,7 +85,8 @@ class Rows:
         column_of[table_rows] = np.arange(len(table_rows))
         start = len(unknowns) + len(derivatives)
         self.params = (start, start + len(flat.parameters))  # their columns
-        self.values = np.array(flat.symbols.column("value", flat.parameters).tolist(), dtype=float)
+        (values,) = flat.symbols.columns(["value"], rows=kind_rows["parameter"])
+        self.values = np.array(values.tolist(), dtype=float)
         self.n_variables = len(unknowns)  # (the first columns)
         # the arrays' rows' incidence and affine rows from their templates (flatten's rows
         # before the connection rows)
