@@ -67,3 +67,17 @@ def test_the_kinds_and_connection_entries_rows_are_their_names_rows(build, array
         assert flat.kind_rows[kind].tolist() == [index[n] for n in names]
     entries = flat.connection_entries
     assert entries.rows.tolist() == [index[n] for n in entries.names]
+
+
+@pytest.mark.parametrize("build", [chain, rc_ladder])
+def test_the_local_names_shapes_by_rows_are_the_names(build):
+    """Alias elimination's local names' shapes (length, a dot) of the variables read by
+    the table's rows (a block's from its template) are those of their names."""
+    from acausal.structure.alias import _local_shapes, _table_shapes
+
+    flat = flatten(build(4, True))
+    rows = flat.kind_rows["variable"]
+    (components,) = flat.symbols.columns(["component"], rows=rows)
+    ours = _table_shapes(flat.symbols, rows, components)
+    theirs = _local_shapes(list(flat.variables), components.tolist())
+    assert all((a == b).all() for a, b in zip(ours, theirs))

@@ -144,25 +144,58 @@ def preference_ranks(symbols: Sequence[Symbol], differentiated: Container[str]) 
     components = list(map(attrgetter("component"), symbols))
     priorities = np.fromiter(map(attrgetter("state_priority"), symbols), np.int64, n)
     started = has_start(list(map(attrgetter("start"), symbols)))
-    return _ranks(names, components, priorities, flags, fixed, started)
+    return _ranked(*_local_shapes(names, components), priorities, flags, fixed, started)
 
 
-def _ranks(
-    names: Sequence[str],
-    components: Sequence[str],
+def _local_shapes(names: Sequence[str], components: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each name's local part's (after its component's name and a dot) length and whether
+    it holds a dot (a connector's variable)."""
+    n = len(names)
+    start = np.fromiter(map(len, components), np.int64, n) + 1
+    length = np.maximum(np.fromiter(map(len, names), np.int64, n) - start, 0)
+    dotted = np.fromiter(map(str.find, names, repeat("."), start.tolist()), np.int64, n) >= 0
+    return length, dotted
+
+
+def _table_shapes(
+    symbols: SymbolTable, rows: np.ndarray, components: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_local_shapes` of the records of rows ``rows`` of ``symbols`` (``components``:
+    theirs): a block's instances' from its template quantities' local names (instance
+    ``k``'s quantity ``j``, row ``first + k count + j``, is named ``component.local_j``),
+    the others' from their names."""
+    n = len(rows)
+    length, dotted = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    alone = np.ones(n, dtype=bool)
+    for b in symbols.blocks:
+        on = np.flatnonzero((rows >= b.first) & (rows < b.first + len(b.names)))
+        if on.size:
+            skip = len(b.components[0]) + 1
+            local = [name[skip:] for name in b.names[: b.count]]
+            j = (rows[on] - b.first) % b.count
+            length[on] = np.fromiter(map(len, local), np.int64, b.count)[j]
+            dotted[on] = np.array(["." in q for q in local], dtype=bool)[j]
+            alone[on] = False
+    at = np.flatnonzero(alone)
+    if at.size:
+        keys = list(symbols.index)
+        names = list(map(keys.__getitem__, rows[at].tolist()))
+        length[at], dotted[at] = _local_shapes(names, components[at].tolist())
+    return length, dotted
+
+
+def _ranked(
+    length: np.ndarray,
+    dotted: np.ndarray,
     priorities: np.ndarray,
     differentiated: np.ndarray,
     fixed: np.ndarray,
     started: np.ndarray,
 ) -> np.ndarray:
-    """:func:`preference_ranks` of the variables ``names`` given as arrays: each one's
-    component, state priority, whether it is differentiated, has a fixed start and has
-    a start."""
-    n = len(names)
-    # the local name: after the component's and a dot
-    start = np.fromiter(map(len, components), np.int64, n) + 1
-    length = np.maximum(np.fromiter(map(len, names), np.int64, n) - start, 0)
-    dotted = np.fromiter(map(str.find, names, repeat("."), start.tolist()), np.int64, n) >= 0
+    """:func:`preference_ranks` of variables given as arrays: their local names' shapes
+    (:func:`_local_shapes`), state priorities, whether each is differentiated, has a fixed
+    start and has a start."""
+    n = len(length)
     keys = (  # the last the first criterion (numpy's lexsort)
         np.arange(n),
         length,
@@ -208,9 +241,10 @@ class Classes:
         fixed, self.starts, components, priorities = symbols.columns(fields, rows=rows)
         fixed = self.fixed = fixed.astype(bool)
         self.started = has_start(self.starts)  # (whether each variable has a start value)
-        components, priorities = components.tolist(), priorities.astype(np.int64)
+        length, dotted = _table_shapes(symbols, rows, components)
+        priorities = priorities.astype(np.int64)
         self.uf = SignedUnionFind(  # (ranked by the derivatives as declared)
-            _ranks(variables, components, priorities, differentiated, fixed, self.started),
+            _ranked(length, dotted, priorities, differentiated, fixed, self.started),
             differentiated,
             np.flatnonzero(fixed).tolist(),
         )
