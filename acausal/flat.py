@@ -11,17 +11,17 @@ picklable, equal for equal systems.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from itertools import repeat
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import casadi as cs
 import numpy as np
 
 from .printing import infix
-from .symbols import as_sx, derivative_name, scalars, split_derivative
+from .symbols import as_sx, column_entries, derivative_name, scalars, split_derivative
 from .table import SymbolTable, Table
 
 if TYPE_CHECKING:
@@ -275,6 +275,100 @@ class FlatEquation(NamedTuple):
         return self.source.component
 
 
+class EquationBlock(NamedTuple):
+    """An array's instances' equations as :class:`FlatEquations` keeps them: rows
+    ``first`` on, instance after instance, ``len(indices)`` an instance (its template's
+    equations' ``indices``), each instance's name in ``components``; ``exprs`` the
+    declared equations of every instance (a column each) and ``names`` the flat form's
+    declared names (:class:`ComponentEquation`)."""
+
+    first: int
+    components: list[str]
+    indices: list[int]
+    exprs: cs.SX
+    names: Table
+
+
+class Records(Sequence):
+    """A sequence of records made only when read, each once, in bulk: a subclass's
+    :meth:`_make` makes the records of positions ``rows`` (distinct, ascending) at once."""
+
+    def __init__(self, size: int) -> None:
+        self._made: list = [None] * size
+        self._known = np.zeros(size, dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, at: int | slice) -> Any:
+        if isinstance(at, slice):
+            return self.take(np.arange(len(self))[at])
+        at = range(len(self))[at]  # (an IndexError past the end, as a list's)
+        record = self._made[at]
+        return record if record is not None else self.take([at])[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.take(np.arange(len(self))))
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> list:
+        """The records of positions ``rows``, those not made yet made at once."""
+        rows = np.asarray(rows, dtype=np.int64)
+        missing = np.unique(rows[~self._known[rows]])
+        if missing.size:
+            for r, record in zip(missing.tolist(), self._make(missing)):
+                self._made[r] = record
+            self._known[missing] = True
+        return list(map(self._made.__getitem__, rows.tolist()))
+
+    def _make(self, rows: np.ndarray) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class FlatEquations(Records):
+    """The flat form's equations (:class:`FlatEquation` records), in order: the records
+    given, and the arrays' instances' rows (``blocks``) whose records are made only when
+    read, from the stacked ``residuals`` and the blocks' fields."""
+
+    def __init__(self, given: list, residuals: cs.SX, blocks: Sequence[EquationBlock]) -> None:
+        super().__init__(len(given) + sum(len(b.components) * len(b.indices) for b in blocks))
+        at, taken = 0, 0
+        for b in blocks:  # (the records given fill the rows between the blocks)
+            self._made[at : b.first] = given[taken : taken + b.first - at]
+            taken += b.first - at
+            at = b.first + len(b.components) * len(b.indices)
+        self._made[at:] = given[taken:]
+        self._known[:] = True
+        for b in blocks:
+            self._known[b.first : b.first + len(b.components) * len(b.indices)] = False
+        self._residuals = residuals
+        self._blocks = tuple(blocks)
+
+    def _make(self, rows: np.ndarray) -> Iterable[FlatEquation]:
+        """The records of the blocks' rows ``rows``: their residuals by one indexing of the
+        stacked column, their sources block by block."""
+        residuals = scalars(column_entries(self._residuals, rows.tolist()))
+        return map(maker(FlatEquation), zip(residuals, self._sources(rows)))
+
+    def _sources(self, rows: np.ndarray) -> Iterator[ComponentEquation]:
+        """The sources of the blocks' rows ``rows`` (ascending), made in bulk: instance
+        ``k``'s template equation ``j`` is row ``first + k m + j`` of its block (``m``
+        equations an instance)."""
+        firsts = np.array([b.first for b in self._blocks], dtype=np.int64)
+        owner = np.searchsorted(firsts, rows, side="right") - 1
+        for which in np.unique(owner).tolist():
+            b = self._blocks[which]
+            local = rows[owner == which] - b.first
+            k, j = np.divmod(local, len(b.indices))
+            fields = (
+                map(b.components.__getitem__, k.tolist()),
+                map(b.indices.__getitem__, j.tolist()),
+                repeat(b.exprs),
+                repeat(b.names),
+                local.tolist(),
+            )
+            yield from map(maker(ComponentEquation), zip(*fields))
+
+
 @dataclass(frozen=True, eq=False)
 class FlatEvent:
     """Crossing functions of component ``owner`` and the updates (target name, new value);
@@ -300,7 +394,7 @@ class FlatDAE:
     variables: tuple[str, ...]
     parameters: tuple[str, ...]
     discretes: tuple[str, ...]
-    equations: tuple[FlatEquation, ...]
+    equations: FlatEquations
     residuals: cs.SX  # the equations' residuals stacked
     aliases: Table
     keys: Table  # a component symbol's own name (``@v<token>:p.v``) -> dotted name

@@ -38,8 +38,10 @@ from .flat import (
     ComponentEquation,
     ConnectionEquation,
     Entries,
+    EquationBlock,
     FlatDAE,
     FlatEquation,
+    FlatEquations,
     FlatEvent,
     Symbol,
     maker,
@@ -300,17 +302,16 @@ def flatten(system: System) -> FlatDAE:
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
         for r, e in zip(unified.residuals, unified.own)
     ]
-    for b, residuals in zip(blocks, unified.block_residuals):  # (records made in bulk)
+    eq_blocks, first = [], len(equations)  # (their records made when read)
+    for b, size in zip(blocks, unified.block_rows):
         indices = [e.index for e in b.array.template._equations]
-        owners = chain.from_iterable(map(repeat, b.prefixes, repeat(len(indices))))
-        fields = (owners, indices * len(b.prefixes), repeat(b.exprs), repeat(declared_names))
-        sources = map(maker(ComponentEquation), zip(*fields, range(len(residuals))))
-        equations += map(maker(FlatEquation), zip(residuals, sources))
+        eq_blocks.append(EquationBlock(first, b.prefixes, indices, b.exprs, declared_names))
+        first += size
     aliases = _exposed(comps, table)
     unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
         Netlist(system, comps, blocks), ren.names, table
     )
-    stacked = vstack([unified.stacked[: len(equations)], connection_residuals])
+    stacked = vstack([unified.stacked[:first], connection_residuals])
     return FlatDAE(
         system.name,
         time,
@@ -318,7 +319,7 @@ def flatten(system: System) -> FlatDAE:
         tuple(kinds["variable"]),
         tuple(kinds["parameter"]),
         tuple(kinds["discrete"]),
-        tuple(equations + connection_eqs),
+        FlatEquations(equations + connection_eqs, stacked, eq_blocks),
         stacked,
         aliases,
         declared_names,
@@ -331,7 +332,7 @@ def flatten(system: System) -> FlatDAE:
             for comp in comps
             for v, low, high, what in comp.valid_ranges()
         ),
-        sum(map(len, unified.block_residuals)),
+        sum(unified.block_rows),
         *((None, ()) if unified.changed else _entries(blocks)),
     )
 
@@ -346,7 +347,7 @@ class _Unified(NamedTuple):
 
     own: list[Equation]
     residuals: list[cs.SX]
-    block_residuals: list[list[cs.SX]]
+    block_rows: list[int]  # (their residuals: rows of ``stacked`` after the components')
     block_starts: list[list[cs.SX]]
     start_of: dict[Quantity, cs.SX]
     events: tuple[FlatEvent, ...]
@@ -386,15 +387,16 @@ def _unified(
         allx, parts if blocks else [(allx, None, "")], names, known, where
     )
     sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
-    pieces = scalars(stacked) if changed or blocks else exprs
     if blocks:  # the components' residuals, the blocks', the others, the blocks' starts
-        at = np.cumsum([0, len(own), *sizes[0], len(exprs) - len(own), *sizes[1]]).tolist()
-        parts = [pieces[a:b] for a, b in zip(at[:-1], at[1:])]
-        n = len(blocks)
-        pieces = parts[0] + parts[n + 1]
-        block_residuals, block_starts = parts[1 : n + 1], parts[n + 2 :]
+        # (the blocks' residuals stay in the stacked column: FlatEquations)
+        own_end, others = len(own), sum(sizes[0]) + len(own)
+        pieces = scalars(stacked[:own_end]) + scalars(stacked[others:])
+        at = np.cumsum([0, len(exprs), *sizes[1]]).tolist()
+        block_starts = [pieces[a:b] for a, b in zip(at[1:-1], at[2:])]
+        pieces = pieces[: len(exprs)]
     else:
-        block_residuals, block_starts = [], []
+        pieces = scalars(stacked) if changed else exprs
+        block_starts = []
     unified = iter(pieces)
     residuals = [next(unified) for _ in own]
     start_of = {q: next(unified) for q in starts}
@@ -407,7 +409,7 @@ def _unified(
     return _Unified(
         own,
         residuals,
-        block_residuals,
+        sizes[0],
         block_starts,
         start_of,
         tuple(flat_events),

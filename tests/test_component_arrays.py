@@ -374,3 +374,26 @@ def test_the_arrays_affine_rows_from_their_templates_are_casadis(build):
         assert (ours == theirs).all() and (t.entries[at] != 0).nnz == len(lin.rows)
         assert (t.offsets[at] == lin.offsets).all() and (t.affine[at] == lin.affine).all()
         assert (t.symbolic[at] == lin.symbolic).all()
+
+
+@pytest.mark.parametrize("build", [chain, rc_ladder])
+def test_equation_records_made_when_read_are_the_stacked_residuals(build):
+    """The flat, reduced and index-reduced forms make an array's equation records only
+    when read: read out of order, by slices and negative positions, each is the residual
+    of its row of the stacked column, with the source of the row it came from."""
+    model = ac.compile(build(4, True))
+    for form in (model.flat, model.reduced, model.ir):
+        n = len(form.equations)
+        rows = [n - 1, 0, n // 2, 1, n - 2]
+        records = [form.equations[r] for r in rows]
+        assert records == form.equations.take(rows)
+        assert form.equations[-1] is form.equations[n - 1]
+        assert form.equations[1:3] == [form.equations[1], form.equations[2]]
+        assert list(form.equations) == form.equations.take(range(n))
+        for r, e in zip(rows, records):
+            assert cs.is_equal(e.residual, form.residuals[r], 2)
+        with pytest.raises(IndexError):
+            form.equations[n]
+    flat_sources = {id(e.source) for e in model.flat.equations}
+    assert all(id(e.source) in flat_sources for e in model.reduced.equations)
+    assert [e.source for e in model.ir.equations] == list(model.reduced.equations)

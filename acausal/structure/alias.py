@@ -84,7 +84,7 @@ class Reduced:
 
     flat: FlatDAE
     symbols: SymbolTable
-    equations: tuple[FlatEquation, ...]
+    equations: Sequence[FlatEquation]  # (records made when read: RowEquations)
     residuals: cs.SX  # the equations' residuals stacked (indexed, not re-stacked, by later stages)
     unknowns: tuple[str, ...]
     aliases: Aliases  # the eliminated variables (``eliminated``, ``members``: by name)
@@ -317,12 +317,12 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     rows = Rows(flat, classes)
     left = np.ones(len(flat.variables), dtype=bool)  # the variables not eliminated
     eliminated: list[np.ndarray] = []  # their positions, pass after pass
-    check = list(range(len(rows.sources)))  # rows that may be aliases: all, then those changed
+    check = list(range(len(rows.origin)))  # rows that may be aliases: all, then those changed
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
     while True:
         aliased = rows.unite(check, classes, with_offsets) if check else set()
         if not aliased:
-            if with_offsets or not rows.sources:
+            if with_offsets or not len(rows.origin):
                 break
             with_offsets, check = True, np.flatnonzero(rows.deferred).tolist()
             continue

@@ -23,8 +23,8 @@ import casadi as cs
 import numpy as np
 import scipy.sparse as sp
 
-from ..flat import FlatDAE, FlatEquation, maker
-from ..symbols import vstack
+from ..flat import FlatDAE, FlatEquation, Records
+from ..symbols import column_entries, scalars, vstack
 from .alias_templates import Columns, array_pattern, instance_columns, template_rows
 from .graph import (
     AffineRows,
@@ -43,6 +43,29 @@ if TYPE_CHECKING:
     from .alias import Classes
 
 
+class RowEquations(Records):
+    """The rows alias elimination left as equations (:class:`FlatEquation` records, made
+    only when read): the flat form's record (of ``equations``) of the row each was
+    (``origin``) where it is as flatten made it (``pristine``), a new one (its changed
+    residual, that record's source) where a substitution changed it."""
+
+    def __init__(
+        self, equations: Records, origin: np.ndarray, pristine: np.ndarray, residuals: cs.SX
+    ) -> None:
+        super().__init__(len(origin))
+        self._equations, self._origin, self._pristine = equations, origin, pristine
+        self._residuals = residuals
+
+    def _make(self, rows: np.ndarray) -> list[FlatEquation]:
+        equations = self._equations.take(self._origin[rows])
+        changed = np.flatnonzero(~self._pristine[rows])
+        if changed.size:
+            split = scalars(column_entries(self._residuals, rows[changed].tolist()))
+            for k, residual in zip(changed.tolist(), split):
+                equations[k] = FlatEquation(residual, equations[k].source)
+        return equations
+
+
 class Rows:
     """The equations left during alias elimination: their residuals and sources, their
     incidence (``pattern``) in the symbols ``columns`` (``allsyms``; ``position``: a
@@ -51,8 +74,8 @@ class Rows:
     ``form``)."""
 
     def __init__(self, flat: FlatDAE, classes: Classes) -> None:
-        self.sources = list(map(attrgetter("source"), flat.equations))
-        self.residuals = flat.residuals if self.sources else cs.SX(0, 1)
+        size = len(flat.equations)
+        self.residuals = flat.residuals if size else cs.SX(0, 1)
         # every symbol an equation can hold: variables, their derivatives, parameters, time
         unknowns = flat.variables
         derivatives = list(
@@ -102,20 +125,21 @@ class Rows:
         self.pattern = flat_incidence(
             flat, self.residuals, self.allsyms, self.position, arrays, column_of
         )
-        self.deferred = np.zeros(len(self.sources), dtype=bool)
-        self.alive = np.ones(len(self.sources), dtype=bool)  # (not dropped)
+        self.deferred = np.zeros(size, dtype=bool)
+        self.alive = np.ones(size, dtype=bool)  # (not dropped)
         # the rows changed by substitutions that are affine with their entries in ``form``
         # (a row per row, a column per column), carried through them (:meth:`_carry`)
-        self.carried = np.zeros(len(self.sources), dtype=bool)
-        self.form = sp.csr_matrix((len(self.sources), len(self.columns)))
+        self.carried = np.zeros(size, dtype=bool)
+        self.form = sp.csr_matrix((size, len(self.columns)))
         # each row's place in flat.equations, and whether it is as flatten made it; a
         # connection row so is ``+first - other`` (potentials) or a sum (flows): the column
         # of each potential row's first variable (-1: a flow row)
-        self.origin = np.arange(len(self.sources))
-        self.pristine = np.ones(len(self.sources), dtype=bool)
+        self.origin = np.arange(size)
+        self.pristine = np.ones(size, dtype=bool)
         entries = flat.connection_entries
-        self.n_own = len(self.sources) - (len(entries.indptr) - 1)
-        kinds = list(map(attrgetter("kind"), self.sources[self.n_own :]))
+        self.n_own = size - (len(entries.indptr) - 1)
+        sources = map(attrgetter("source"), flat.equations[self.n_own :])
+        kinds = list(map(attrgetter("kind"), sources))
         potential = np.array(kinds, dtype=object) == "potential"
         self.first = np.full(len(kinds), -1, dtype=np.int64)
         at = entries.indptr[:-1][potential]
@@ -322,17 +346,9 @@ class Rows:
         coefs = np.where((first >= 0) & (cols != first), -1.0, 1.0)
         return at, cols, coefs
 
-    def equations(self, flat: FlatDAE) -> tuple[FlatEquation, ...]:
-        """The rows as equations: ``flat``'s own records where a row is as flatten made it,
-        new ones (the changed residuals split) where a substitution changed it."""
-        equations = list(map(flat.equations.__getitem__, self.origin.tolist()))
-        changed = np.flatnonzero(~self.pristine).tolist()
-        if changed:
-            split = cs.vertsplit(self.residuals[changed])
-            sources = map(self.sources.__getitem__, changed)
-            for k, eq in zip(changed, map(maker(FlatEquation), zip(split, sources))):
-                equations[k] = eq
-        return tuple(equations)
+    def equations(self, flat: FlatDAE) -> RowEquations:
+        """The rows as equations (:class:`RowEquations`: their records made when read)."""
+        return RowEquations(flat.equations, self.origin, self.pristine, self.residuals)
 
     def drop(self, aliased: set[int]) -> None:
         """Mark the rows ``aliased`` removed (:meth:`compact` removes them: each pass's
@@ -344,7 +360,6 @@ class Rows:
         keep = np.flatnonzero(self.alive).tolist()
         self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
-        self.sources = list(map(self.sources.__getitem__, keep))
         self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
         self.pattern = self.pattern[keep]
 
@@ -355,8 +370,8 @@ class Rows:
             self.columns = self.columns + fresh
             new = cs.vertcat(*[classes.made[q].sym for q in fresh])
             self.allsyms = cs.vertcat(self.allsyms, new)
-        self.pattern.resize(len(self.sources), len(self.columns))
-        self.form.resize(len(self.sources), len(self.columns))
+        self.pattern.resize(len(self.origin), len(self.columns))
+        self.form.resize(len(self.origin), len(self.columns))
 
     def substitute(self, replaced: Substitution, classes: Classes) -> list[int]:
         """Apply the :class:`Substitution` ``replaced`` to the rows holding its symbols;

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import StateSelectionWarning, StructureError
-from ..flat import FlatEquation, Symbol, maker
+from ..flat import FlatEquation, Records, Symbol
 from ..symbols import derivative_names, vstack
 from ..table import SymbolTable, Table
 from .algorithms import (
@@ -83,7 +83,7 @@ class IndexReduced:
 
     reduced: Reduced
     symbols: SymbolTable
-    equations: tuple[AugEquation, ...]
+    equations: Sequence[AugEquation]  # (records made when read: AugEquations)
     residuals: cs.SX  # the equations' residuals stacked
     chains: tuple[tuple[str, ...], ...]
     states: tuple[Col, ...]
@@ -201,6 +201,22 @@ def state_counts(states: int, modes: int) -> str:
     )
 
 
+class AugEquations(Records):
+    """The index-reduced system's equations (:class:`AugEquation` records, those of the
+    reduced form's ``equations`` made only when read): each of ``equations`` as itself
+    (order 0), then the derivative equations ``derived``."""
+
+    def __init__(self, equations: Sequence[FlatEquation], derived: list[AugEquation]) -> None:
+        super().__init__(len(equations) + len(derived))
+        self._made[len(equations) :] = derived
+        self._known[len(equations) :] = True
+        self._equations = equations
+
+    def _make(self, rows: np.ndarray) -> Iterable[AugEquation]:
+        records = self._equations.take(rows)
+        return map(AugEquation, map(_residual, records), records, repeat(0))
+
+
 _residual = attrgetter("residual")
 
 
@@ -235,18 +251,17 @@ def reduce_index(red: Reduced) -> IndexReduced:
     rows = PatternRows(first)
     _check_nonsingular(red, first)
     declared = declared_derivatives(red, first, chains)
-    # AugEquation(e.residual, e, 0) for each equation, in bulk
-    eqs = list(
-        map(maker(AugEquation), zip(map(_residual, red.equations), red.equations, repeat(0)))
-    )
-    parent: list[int] = []  # of each derivative equation, in the order Pantelides made them
+    n = len(red.equations)
+    derived: list[AugEquation] = []  # the derivative equations, in the order Pantelides made them
+    parent: list[int] = []  # of each derivative equation
     structural: list[set[Col]] = []  # their incidence
 
     def differentiate(e: int) -> set[Col]:
         """The structural incidence of ``d/dt`` of equation ``e`` (each column one order
         up); the residuals follow in bulk (:func:`_differentiate`)."""
         parent.append(e)
-        eqs.append(AugEquation(cs.SX(0), eqs[e].source, eqs[e].order + 1))
+        source, order = (red.equations[e], 0) if e < n else derived[e - n][1:]
+        derived.append(AugEquation(cs.SX(0), source, order + 1))
         held = rows[e] if e < len(rows) else structural[e - len(rows)]
         structural.append({(v, o + 1) for v, o in held})
         return structural[-1]
@@ -261,13 +276,14 @@ def reduce_index(red: Reduced) -> IndexReduced:
                 made.append(_new_derivative(chains[vi][-1], symbols))
                 chains[vi].append(made[-1])
         table = red.symbols.extended({q: symbols[q] for q in made})
-        exact, derived = _differentiate(eqs, parent, chains, table, red.flat.t)
+        exact, residuals = _differentiate(red.residuals, derived, parent, chains, table, red.flat.t)
         if parent:
             result = replace(result, rows=(*result.rows[: len(rows)], *exact))
         choices, notes, alternatives = select_states(
-            red, [e.residual for e in eqs], result, lambda c: symbols[chains[c[0]][c[1]]].sym
+            red, residuals, result, lambda c: symbols[chains[c[0]][c[1]]].sym
         )
     except StructuralFailure as exc:
+        eqs = AugEquations(red.equations, derived)
         names = "; ".join(eqs[r].origin for r in exc.equations[:12])
         raise StructureError(
             f"model {red.flat.name}: index reduction failed ({exc.reason}) at: {names}"
@@ -280,8 +296,8 @@ def reduce_index(red: Reduced) -> IndexReduced:
     return IndexReduced(
         red,
         table,
-        tuple(eqs),
-        vstack([red.residuals, derived]) if parent else red.residuals,
+        AugEquations(red.equations, derived),
+        residuals,
         kept,
         tuple(states),
         tuple(algebraic),
@@ -360,42 +376,44 @@ def _new_derivative(name: str, symbols: dict[str, Symbol]) -> str:
 
 
 def _differentiate(
-    eqs: list[AugEquation],
+    residuals: cs.SX,
+    derived: list[AugEquation],
     parent: list[int],
     chains: list[list[str]],
     symbols: SymbolTable,
     t: cs.SX,
 ) -> tuple[tuple[frozenset[Col], ...], cs.SX]:
-    """Fill in the residuals of the derivative equations, the last ``len(parent)`` of
-    ``eqs`` (the ``k``-th is equation ``parent[k]`` differentiated),
-    ``d/dt F = sum_k (dF/dq_k) der(q_k) + dF/dt``; return their incidence and their
-    residuals stacked.
+    """Fill in the residuals of the derivative equations ``derived`` (the ``k``-th is
+    equation ``parent[k]`` differentiated: of the equations ``residuals`` stacked, then of
+    ``derived``), ``d/dt F = sum_k (dF/dq_k) der(q_k) + dF/dt``; return their incidence and
+    every equation's residual stacked (``residuals``, then ``derived``'s).
 
     One directional derivative (``jtimes``, every column seeded by its next derivative)
     and one incidence for all the equations of one derivative order, the orders in turn (a
     parent is one order lower). Every column a parent holds has its next derivative in its
     chain: Pantelides raised the unknown's highest order to it."""
     if not parent:  # nothing differentiated (index 1 or 0)
-        return (), cs.SX(0, 1)
+        return (), residuals
     cols = [(vi, o) for vi, ch in enumerate(chains) for o in range(len(ch))]
     syms = symbols.take([chains[vi][o] for vi, o in cols])
     lower = [k for k, (vi, o) in enumerate(cols) if o + 1 < len(chains[vi])]
     arg, rates = syms[lower], syms[[k + 1 for k in lower]]
-    first = len(eqs) - len(parent)
+    n = residuals.size1()
     rows: list[frozenset[Col]] = [frozenset()] * len(parent)
-    orders = [eqs[first + k].order for k in range(len(parent))]
+    orders = [e.order for e in derived]
     outs, made = [cs.SX(0, 1)], []  # the residuals by order, and which equations they are
     for order in sorted(set(orders)):
         ks = [k for k, o in enumerate(orders) if o == order]
-        res = cs.vertcat(*[eqs[parent[k]].residual for k in ks])
+        held = [parent[k] for k in ks]
+        res = cs.vertcat(*[residuals[e] if e < n else derived[e - n].residual for e in held])
         out = cs.jacobian(res, t) + cs.jtimes(res, arg, rates)
         inc = incidence(out, syms)
         for j, (k, r) in enumerate(zip(ks, cs.vertsplit(out))):
-            eqs[first + k] = eqs[first + k]._replace(residual=r)
+            derived[k] = derived[k]._replace(residual=r)
             rows[k] = frozenset(cols[c] for c in inc.indices[inc.indptr[j] : inc.indptr[j + 1]])
         outs.append(out)
         made += ks
     stacked = cs.vertcat(*outs)
     where = np.empty(len(made), dtype=np.int64)
     where[made] = np.arange(len(made))  # equation k's row in the stack
-    return tuple(rows), stacked[where.tolist()] if made else stacked
+    return tuple(rows), vstack([residuals, stacked[where.tolist()]])

@@ -247,13 +247,13 @@ def tie_names(
 
 def select_states(
     red: Reduced,
-    residuals: Sequence[cs.SX],
+    residuals: cs.SX,
     result: Pantelides,
     sym: Callable[[Col], cs.SX],
 ) -> tuple[tuple[Choice, ...], tuple[str, ...], tuple[tuple[Choice, ...], ...]]:
-    """The dummy-derivative choices after Pantelides (``residuals``: every equation, the
-    derivatives included; ``sym``: a column's symbol), costed by :class:`Worth` and checked
-    at the :class:`StartPoint`, what the user should hear about them, and the
+    """The dummy-derivative choices after Pantelides (``residuals``: every equation's, the
+    derivatives' included, stacked; ``sym``: a column's symbol), costed by :class:`Worth`
+    and checked at the :class:`StartPoint`, what the user should hear about them, and the
     :func:`alternative_choices` a run may switch to."""
     if not result.child:
         return (), (), ()
