@@ -373,8 +373,10 @@ def _check_linear_blocks(
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
     flat = ir.reduced.flat
-    params = flat.symbols.take(flat.parameters)
-    at = np.array(flat.symbols.column("value", flat.parameters).tolist(), dtype=float)
+    rows = flat.kind_rows["parameter"]  # (the parameters' rows of the table: no lookup)
+    params = flat.symbols.stack[rows.tolist()] if rows.size else cs.SX(0, 1)
+    (values,) = flat.symbols.columns(["value"], rows=rows)
+    at = np.array(values.tolist(), dtype=float)
     if scalar_blocks:
         values = _probe(params, at, coefs)
         bad = np.flatnonzero((values == 0) | ~np.isfinite(values))
