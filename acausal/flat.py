@@ -22,7 +22,7 @@ import numpy as np
 
 from .printing import infix
 from .symbols import as_sx, column_entries, derivative_name, scalars, split_derivative
-from .table import SymbolTable, Table
+from .table import SymbolTable, Table, around_spans
 
 if TYPE_CHECKING:
     from .block_entries import Template
@@ -330,16 +330,13 @@ class FlatEquations(Records):
     read, from the stacked ``residuals`` and the blocks' fields."""
 
     def __init__(self, given: list, residuals: cs.SX, blocks: Sequence[EquationBlock]) -> None:
-        super().__init__(len(given) + sum(len(b.components) * len(b.indices) for b in blocks))
-        at, taken = 0, 0
-        for b in blocks:  # (the records given fill the rows between the blocks)
-            self._made[at : b.first] = given[taken : taken + b.first - at]
-            taken += b.first - at
-            at = b.first + len(b.components) * len(b.indices)
-        self._made[at:] = given[taken:]
+        sizes = [len(b.components) * len(b.indices) for b in blocks]
+        super().__init__(len(given) + sum(sizes))
+        # (the records given fill the rows between the blocks)
+        self._made = around_spans(given, [(b.first, [None] * n) for b, n in zip(blocks, sizes)])
         self._known[:] = True
-        for b in blocks:
-            self._known[b.first : b.first + len(b.components) * len(b.indices)] = False
+        for b, n in zip(blocks, sizes):
+            self._known[b.first : b.first + n] = False
         self._residuals = residuals
         self._blocks = tuple(blocks)
 

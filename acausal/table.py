@@ -13,6 +13,21 @@ import numpy as np
 from .symbols import vstack
 
 
+def around_spans(given: Sequence[Any], spans: Iterable[tuple[int, Sequence[Any]]]) -> list:
+    """``given`` in order around the ``spans`` (each its first row and its items, in
+    increasing order): the list whose rows ``first`` on are a span's items and whose
+    other rows are ``given``'s (a table's records around its blocks, a form's equations
+    around its arrays' rows)."""
+    out: list = []
+    at = 0  # (the items of ``given`` placed so far)
+    for first, items in spans:
+        take = first - len(out)
+        out += given[at : at + take]
+        out += items
+        at += take
+    return out + list(given[at:])
+
+
 class Table(dict):
     """A dict that refuses changes after construction (and pickles as a plain one)."""
 
@@ -63,13 +78,8 @@ class SymbolTable(Table):
         records = dict(records)
         if stack is None:
             stack = cs.vertcat(cs.SX(0, 1), *[r.sym for r in records.values()])
-        names, at, given = [], 0, list(records)
-        for b in blocks:  # (the records fill the rows between the blocks)
-            take = b.first - len(names)
-            names += given[at : at + take]
-            names += b.names
-            at += take
-        names += given[at:]
+        # (the records fill the rows between the blocks)
+        names = around_spans(list(records), [(b.first, b.names) for b in blocks])
         if stack.numel() != len(names):
             raise ValueError(f"{stack.numel()} stacked symbols for {len(names)} records")
         super().__init__(records)
