@@ -36,6 +36,7 @@ from .initialize import (
 from .result import Result
 
 CHECKED_START = 300  # up to this many unknowns, a start found by Newton is checked regular
+MAX_STEPS = 100_000  # IDAS steps within one output interval before a run fails (simulate's default)
 SHOWN = 12  # equations listed in a failure's message (all are in SimulationError.equations)
 # IDAS's own report (SUNDIALS prints "At t = ..."): the one place a time is read from text
 _AT_TIME = re.compile(r"t = ([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
@@ -72,7 +73,7 @@ class Simulator:
         grid: np.ndarray,
         rtol: float,
         atol: float,
-        max_steps: int = 100_000,
+        max_steps: int = MAX_STEPS,
         breakpoints: tuple[float, ...] = (),
         functions: DAEFunctions | None = None,
     ) -> None:
@@ -416,7 +417,8 @@ class Simulator:
                 "  IDAS took its maximum number of steps within one output interval: the "
                 "solution changes very fast or blows up there (check the model and its inputs "
                 "near that time), or rtol/atol ask for more than its scale allows (loosen "
-                "them), or the output interval is long (a smaller dt restarts the count)."
+                "them), or the output interval is long (a smaller dt restarts the count, a "
+                "larger max_steps allows more)."
             )
         else:
             advice = (

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, Sequence, ValuesView
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from acausal.gc_pause import paused_gc
 
 from .functions import DAEFunctions
 from .initialize import build_initializer
-from .integrate import Simulator
+from .integrate import MAX_STEPS, Simulator
 from .result import Result
 
 #: How many simulators a :class:`Simulations` keeps unless told otherwise.
@@ -97,6 +97,7 @@ def simulator(
     atol: float,
     p: np.ndarray,
     simulators: MutableMapping | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> Simulator:
     """The :class:`Simulator` of ``model`` for this grid, these tolerances and the
     breakpoints (times of known discontinuities, e.g. a step's start time) the parameters
@@ -105,7 +106,7 @@ def simulator(
     the model's :class:`DAEFunctions` with a simulator of it there). Without
     ``simulators`` the new one is the caller's alone."""
     breakpoints = model.breakpoint_times(p, float(grid[0]), float(grid[-1]))
-    key = (id(model), grid.tobytes(), rtol, atol, breakpoints)
+    key = (id(model), grid.tobytes(), rtol, atol, max_steps, breakpoints)
     cache = {} if simulators is None else simulators
     sim = cache.get(key)
     if sim is None:
@@ -113,7 +114,9 @@ def simulator(
         # come from a simulator of the same model when there is one
         functions = next((s.functions for s in cache.values() if s.model is model), None)
         with paused_gc():  # many small objects that live on: no point scanning them meanwhile
-            sim = Simulator(model, grid, rtol, atol, breakpoints=breakpoints, functions=functions)
+            sim = Simulator(
+                model, grid, rtol, atol, max_steps, breakpoints=breakpoints, functions=functions
+            )
         cache[key] = sim
     return sim
 
@@ -179,6 +182,7 @@ def simulate(
     params: Mapping[str, float] | None = None,
     sensitivities: Sequence[str] = (),
     simulators: MutableMapping | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> Result:
     """Simulate ``model`` (compiled by ``ac.compile``; a System is compiled first) from
     ``t_start`` to ``t_end`` with outputs every ``dt``.
@@ -188,7 +192,8 @@ def simulate(
     keeps for every variable ``y`` (``result.sensitivity("C1.v", "R1.R")``);
     ``simulators``: a :class:`Simulations` (or a dict) of yours that keeps the simulators
     (CasADi functions) this call builds or reuses, for repeated calls (module docstring);
-    without it the call builds its own and keeps nothing.
+    without it the call builds its own and keeps nothing; ``max_steps``: the IDAS steps
+    allowed within one output interval before the run fails (SUNDIALS' ``mxstep``).
     """
     model = as_model(model)
     if grid is None and t_end is None:
@@ -197,10 +202,12 @@ def simulate(
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not (np.isfinite(_number(name, tol)) and tol > 0):
             raise OptionError(f"{name} = {tol!r} must be a positive tolerance")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, Integral) or max_steps < 1:
+        raise OptionError(f"max_steps = {max_steps!r} must be a positive whole number")
     if isinstance(sensitivities, str):
         sensitivities = (sensitivities,)
     p = np.asarray(model.parameter_vector(params), dtype=float)
-    sim = simulator(model, times, float(rtol), float(atol), p, simulators)
+    sim = simulator(model, times, float(rtol), float(atol), p, simulators, int(max_steps))
     p = sim.settle(p)
     sens = {}
     if sensitivities:

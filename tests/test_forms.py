@@ -246,6 +246,8 @@ def test_an_empty_system_is_refused():
         ({"t_end": "10"}, "t_end = '10' must be a number"),
         ({"t_end": 1.0, "dt": "0.1"}, "dt = '0.1' must be a number"),
         ({"t_end": 1.0, "rtol": None}, "rtol = None must be a number"),
+        ({"t_end": 1.0, "max_steps": 0}, "max_steps = 0 must be a positive whole number"),
+        ({"t_end": 1.0, "max_steps": 1e5}, "max_steps = 100000.0 must be a positive whole"),
     ],
 )
 def test_misused_simulate_arguments_get_an_option_error(kwargs, match):
