@@ -53,12 +53,27 @@ def new_tokens(n: int) -> list[str]:
 _HEADER = b"y\xdf\r\x86Hp\x00\x00\x03" + bytes(8) + b"d"
 _NODE = b"d" + (int(cs.OP_PARAMETER).to_bytes(8, "little"))
 
+#: CasADi's text stream writes each byte as two letters, ``a + low nibble`` then ``a +
+#: high nibble``: here, by byte, those two letters as one little-endian 16-bit word
+#: (a byte array encoded by one indexing, written out as the letters' bytes).
+_LETTERS = (97 + (np.arange(256) & 15) + ((97 + (np.arange(256) >> 4)) << 8)).astype("<u2")
+
+#: :func:`symbols_around` deserializes at most about this many symbols at a time: the
+#: text (some 90 letters a symbol) and CasADi's two copies of it then stay in the
+#: processor's cache (one column of 800,000 symbols: 1.3 s, in parts: 0.9 s).
+_CHUNK = 1 << 15
+
+
+def _letters(data: bytes | np.ndarray) -> np.ndarray:
+    """Bytes (an array of ``uint8``, or ``bytes``) as CasADi's text stream writes them:
+    two letters each, as :data:`_LETTERS`' words."""
+    return _LETTERS[np.frombuffer(data, dtype=np.uint8)]
+
 
 def _serialized(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> str:
     """The serialization of :func:`symbols_around`'s column, written in bulk (numpy): one
-    row of bytes per token, the nodes of its names, its token written into each; then
-    as CasADi's text stream writes bytes: each as two letters ``a + low nibble``, ``a +
-    high nibble``."""
+    row of letters per token, the nodes of its names, its token's letters written into
+    each."""
     width = len(tokens[0])
     if any(len(t) != width for t in tokens):
         raise ValueError("symbols_around: tokens of different lengths")
@@ -69,16 +84,16 @@ def _serialized(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> str
         pieces.append(node + bytes(width) + b)
         slots.append(at + len(node))
         at += len(pieces[-1])
-    body = np.tile(np.frombuffer(b"".join(pieces), dtype=np.uint8), (len(tokens), 1))
-    text = np.frombuffer("".join(tokens).encode(), dtype=np.uint8).reshape(len(tokens), width)
+    row = _letters(b"".join(pieces))
+    body = np.empty((len(tokens), row.size), dtype=row.dtype)
+    body[:] = row
+    text = _letters("".join(tokens).encode()).reshape(len(tokens), width)
     for slot in slots:
         body[:, slot : slot + width] = text
     n = len(tokens) * len(around)
     sparsity = np.concatenate([[n + 4, n, 1, 0, n], np.arange(n), [n]]).astype("<i8")
-    out = np.concatenate([np.frombuffer(_HEADER, np.uint8), sparsity.view(np.uint8), body.ravel()])
-    letters = np.empty(2 * out.size, dtype=np.uint8)
-    letters[0::2], letters[1::2] = 97 + (out & 15), 97 + (out >> 4)
-    return letters.tobytes().decode("ascii")
+    out = np.concatenate([_letters(_HEADER), _letters(sparsity.view(np.uint8)), body.ravel()])
+    return str(out.view(np.uint8), "ascii")
 
 
 def named_around(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> list[str]:
@@ -102,13 +117,19 @@ _BULK = _writes_as_casadi()
 def symbols_around(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> cs.SX:
     """A column of new symbols named ``a + token + b``, for each token (all of one length)
     each ``(a, b)`` of ``around`` (each its own node, as ``cs.SX.sym(name)`` makes one):
-    all made by one deserialization instead of one binding call per symbol (3-4 us
-    each); each by ``cs.SX.sym`` if this CasADi writes another format."""
+    made by deserializations of some :data:`_CHUNK` symbols each instead of one binding
+    call per symbol (3-4 us each); each by ``cs.SX.sym`` if this CasADi writes another
+    format."""
     if not tokens or not around:
         return cs.SX(0, 1)
     if not _BULK:
         return cs.vertcat(*map(cs.SX.sym, named_around(around, tokens)))
-    return cs.SX.deserialize(_serialized(around, tokens))
+    step = max(1, _CHUNK // len(around))
+    parts = [
+        cs.SX.deserialize(_serialized(around, tokens[at : at + step]))
+        for at in range(0, len(tokens), step)
+    ]
+    return parts[0] if len(parts) == 1 else _written(parts)
 
 
 def derivative_name(name: str, order: int = 1) -> str:
@@ -208,15 +229,21 @@ FEW_PARTS = 16
 
 def vstack(parts: Sequence[cs.SX]) -> cs.SX:
     """``cs.vertcat(*parts)`` of SX column vectors: for a few dense parts, each written
-    into its slice of the nonzeros of one dense vector. CasADi's ``vertcat`` copies every
-    entry three times (through two transposes), which costs 0.25 s for 300,000 symbols
-    against 0.03 s for the writes (a dense vector of zeros to write into, and writes
-    through its rows, would cost as much again). (Any other parts: ``cs.vertcat``
-    itself, which keeps a part's structural zeros.)"""
+    into its slice of the nonzeros of one dense vector (:func:`_written`). CasADi's
+    ``vertcat`` copies every entry three times (through two transposes), which costs
+    0.25 s for 300,000 symbols against 0.03 s for the writes. (Any other parts:
+    ``cs.vertcat`` itself, which keeps a part's structural zeros.)"""
     if len(parts) > FEW_PARTS or not all(
         isinstance(p, cs.SX) and p.size2() == 1 and p.is_dense() for p in parts
     ):
         return cs.vertcat(*parts)
+    return _written(parts)
+
+
+def _written(parts: Sequence[cs.SX]) -> cs.SX:
+    """Dense SX columns stacked: each written into its slice of the nonzeros of one dense
+    vector (a dense vector of zeros to write into, and writes through its rows, would
+    cost as much again as CasADi's ``vertcat``)."""
     sizes = [p.size1() for p in parts]
     out, at = cs.SX(cs.Sparsity.dense(sum(sizes), 1)), 0  # (every entry written below)
     for p, n in zip(parts, sizes):

@@ -284,17 +284,18 @@ def test_an_array_inside_a_component_connects_element_by_element():
     np.testing.assert_allclose(res["S.R2.i"], 1.0 / 6.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("bulk", [True, False])
-def test_symbols_made_in_bulk_are_those_sx_sym_makes(bulk, monkeypatch):
-    """An array's further instances get their symbols from one deserialization of a
-    column CasADi's own serializer would write (checked at import; ``SX.sym`` per name
-    otherwise): the same names in the same order, each its own symbol (distinct nodes,
-    unlike the copies of one), with either path; and a whole ladder built either way
-    compiles to the same equations."""
+@pytest.mark.parametrize("bulk, chunk", [(True, 1 << 15), (True, 7), (False, 1 << 15)])
+def test_symbols_made_in_bulk_are_those_sx_sym_makes(bulk, chunk, monkeypatch):
+    """An array's further instances get their symbols from deserializations of columns
+    CasADi's own serializer would write (checked at import; ``SX.sym`` per name
+    otherwise), one per ``_CHUNK`` symbols: the same names in the same order, each its
+    own symbol (distinct nodes, unlike the copies of one), with either path and in one
+    part or many; and a whole ladder built either way compiles to the same equations."""
     import acausal.symbols as symbols
 
     assert symbols._BULK  # this CasADi writes the format the bulk path writes
     monkeypatch.setattr(symbols, "_BULK", bulk)
+    monkeypatch.setattr(symbols, "_CHUNK", chunk)
     around, tokens = [("R@", ":v"), ("der(C@", ":x)")], symbols.new_tokens(40)
     assert len(set(tokens)) == 40 and all(len(t) == 10 for t in tokens)
     made = symbols.symbols_around(around, tokens)
