@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import partial
 from numbers import Integral, Number
 from operator import is_
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -43,6 +44,7 @@ import numpy as np
 
 from .connectors import Connector, ConnectorType, check_same_type
 from .errors import ConnectError, OptionError
+from .flat import Deferred
 from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
 from .symbols import (
@@ -110,10 +112,12 @@ class _Layout(NamedTuple):
     """A leaf template's entries, with every instance's: its quantities' symbols
     (``symbols``: a column, instance after instance), the symbols of the derivatives its
     expressions take (``rates``; their names' parts around the token in ``derivatives``),
-    its equations' expressions (``exprs``), their residuals (a column, instance after
-    instance), the symbolic start values (``initial``, likewise) and the symbolic
-    attributes stacked; each matrix a row per entry and a column per instance. Flattening
-    takes the columns whole."""
+    its equations' residuals (a column, instance after instance), the symbolic start
+    values (``initial``, likewise) and the symbolic attributes stacked; each matrix a row
+    per entry and a column per instance. Flattening takes the columns whole. The
+    equations' expressions (``lhs == rhs``, read only for people: origins, an instance
+    made an object) are the template's (``declared``, in its symbols and ``others``), an
+    instance's made when asked for (:meth:`expressions`)."""
 
     quantities: tuple[str, ...]  # local names, in declaration order
     derivatives: tuple[tuple[str, str, str], ...]  # der(@v<token>:x) -> "der(", "@v", ":x)"
@@ -123,15 +127,17 @@ class _Layout(NamedTuple):
     tokens: tuple[str, ...]
     symbols: cs.SX  # (quantities * n) x 1
     rates: cs.SX  # derivatives x n
-    exprs: cs.SX  # equations x n
+    declared: cs.SX  # equations x 1 (the template's)
     residuals: cs.SX  # (equations * n) x 1
     initial: cs.SX  # (starts * n) x 1
     attributes: cs.SX  # (stacked attributes) x n
+    others: cs.SX  # the symbols the template's expressions hold besides its own
 
     @staticmethod
     def of(template: Component, n: int) -> _Layout:
         """The template's layout, with ``n - 1`` further instances' fresh symbols and
-        their expressions from one call of the template function mapped over them."""
+        their residuals, start values and attributes from one call of the template
+        function mapped over them."""
         quantities = list(template._quantities.values())
         starts = [q for q in quantities if isinstance(q.start, cs.SX)]
         attrs = [v for k, v in template.__dict__.items() if k not in _OWN and isinstance(v, cs.SX)]
@@ -162,14 +168,13 @@ class _Layout(NamedTuple):
                 symbols_around([(a + kind, f":{b}") for a, kind, b in rates], tokens[1:]),
             ]
             inputs = [cs.reshape(c, m.numel(), n - 1) for c, m in zip(fresh, own)]
-            fun = cs.Function("template", [*own, others], stacked)
+            fun = cs.Function("template", [*own, others], stacked[1:])
             mapped = fun.map(n - 1)(*inputs, cs.repmat(others, 1, n - 1))
             own = [vstack([own[0], fresh[0]]), cs.horzcat(own[1], inputs[1])]
-            stacked = [
-                cs.horzcat(stacked[0], mapped[0]),
-                vstack([stacked[1], cs.vec(mapped[1])]),
-                vstack([stacked[2], cs.vec(mapped[2])]),
-                cs.horzcat(stacked[3], mapped[3]),
+            stacked[1:] = [
+                vstack([stacked[1], cs.vec(mapped[0])]),
+                vstack([stacked[2], cs.vec(mapped[1])]),
+                cs.horzcat(stacked[3], mapped[2]),
             ]
         return _Layout(
             tuple(q.local for q in quantities),
@@ -180,13 +185,31 @@ class _Layout(NamedTuple):
             tuple(tokens),
             *own,
             *stacked,
+            others,
         )
+
+    def expressions(self, cols: slice | list[int]) -> cs.SX:
+        """The equations' expressions of the instances ``cols`` (ascending), a column
+        each: the template's own, the others' from its function of its symbols mapped
+        over theirs (made only when asked for: flattening reads the residuals)."""
+        ks = range(len(self.tokens))[cols] if isinstance(cols, slice) else cols
+        further = [k for k in ks if k]
+        if not further:
+            return self.declared if len(ks) else cs.SX(self.equations, 0)
+        count = len(self.quantities)
+        rows = (np.array(further)[:, None] * count + np.arange(count)).ravel().tolist()
+        syms = cs.reshape(column_entries(self.symbols, rows), count, len(further))
+        own = [self.symbols[:count], self.rates[:, 0], self.others]
+        fun = cs.Function("template", own, [self.declared])
+        others = cs.repmat(self.others, 1, len(further))
+        mapped = fun.map(len(further))(syms, self.rates[:, further], others)
+        return cs.horzcat(self.declared, mapped) if ks[0] == 0 else mapped
 
     def column(self, k: int) -> cs.SX:
         """Instance ``k``'s expressions, residuals, start values and attributes stacked."""
         m, s = self.equations, len(self.starts)
         return cs.vertcat(
-            self.exprs[:, k],
+            self.expressions([k]),
             self.residuals[m * k : m * (k + 1)],
             self.initial[s * k : s * (k + 1)],
             self.attributes[:, k],
@@ -196,10 +219,10 @@ class _Layout(NamedTuple):
 class Block(NamedTuple):
     """An array's instances that flattening takes from its matrices (``natives``, from
     0, named ``prefixes``), instance after instance: their quantities' symbols' own names
-    (``keys``), dotted names and symbols (a column), their residuals and
-    their symbolic start values (columns), their equations' expressions (a column per
-    instance); and the symbols of the derivatives the template's expressions take (a row
-    per derivative, a column per instance)."""
+    (``keys``), dotted names and symbols (a column), their residuals and their symbolic
+    start values (columns), their equations' expressions (a column per instance, made
+    when first read); and the symbols of the derivatives the template's expressions take
+    (a row per derivative, a column per instance)."""
 
     array: ComponentArray
     natives: np.ndarray
@@ -208,7 +231,7 @@ class Block(NamedTuple):
     names: list[str]
     symbols: cs.SX
     residuals: cs.SX
-    exprs: cs.SX
+    exprs: Deferred
     starts: cs.SX
     derivatives: cs.SX
 
@@ -427,7 +450,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             names,
             symbols,
             entries(lay.residuals, lay.equations),
-            lay.exprs[:, cols],
+            Deferred(partial(lay.expressions, cols)),
             entries(lay.initial, len(lay.starts)),
             lay.rates[:, cols],
         )

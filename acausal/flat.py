@@ -275,17 +275,36 @@ class FlatEquation(NamedTuple):
         return self.source.component
 
 
+class Deferred:
+    """A value made by ``make()`` when first read (:attr:`value`), once (``make`` None:
+    ``value`` is given). It pickles as that value, so nothing ``make`` holds is pickled."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], Any] | None, value: Any = None) -> None:
+        self._make, self._value = make, value
+
+    @property
+    def value(self) -> Any:
+        if self._make is not None:
+            self._value, self._make = self._make(), None
+        return self._value
+
+    def __reduce__(self) -> tuple:
+        return (Deferred, (None, self.value))
+
+
 class EquationBlock(NamedTuple):
     """An array's instances' equations as :class:`FlatEquations` keeps them: rows
     ``first`` on, instance after instance, ``len(indices)`` an instance (its template's
     equations' ``indices``), each instance's name in ``components``; ``exprs`` the
-    declared equations of every instance (a column each) and ``names`` the flat form's
-    declared names (:class:`ComponentEquation`)."""
+    declared equations of every instance (a column each, made when a record is first
+    made) and ``names`` the flat form's declared names (:class:`ComponentEquation`)."""
 
     first: int
     components: list[str]
     indices: list[int]
-    exprs: cs.SX
+    exprs: Deferred
     names: Table
 
 
@@ -359,7 +378,7 @@ class FlatEquations(Records):
             fields = (
                 map(b.components.__getitem__, k.tolist()),
                 map(b.indices.__getitem__, j.tolist()),
-                repeat(b.exprs),
+                repeat(b.exprs.value),
                 repeat(b.names),
                 local.tolist(),
             )
