@@ -50,11 +50,11 @@ from .pickling import PicklesWithCasadi
 from .symbols import (
     Quantity,
     column_entries,
-    named_around,
     new_tokens,
     symbols_around,
     vstack,
 )
+from .table import ArrayKeys
 
 if TYPE_CHECKING:
     from .component import Component
@@ -219,15 +219,15 @@ class _Layout(NamedTuple):
 class Block(NamedTuple):
     """An array's instances that flattening takes from its matrices (``natives``, from
     0, named ``prefixes``), instance after instance: their quantities' symbols' own names
-    (``keys``), dotted names and symbols (a column), their residuals and their symbolic
-    start values (columns), their equations' expressions (a column per instance, made
-    when first read); and the symbols of the derivatives the template's expressions take
-    (a row per derivative, a column per instance)."""
+    (``keys``, with their dotted names), dotted names and symbols (a column), their
+    residuals and their symbolic start values (columns), their equations' expressions (a
+    column per instance, made when first read); and the symbols of the derivatives the
+    template's expressions take (a row per derivative, a column per instance)."""
 
     array: ComponentArray
     natives: np.ndarray
     prefixes: list[str]
-    keys: list[str]
+    keys: ArrayKeys
     names: list[str]
     symbols: cs.SX
     residuals: cs.SX
@@ -446,7 +446,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             self,
             natives,
             prefixes,
-            named_around(around, tokens),
+            ArrayKeys(around, tokens, names),
             names,
             symbols,
             entries(lay.residuals, lay.equations),

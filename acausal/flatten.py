@@ -58,7 +58,7 @@ from .symbols import (
     vstack,
 )
 from .system import System
-from .table import SymbolTable, Table
+from .table import Keys, SymbolTable, Table
 from .units import derivative_unit
 
 
@@ -99,13 +99,14 @@ class _Unifier:
             prefix = comp.full_name + "."
             for q in comp._quantities.values():
                 self.names[q] = prefix + q.local
-        # a symbol's own name -> dotted name (the flat form's ``keys``, made once)
-        self.full = Table(
+        # a symbol's own name -> dotted name (the flat form's ``keys``, made once; the
+        # arrays' found by their tokens)
+        self.full = Keys(
             chain(
                 ((q.key, name) for q, name in self.names.items()),
-                *(zip(b.keys, b.names) for b in blocks),
                 ((q.key, self.names[inner]) for q, inner in bound.items()),
-            )
+            ),
+            [b.keys for b in blocks],
         )
         self.syms: dict[str, cs.SX] = {}  # dotted name -> its one symbol (arrays' apart)
         self.derivatives: list[str] = []  # dotted names of the derivatives met

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from operator import attrgetter
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import casadi as cs
 import numpy as np
 
-from .symbols import vstack
+from .symbols import named_around, vstack
 
 
 def around_spans(given: Sequence[Any], spans: Iterable[tuple[int, Sequence[Any]]]) -> list:
@@ -47,6 +47,119 @@ class Table(dict):
         import copy
 
         return type(self)({k: copy.deepcopy(v, memo) for k, v in self.items()})
+
+
+class ArrayKeys(NamedTuple):
+    """An array's instances' symbols' own names, ``a + token + b`` for each of ``tokens``
+    (one an instance, all of one length) each ``(a, b)`` of ``around`` (``a``: ``@`` and
+    a kind letter), and their dotted ``names`` in that order."""
+
+    around: list[tuple[str, str]]
+    tokens: list[str]
+    names: list[str]
+
+
+class Keys(Table):
+    """A read-only table of symbols' own names -> dotted names (a flat form's ``keys``):
+    the ``pairs`` given, and the arrays' (``blocks``, :class:`ArrayKeys`) after them,
+    which it writes only when it is iterated, compared or printed: one of theirs looked
+    up is found by its token (a dict of an array's tokens, made at the first such
+    look-up) instead of a dict entry per quantity, which a large model makes by the
+    hundred thousand and reads a few of."""
+
+    def __init__(
+        self, pairs: Iterable[tuple[str, str]] = (), blocks: Sequence[ArrayKeys] = ()
+    ) -> None:
+        super().__init__(pairs)
+        self._blocks = tuple(blocks)
+        self._tokens: dict[str, tuple[int, int]] | None = None  # -> (block, instance)
+        self._places: list[dict[tuple[str, str], int]] = []  # by block, (a, b) -> its place
+
+    def _find(self, key: object) -> str | None:
+        """The dotted name of an array's symbol named ``key``, None if none has it: its
+        token runs from its third letter to the ``:`` that starts its ``b``."""
+        if not self._blocks or not isinstance(key, str):
+            return None
+        if self._tokens is None:
+            self._tokens = {
+                t: (b, k) for b, keys in enumerate(self._blocks) for k, t in enumerate(keys.tokens)
+            }
+            self._places = [{ab: j for j, ab in enumerate(b.around)} for b in self._blocks]
+        colon = key.find(":", 2)
+        at = self._tokens.get(key[2:colon]) if colon > 0 else None
+        if at is None:
+            return None
+        b, k = at
+        j = self._places[b].get((key[:2], key[colon:]))
+        keys = self._blocks[b]
+        return None if j is None else keys.names[k * len(keys.around) + j]
+
+    def _complete(self) -> Keys:
+        """Every array's pairs written into the dict, after the pairs given; itself."""
+        if self._blocks:
+            for b in self._blocks:
+                dict.update(self, zip(named_around(b.around, b.tokens), b.names))
+            self._blocks, self._tokens, self._places = (), None, []
+        return self
+
+    def __missing__(self, key: str) -> str:
+        found = self._find(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = dict.get(self, key)
+        if found is None:
+            found = self._find(key)
+        return default if found is None else found
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or self._find(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return dict.__iter__(self._complete())
+
+    def __reversed__(self) -> Iterator[str]:
+        return dict.__reversed__(self._complete())
+
+    def __len__(self) -> int:
+        return dict.__len__(self._complete())
+
+    def keys(self) -> KeysView[str]:
+        return dict.keys(self._complete())
+
+    def values(self) -> ValuesView:
+        return dict.values(self._complete())
+
+    def items(self) -> ItemsView:
+        return dict.items(self._complete())
+
+    def copy(self) -> dict[str, str]:
+        return dict(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Keys):
+            other._complete()
+        return dict.__eq__(self._complete(), other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __or__(self, other: Any) -> Any:
+        return dict(self.items()) | other
+
+    def __ror__(self, other: Any) -> Any:
+        return other | dict(self.items())
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self._complete())
+
+    def __reduce__(self) -> tuple:
+        return (Keys, (dict(dict.items(self)), self._blocks))
 
 
 class SymbolTable(Table):

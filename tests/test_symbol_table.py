@@ -81,3 +81,35 @@ def test_the_local_names_shapes_by_rows_are_the_names(build):
     ours = _table_shapes(flat.symbols, rows, components)
     theirs = _local_shapes(list(flat.variables), components.tolist())
     assert all((a == b).all() for a, b in zip(ours, theirs))
+
+
+@pytest.mark.parametrize("build", [chain, rc_ladder])
+def test_the_keys_of_arrays_read_as_the_dict_of_every_pair(build):
+    """A flat form's ``keys`` (own name -> dotted name) finds an array instance's symbol
+    by its token without a dict entry per quantity, and reads as the dict of every pair
+    (the components' then the arrays', instance after instance) in every other way."""
+    import copy
+    import pickle
+
+    from acausal.symbols import named_around
+    from acausal.table import Keys
+
+    flat = flatten(build(4, True))
+    table = flat.keys
+    pairs = dict(dict.items(table))  # the components' pairs, given
+    for b in table._blocks:
+        pairs |= zip(named_around(b.around, b.tokens), b.names)
+    lookups = copy.copy(table)  # (the same object: nothing written yet)
+    for key, name in list(pairs.items())[::-1]:
+        assert lookups[key] == name == lookups.get(key) and key in lookups
+    for missing in ("nothing", "@v0123456789:x", "der(" + next(iter(pairs)) + ")", 3):
+        assert missing not in lookups and lookups.get(missing, 1) == 1
+    with pytest.raises(KeyError):
+        lookups["@p" + table._blocks[0].tokens[0] + ":nothing"]
+    again = pickle.loads(pickle.dumps(table))
+    assert isinstance(again, Keys) and again._blocks  # (pickled without its pairs)
+    assert list(table.items()) == list(pairs.items()) and not table._blocks
+    assert table == pairs == again and len(again) == len(pairs) and list(again) == list(pairs)
+    assert repr(table) == repr(pairs) and table.copy() == pairs and (table | {}) == pairs
+    with pytest.raises(TypeError):
+        table["x"] = "y"
