@@ -297,7 +297,7 @@ def flatten(system: System) -> FlatDAE:
     table = SymbolTable(symbols, vstack([unified.known, *[b.symbols for b in blocks]]), arrays)
     records = _derivative_symbols(ren.derivatives, ren.bases, table, ren.syms)
     derivatives = cs.vertcat(cs.SX(0, 1), *ren.columns)
-    table = table.extended(dict(zip(ren.derivatives, records)), derivatives)
+    table = table.grown(dict(zip(ren.derivatives, records)), derivatives)
     declared_names = ren.full
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))
@@ -471,11 +471,13 @@ def _derivative_symbols(
     ``symbols``, of which order; their symbols in ``syms``), made in bulk: each its
     base's component, and its unit over seconds to its order."""
     base_names, orders = zip(*split) if split else ((), ())
-    kinds = symbols.column("kind", base_names).tolist()
+    kinds, units, components = (
+        c.tolist() for c in symbols.columns(["kind", "unit", "component"], base_names)
+    )
     if not CONSTANT_KINDS.isdisjoint(kinds):
         constant = next(k for k, kind in enumerate(kinds) if kind in CONSTANT_KINDS)
         raise EquationError(f"der() of {kinds[constant]} {base_names[constant]} is zero; remove it")
-    if any(order > 1 for order in orders):
+    if max(orders, default=0) > 1:
         nested = next(k for k, order in enumerate(orders) if order > 1)
         base = base_names[nested]
         raise EquationError(
@@ -483,13 +485,13 @@ def _derivative_symbols(
             f"variable for the first one (w == der({base.rsplit('.', 1)[-1]}) in "
             f"{symbols[base].component}) and write der(w)"
         )
-    units = list(zip(symbols.column("unit", base_names).tolist(), orders))
+    units = list(zip(units, orders))
     unit_of = {key: derivative_unit(*key) for key in set(units)}
     fields = (
         names,
         repeat("derivative"),
         map(syms.__getitem__, names),
-        symbols.column("component", base_names).tolist(),
+        components,
         repeat(None),
         repeat(None),
         repeat(False),
@@ -614,7 +616,8 @@ def _connection_equations(
     equations = list(map(maker(FlatEquation), zip(residuals, flow_src + pot_src)))
     # the rows' variables: each flow sum's members, then each potential pair
     counts = np.concatenate([sizes[flow_set], np.full(len(firsts), 2)])
-    pairs = [n for pair in zip(firsts, others) for n in pair]
+    pairs = [None] * (2 * len(firsts))
+    pairs[0::2], pairs[1::2] = firsts, others
     pair_rows = np.column_stack([first_rows, other_rows]).ravel()
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     rows = np.concatenate([flow_rows, pair_rows]).astype(np.int64)

@@ -346,20 +346,29 @@ class SymbolTable(Table):
         stacked, if at hand)."""
         if not records:
             return self
-        clash = [n for n in records if n in self.index]
-        if clash:
+        table = SymbolTable.__new__(SymbolTable)
+        dict.update(table, dict.items(self))  # (the records made so far; none made here)
+        table._set(dict(self._records), self.stack, self._blocks, dict(self.index))
+        table._ordered = self._ordered
+        return table.grown(records, syms)
+
+    def grown(self, records: Mapping[str, Any], syms: cs.SX | None = None) -> SymbolTable:
+        """This table itself followed by ``records`` (as :meth:`extended`, without
+        copying its index: only for a table nothing else holds yet, as flattening's
+        before it adds the derivatives)."""
+        if not records:
+            return self
+        if not self.index.keys().isdisjoint(records):
+            clash = [n for n in records if n in self.index]
             raise ValueError(f"names already in the table: {clash[:5]}")
         if syms is None:
             # the new symbols stacked first: a long stack beside many scalars in one call costs more
             syms = cs.vertcat(*[r.sym for r in records.values()])
-        stack = vstack([self.stack, syms])
-        index = {**self.index, **dict(zip(records, range(len(self), len(self) + len(records))))}
-        table = SymbolTable.__new__(SymbolTable)
-        dict.update(table, dict.items(self))  # (the records made so far; none made here)
-        dict.update(table, records)
-        table._set({**self._records, **records}, stack, self._blocks, index)
-        table._ordered = self._ordered
-        return table
+        self.stack = vstack([self.stack, syms])
+        self.index.update(zip(records, range(len(self.index), len(self.index) + len(records))))
+        dict.update(self, records)
+        self._records.update(records)
+        return self
 
     def __reduce__(self) -> tuple:
         return (SymbolTable, (self._records, self.stack, self._blocks))
