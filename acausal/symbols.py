@@ -48,8 +48,9 @@ def new_tokens(n: int) -> list[str]:
 
 #: CasADi's serialization of a dense column of ``n`` distinct symbols (version 3 of its
 #: format): a header, the column's sparsity as ``n + 4`` integers (``n``, 1, the column
-#: pointers 0 and ``n``, the row of each entry), ``n`` again, then each entry's node as
-#: its operation (a parameter: a symbol), its name's length (4 bytes) and its name.
+#: pointers 0 and ``n``, the row of each entry; or, as CasADi also writes and reads a
+#: dense one, the three ``n``, 1, 1), ``n`` again, then each entry's node as its
+#: operation (a parameter: a symbol), its name's length (4 bytes) and its name.
 _HEADER = b"y\xdf\r\x86Hp\x00\x00\x03" + bytes(8) + b"d"
 _NODE = b"d" + (int(cs.OP_PARAMETER).to_bytes(8, "little"))
 
@@ -70,10 +71,13 @@ def _letters(data: bytes | np.ndarray) -> np.ndarray:
     return _LETTERS[np.frombuffer(data, dtype=np.uint8)]
 
 
-def _serialized(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> str:
+def _serialized(
+    around: Sequence[tuple[str, str]], tokens: Sequence[str], compact: bool = True
+) -> str:
     """The serialization of :func:`symbols_around`'s column, written in bulk (numpy): one
     row of letters per token, the nodes of its names, its token's letters written into
-    each."""
+    each; its sparsity the three integers of a dense one (``compact``: a sixth less text
+    to read than the row of each entry) or as CasADi writes a column's."""
     width = len(tokens[0])
     if any(len(t) != width for t in tokens):
         raise ValueError("symbols_around: tokens of different lengths")
@@ -91,7 +95,10 @@ def _serialized(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> str
     for slot in slots:
         body[:, slot : slot + width] = text
     n = len(tokens) * len(around)
-    sparsity = np.concatenate([[n + 4, n, 1, 0, n], np.arange(n), [n]]).astype("<i8")
+    if compact:
+        sparsity = np.array([3, n, 1, 1, n], dtype="<i8")
+    else:
+        sparsity = np.concatenate([[n + 4, n, 1, 0, n], np.arange(n), [n]]).astype("<i8")
     out = np.concatenate([_letters(_HEADER), _letters(sparsity.view(np.uint8)), body.ravel()])
     return str(out.view(np.uint8), "ascii")
 
@@ -102,12 +109,14 @@ def named_around(around: Sequence[tuple[str, str]], tokens: Sequence[str]) -> li
 
 
 def _writes_as_casadi() -> bool:
-    """Whether :func:`_serialized` writes what CasADi's own serializer writes."""
+    """Whether :func:`_serialized` writes what CasADi's own serializer writes, and CasADi
+    reads its compact form as that dense column of those symbols."""
     around, tokens = [("@v", ":p.v"), ("der(@v", ":x)")], ["0123456789", "abcdef0123"]
-    return (
-        _serialized(around, tokens)
-        == cs.vertcat(*map(cs.SX.sym, named_around(around, tokens))).serialize()
-    )
+    names = named_around(around, tokens)
+    if _serialized(around, tokens, False) != cs.vertcat(*map(cs.SX.sym, names)).serialize():
+        return False
+    read = cs.SX.deserialize(_serialized(around, tokens))
+    return read.shape == (4, 1) and read.is_dense() and [s.name() for s in read.elements()] == names
 
 
 #: (checked once, at import: a constant of the installed CasADi)
