@@ -48,6 +48,7 @@ from .flat import (
 )
 from .netlist import Netlist
 from .symbols import (
+    FEW_PARTS,
     Quantity,
     as_sx,
     derivative_name,
@@ -312,7 +313,7 @@ def flatten(system: System) -> FlatDAE:
     unconnected, connection_eqs, connection_residuals, entries = _connection_equations(
         Netlist(system, comps, blocks), ren.names, table
     )
-    stacked = vstack([unified.stacked[:first], connection_residuals])
+    stacked = vstack([*unified.rows, connection_residuals])
     return FlatDAE(
         system.name,
         time,
@@ -341,8 +342,8 @@ def flatten(system: System) -> FlatDAE:
 class _Unified(NamedTuple):
     """The components' expressions in the system's own symbols: their equations
     (``own``) and residuals, the arrays' residuals and symbolic start values by block, the
-    symbolic start values by quantity, the events, every expression stacked (the
-    residuals first, the components' then the arrays'), whether any calls a CasADi
+    symbolic start values by quantity, the events, the residuals stacked (the
+    components' then the arrays', in a few parts: ``rows``), whether any calls a CasADi
     function, the components' declared symbols stacked (``known``), and whether
     the unifier replaced any symbol."""
 
@@ -352,7 +353,7 @@ class _Unified(NamedTuple):
     block_starts: list[list[cs.SX]]
     start_of: dict[Quantity, cs.SX]
     events: tuple[FlatEvent, ...]
-    stacked: cs.SX
+    rows: list[cs.SX]
     calls: bool
     known: cs.SX
     changed: bool
@@ -388,6 +389,10 @@ def _unified(
         allx, parts if blocks else [(allx, None, "")], names, known, where
     )
     sizes = [b.residuals.numel() for b in blocks], [b.starts.numel() for b in blocks]
+    if changed or len(blocks) + 2 > FEW_PARTS:  # (else the parts as given: no copy taken)
+        rows = [stacked[: len(own) + sum(sizes[0])]]
+    else:
+        rows = [own_rows, *[b.residuals for b in blocks]]
     if blocks:  # the components' residuals, the blocks', the others, the blocks' starts
         # (the blocks' residuals stay in the stacked column: FlatEquations)
         own_end, others = len(own), sum(sizes[0]) + len(own)
@@ -414,7 +419,7 @@ def _unified(
         block_starts,
         start_of,
         tuple(flat_events),
-        stacked,
+        rows,
         calls,
         known,
         changed,
