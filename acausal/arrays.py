@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from functools import partial
 from numbers import Integral, Number
 from operator import is_
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -115,9 +114,9 @@ class _Layout(NamedTuple):
     its equations' residuals (a column, instance after instance), the symbolic start
     values (``initial``, likewise) and the symbolic attributes stacked; each matrix a row
     per entry and a column per instance. Flattening takes the columns whole. The
-    equations' expressions (``lhs == rhs``, read only for people: origins, an instance
-    made an object) are the template's (``declared``, in its symbols and ``others``), an
-    instance's made when asked for (:meth:`expressions`)."""
+    equations' expressions (``lhs == rhs``, read only for people: origins, instances
+    made objects), a column per instance, are made when first read (``exprs``, from the
+    template's: ``declared``, in its symbols and ``others``)."""
 
     quantities: tuple[str, ...]  # local names, in declaration order
     derivatives: tuple[tuple[str, str, str], ...]  # der(@v<token>:x) -> "der(", "@v", ":x)"
@@ -127,6 +126,7 @@ class _Layout(NamedTuple):
     tokens: tuple[str, ...]
     symbols: cs.SX  # (quantities * n) x 1
     rates: cs.SX  # derivatives x n
+    exprs: Deferred  # equations x n
     declared: cs.SX  # equations x 1 (the template's)
     residuals: cs.SX  # (equations * n) x 1
     initial: cs.SX  # (starts * n) x 1
@@ -176,7 +176,7 @@ class _Layout(NamedTuple):
                 vstack([stacked[2], cs.vec(mapped[1])]),
                 cs.horzcat(stacked[3], mapped[2]),
             ]
-        return _Layout(
+        lay = _Layout(
             tuple(q.local for q in quantities),
             rates,
             tuple(e.shape for part in parts for e in part),
@@ -184,32 +184,30 @@ class _Layout(NamedTuple):
             tuple(q.local for q in starts),
             tuple(tokens),
             *own,
+            Deferred(None),
             *stacked,
             others,
         )
+        return lay._replace(exprs=Deferred(lay.expressions))
 
-    def expressions(self, cols: slice | list[int]) -> cs.SX:
-        """The equations' expressions of the instances ``cols`` (ascending), a column
-        each: the template's own, the others' from its function of its symbols mapped
-        over theirs (made only when asked for: flattening reads the residuals)."""
-        ks = range(len(self.tokens))[cols] if isinstance(cols, slice) else cols
-        further = [k for k in ks if k]
-        if not further:
-            return self.declared if len(ks) else cs.SX(self.equations, 0)
-        count = len(self.quantities)
-        rows = (np.array(further)[:, None] * count + np.arange(count)).ravel().tolist()
-        syms = cs.reshape(column_entries(self.symbols, rows), count, len(further))
+    def expressions(self) -> cs.SX:
+        """The equations' expressions of every instance, a column each: the template's
+        own, the others' from its function of its symbols mapped over theirs (made when
+        first read, :attr:`exprs`: flattening reads the residuals)."""
+        n, count = len(self.tokens), len(self.quantities)
+        if n == 1:
+            return self.declared
         own = [self.symbols[:count], self.rates[:, 0], self.others]
         fun = cs.Function("template", own, [self.declared])
-        others = cs.repmat(self.others, 1, len(further))
-        mapped = fun.map(len(further))(syms, self.rates[:, further], others)
-        return cs.horzcat(self.declared, mapped) if ks[0] == 0 else mapped
+        syms = cs.reshape(self.symbols[count:], count, n - 1)
+        mapped = fun.map(n - 1)(syms, self.rates[:, 1:], cs.repmat(self.others, 1, n - 1))
+        return cs.horzcat(self.declared, mapped)
 
     def column(self, k: int) -> cs.SX:
         """Instance ``k``'s expressions, residuals, start values and attributes stacked."""
         m, s = self.equations, len(self.starts)
         return cs.vertcat(
-            self.expressions([k]),
+            self.exprs.value[:, k],
             self.residuals[m * k : m * (k + 1)],
             self.initial[s * k : s * (k + 1)],
             self.attributes[:, k],
@@ -450,7 +448,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             names,
             symbols,
             entries(lay.residuals, lay.equations),
-            Deferred(partial(lay.expressions, cols)),
+            lay.exprs if every else Deferred(lambda: lay.exprs.value[:, cols]),
             entries(lay.initial, len(lay.starts)),
             lay.rates[:, cols],
         )
