@@ -285,6 +285,11 @@ class Deferred:
         self._make, self._value = make, value
 
     @property
+    def made(self) -> bool:
+        """Whether :attr:`value` is made already."""
+        return self._make is None
+
+    @property
     def value(self) -> Any:
         if self._make is not None:
             self._value, self._make = self._make(), None

@@ -32,6 +32,21 @@ def test_instances_are_named_and_own_their_symbols():
     assert all(r2.token in n for n in names)
 
 
+def test_instances_made_alone_or_from_all_expressions_are_the_constructors():
+    """The first few instances made objects get their equations' expressions alone, the
+    later ones from every instance's, made once (and a flattened array's origins read
+    them): either way the constructor's equations, in the instance's own symbols."""
+    from acausal.arrays import _ALONE
+
+    caps = el.Capacitor.array("C", _ALONE + 9, C=2.0, v0=0.0)
+    want = [e.text() for e in el.Capacitor("C7", C=2.0, v0=0.0).declared_equations]
+    for c in caps:
+        assert [e.text() for e in c.declared_equations] == want
+        held = {s.name() for e in c._equations for s in cs.symvar(e.expr)}
+        assert all(c.token in n for n in held)
+    assert caps._layout.exprs.made
+
+
 def test_start_values_and_derivatives_refer_to_the_instance():
     caps = el.Capacitor.array("C", 2, C=0.5, v0=1.5)
     c2 = caps[1]
