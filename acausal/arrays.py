@@ -6,11 +6,12 @@ scalar operation of its equations (some 26 us each from Python) and a few Python
 per quantity, so for a *leaf* class (below) the other instances are not built one by one.
 Each exists as its entries of a few matrices (:class:`_Layout`): its own symbols (fresh,
 named as its constructor would name them: ``@v<token>:p.v``, ``der(@v<token>:v)``), and
-its equations, residuals, symbolic start values and symbolic attributes, computed for all
-instances at once by the template's expressions as one CasADi function of the template's
-symbols, mapped over the instances (``Function.map``: one call, the scalar work in C++);
-what flattening takes (the symbols, residuals and start values) as columns, instance after
-instance, made so at once.
+its residuals, symbolic start values and symbolic attributes, computed for all instances
+at once by the template's expressions as one CasADi function of the template's symbols,
+mapped over the instances (``Function.map``: one call, the scalar work in C++); what
+flattening takes (the symbols, residuals and start values) as columns, instance after
+instance, made so at once. Its equations' expressions (``lhs == rhs``, read only for
+people: origins, instances made objects) are mapped likewise when first read.
 
 A :class:`ComponentArray` is the sequence of the instances. Instance ``k`` becomes a
 :class:`~acausal.Component` object only when it is asked for (``caps[k]``, iterating),
