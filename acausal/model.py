@@ -560,8 +560,11 @@ def _declared_aliases(
     """The names ``der^k(w)`` of the columns of a derivative a variable ``w`` is declared
     equal to (:func:`.structure.naming.aliases_of_declared`), but those ``known`` (which
     they join), and their columns (``of_derivs``: those of the chains' derivatives
-    ``derivs``)."""
-    found = aliases_of_declared(ir.declared, ir.chains)  # der(w) = der(der(x))
+    ``derivs``). Only the declarations of derivatives below the top of their chain have
+    any, and only theirs are read."""
+    v, o = ir.pattern_columns
+    below = ir.declared_among(o < np.diff(ir.starts)[v] - 1)
+    found = aliases_of_declared(below, ir.chains)  # der(w) = der(der(x))
     column = dict(zip(derivs, of_derivs.tolist())) if found else {}
     names, columns = [], []
     for name, target in found:
