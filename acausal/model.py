@@ -25,7 +25,7 @@ from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
 from .structure.alias import Reduced, eliminate_aliases
 from .structure.blt import Block, sort_blt
-from .structure.causalize import SemiExplicit, causalize
+from .structure.causalize import SemiExplicit, causalize, parameter_symbols
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
@@ -58,9 +58,12 @@ class Model(PicklesWithCasadi):
     timings: Table = field(default_factory=Table)
 
     def __post_init__(self) -> None:
-        index_of = _positions(self.names, self.flat.variables, self.reduced.position)
-        object.__setattr__(self, "_index_of", index_of)
-        object.__setattr__(self, "p", self.flat.symbols.take(self.defaults))
+        object.__setattr__(self, "p", parameter_symbols(self.flat, list(self.defaults)))
+
+    @cached_property
+    def _index_of(self) -> dict[str, int]:
+        """Each name's place in :attr:`names` (made when a name is first looked up)."""
+        return _positions(self.names, self.flat.variables, self.reduced.position)
 
     # -- what a user inspects -------------------------------------------------------------
     @property

@@ -19,6 +19,7 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -27,7 +28,7 @@ import casadi as cs
 import numpy as np
 
 from ..errors import StructureError
-from ..flat import displayed
+from ..flat import FlatDAE, displayed
 from ..symbols import column_entries, vstack
 from ..table import Table
 from . import linsolve
@@ -373,9 +374,8 @@ def _check_linear_blocks(
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
     flat = ir.reduced.flat
-    rows = flat.kind_rows["parameter"]  # (the parameters' rows of the table: no lookup)
-    params = flat.symbols.stack[rows.tolist()] if rows.size else cs.SX(0, 1)
-    (values,) = flat.symbols.columns(["value"], rows=rows)
+    params = parameter_symbols(flat, flat.parameters)
+    (values,) = flat.symbols.columns(["value"], rows=flat.kind_rows["parameter"])
     at = np.array(values.tolist(), dtype=float)
     if scalar_blocks:
         values = _probe(params, at, coefs)
@@ -387,6 +387,16 @@ def _check_linear_blocks(
         mat = _probe(params, at, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
         if is_singular(mat):
             _raise_singular(ir, blocks, b, mat)
+
+
+def parameter_symbols(flat: FlatDAE, names: Sequence[str]) -> cs.SX:
+    """The symbols of the parameters ``names`` of ``flat``, stacked: when they are its
+    parameters in order, by their rows of its table (:attr:`.FlatDAE.kind_rows`: no name
+    looked up), else by name."""
+    if names is flat.parameters or list(names) == list(flat.parameters):
+        rows = flat.kind_rows["parameter"]
+        return flat.symbols.stack[rows.tolist()] if rows.size else cs.SX(0, 1)
+    return flat.symbols.take(names)
 
 
 def _raise_singular(ir: IndexReduced, blocks: list[Block], b: int, mat: np.ndarray) -> None:
