@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from operator import attrgetter, itemgetter
 
 import casadi as cs
@@ -534,7 +534,8 @@ def _eliminated_derivatives(
     offset): their names, the columns (numbered by ``where``; -1: zero) and ``k``."""
     red = ir.reduced
     symbols = red.flat.symbols
-    names = compress(symbols, symbols.column("kind") == "derivative")
+    (rows,) = symbols.rows_where("kind", ["derivative"])  # (by the blocks' fields)
+    names = list(map(list(symbols.index).__getitem__, rows.tolist()))
     derivatives = list(map(symbols.__getitem__, names))
     bases = map(attrgetter("base"), derivatives)
     k = np.fromiter(map(red.position.get, bases, repeat(-1)), np.int64, len(derivatives))
