@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from operator import attrgetter, itemgetter
 
 import casadi as cs
@@ -25,7 +25,7 @@ from .gc_pause import paused_gc
 from .pickling import PicklesWithCasadi
 from .structure.alias import Reduced, eliminate_aliases
 from .structure.blt import Block, sort_blt
-from .structure.causalize import SemiExplicit, causalize
+from .structure.causalize import SemiExplicit, causalize, parameter_symbols
 from .structure.diagnose import describe_unknown
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
@@ -58,9 +58,12 @@ class Model(PicklesWithCasadi):
     timings: Table = field(default_factory=Table)
 
     def __post_init__(self) -> None:
-        index_of = _positions(self.names, self.flat.variables, self.reduced.position)
-        object.__setattr__(self, "_index_of", index_of)
-        object.__setattr__(self, "p", self.flat.symbols.take(self.defaults))
+        object.__setattr__(self, "p", parameter_symbols(self.flat, list(self.defaults)))
+
+    @cached_property
+    def _index_of(self) -> dict[str, int]:
+        """Each name's place in :attr:`names` (made when a name is first looked up)."""
+        return _positions(self.names, self.flat.variables, self.reduced.position)
 
     # -- what a user inspects -------------------------------------------------------------
     @property
@@ -531,7 +534,8 @@ def _eliminated_derivatives(
     offset): their names, the columns (numbered by ``where``; -1: zero) and ``k``."""
     red = ir.reduced
     symbols = red.flat.symbols
-    names = compress(symbols, symbols.column("kind") == "derivative")
+    (rows,) = symbols.rows_where("kind", ["derivative"])  # (by the blocks' fields)
+    names = list(map(list(symbols.index).__getitem__, rows.tolist()))
     derivatives = list(map(symbols.__getitem__, names))
     bases = map(attrgetter("base"), derivatives)
     k = np.fromiter(map(red.position.get, bases, repeat(-1)), np.int64, len(derivatives))
@@ -560,8 +564,11 @@ def _declared_aliases(
     """The names ``der^k(w)`` of the columns of a derivative a variable ``w`` is declared
     equal to (:func:`.structure.naming.aliases_of_declared`), but those ``known`` (which
     they join), and their columns (``of_derivs``: those of the chains' derivatives
-    ``derivs``)."""
-    found = aliases_of_declared(ir.declared, ir.chains)  # der(w) = der(der(x))
+    ``derivs``). Only the declarations of derivatives below the top of their chain have
+    any, and only theirs are read."""
+    v, o = ir.pattern_columns
+    below = ir.declared_among(o < np.diff(ir.starts)[v] - 1)
+    found = aliases_of_declared(below, ir.chains)  # der(w) = der(der(x))
     column = dict(zip(derivs, of_derivs.tolist())) if found else {}
     names, columns = [], []
     for name, target in found:

@@ -314,7 +314,7 @@ def runs(items: Sequence, bounds: np.ndarray) -> list[tuple]:
     return out
 
 
-def _topological_order(dep: sp.csr_matrix, n_blocks: int, label: np.ndarray) -> list[int]:
+def _topological_order(dep: sp.csr_matrix, n_blocks: int, label: np.ndarray) -> np.ndarray:
     """The blocks (strong components ``label`` of the graph ``dep``) in a topological order:
     Kahn's generations, each in the order its blocks became free (a block's successors in
     the order their edges first appear over ``dep``'s entries, row by row), the first in the
@@ -332,14 +332,48 @@ def _topological_order(dep: sp.csr_matrix, n_blocks: int, label: np.ndarray) -> 
     _, first_seen = np.unique(src * n_blocks + dst, return_index=True)
     first_seen.sort()
     src, dst = src[first_seen], dst[first_seen]
-    successors = dst[np.argsort(src, kind="stable")].tolist()
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n_blocks)))).tolist()
-    indegree = np.bincount(dst, minlength=n_blocks)
+    successors = dst[np.argsort(src, kind="stable")]
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n_blocks))))
+    remaining = np.bincount(dst, minlength=n_blocks)
     least = np.full(n_blocks, n)
     np.minimum.at(least, label, np.arange(n))
-    free = np.flatnonzero(indegree == 0)
-    free = free[np.argsort(least[free])].tolist()
-    remaining = indegree.tolist()
+    free = np.flatnonzero(remaining == 0)
+    free = free[np.argsort(least[free])]
+    order = []
+    while len(free) >= WIDE_GENERATION:  # whole generations as arrays
+        order.append(free)
+        free = _freed(free, successors, bounds, remaining)
+    rest = _kahn(free.tolist(), successors.tolist(), bounds.tolist(), remaining.tolist())
+    return np.concatenate([*order, np.array(rest, dtype=np.int64)])
+
+
+# a generation of Kahn's algorithm this wide is scanned as arrays (some ten numpy calls,
+# the time of scanning some hundred edges one by one); narrower ones, and all after them
+# (a model of long paths has many), one by one
+WIDE_GENERATION = 128
+
+
+def _freed(
+    free: np.ndarray, successors: np.ndarray, bounds: np.ndarray, remaining: np.ndarray
+) -> np.ndarray:
+    """The generation of Kahn's algorithm after ``free``, as :func:`_kahn` scans it: the
+    successors of the blocks ``free`` in turn (block ``x``'s are
+    ``successors[bounds[x]:bounds[x + 1]]``), each edge lowering its head's ``remaining``
+    in-degree (in place); a head is freed by the edge that lowers it to zero, its last
+    one scanned, so the freed are ordered by their last edge."""
+    lengths = bounds[free + 1] - bounds[free]
+    total = int(lengths.sum())
+    firsts = np.repeat(bounds[free] - np.cumsum(lengths) + lengths, lengths)
+    scanned = successors[firsts + np.arange(total)]
+    heads, from_end, counts = np.unique(scanned[::-1], return_index=True, return_counts=True)
+    remaining[heads] -= counts
+    done = remaining[heads] == 0
+    return heads[done][np.argsort(-from_end[done])]
+
+
+def _kahn(free: list[int], successors: list[int], bounds: list[int], remaining: list[int]) -> list:
+    """Kahn's generations from ``free`` on, edge by edge (as :func:`_freed` does them),
+    ``free`` first."""
     order: list[int] = []
     while free:
         order += free

@@ -19,6 +19,7 @@ and every unknown as an explicit expression of ``(x, z, p, t)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -27,7 +28,7 @@ import casadi as cs
 import numpy as np
 
 from ..errors import StructureError
-from ..flat import displayed
+from ..flat import FlatDAE, displayed
 from ..symbols import column_entries, vstack
 from ..table import Table
 from . import linsolve
@@ -165,7 +166,8 @@ def _scalar_solutions(
     )
     if len(dense):  # their entries in the vectors, each a nonzero there (J_bb = 1 masked)
         at = dense.tolist()
-        diag[at], products[at], more, own = _linear_part(res[at], ys, dense)
+        cols = np.unique(ir.pattern[[eqs[k] for k in at]][:, solved].indices)
+        diag[at], products[at], more, own = _linear_part(res[at], ys, dense, cols)
         nonaffine, own_dep = np.union1d(nonaffine, more), np.union1d(own_dep, own)
     linear = np.ones(len(scalar), dtype=bool)
     linear[own_dep] = False
@@ -195,36 +197,44 @@ def _masked(res: cs.SX, ys: cs.SX, rows: np.ndarray) -> cs.SX:
 
 
 def _linear_part(
-    res: cs.SX, ys: cs.SX, rows: np.ndarray
+    res: cs.SX, ys: cs.SX, rows: np.ndarray, cols: np.ndarray | None = None
 ) -> tuple[cs.SX, cs.SX, np.ndarray, np.ndarray]:
     """Of the rows ``rows`` (ascending; ``res``, their residuals) of the scalar blocks,
     whose unknowns are ``ys`` (row ``b`` solves ``ys[b]``), with ``J = dres/dys``: the
     columns ``J_bb`` and ``sum_{j != b} J_bj y_j`` (the diagonal's product an explicit
     zero, as ``J_bb - J_bb``), the rows with an entry of ``J`` that depends on ``ys``, and
-    those whose ``J_bb`` depends on ``y_b``."""
+    those whose ``J_bb`` depends on ``y_b``. ``cols``: the columns of ``J`` the rows hold
+    (ascending; all if None), the only ones differentiated in (a few rows holding
+    thousands of ``ys``: the others' derivatives are zero, and the product sums the same
+    terms in the same order)."""
+    if cols is not None:
+        ys = column_entries(ys, cols.tolist())
     jac = cs.jacobian(res, ys)
     jrows, jcols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
+    jcols = jcols if cols is None else cols[jcols]
     on_diag = rows[jrows] == jcols
     at_diag = np.flatnonzero(on_diag).tolist()
     spy = cs.Sparsity.triplet(len(rows), 1, jrows[at_diag].tolist(), [0] * len(at_diag))
     diag = cs.SX(spy, jac.nz[at_diag])  # diag(J), as a column
     offdiag = cs.SX(jac)  # J - diag(diag(J)): its diagonal explicit zeros, as J_bb - J_bb is
     offdiag.nz[at_diag] = 0
-    nonaffine, own_dep = _varying(jac, ys, rows[jrows], on_diag)
+    nonaffine, own_dep = _varying(jac, ys, rows[jrows], on_diag, cols)
     return diag, cs.mtimes(offdiag, ys), nonaffine, own_dep
 
 
 def _varying(
-    jac: cs.SX, ys: cs.SX, jrows: np.ndarray, on_diag: np.ndarray
+    jac: cs.SX, ys: cs.SX, jrows: np.ndarray, on_diag: np.ndarray, cols: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows ``jrows`` of the entries of ``J = jac`` that depend on ``ys`` (sorted), and
-    the ``k`` whose ``J_kk`` depends on ``y_k``: none when no entry depends on ``ys`` (one
-    dependency sweep, the common case), else from the entries' pattern in ``ys``."""
+    the ``k`` whose ``J_kk`` depends on ``y_k`` (``ys``: the columns ``cols`` of the
+    unknowns, all if None): none when no entry depends on ``ys`` (one dependency sweep,
+    the common case), else from the entries' pattern in ``ys``."""
     if not cs.depends_on(jac, ys):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     entries = pattern(jac.nz[:], ys).tocoo()  # which of ys each nonzero of jac holds
-    own = (jrows[entries.row] == entries.col) & on_diag[entries.row]
-    return np.unique(jrows[entries.row]), np.unique(entries.col[own])
+    held = entries.col if cols is None else cols[entries.col]
+    own = (jrows[entries.row] == held) & on_diag[entries.row]
+    return np.unique(jrows[entries.row]), np.unique(held[own])
 
 
 class _Solved:
@@ -353,8 +363,11 @@ def _nonzero_number(a: cs.SX) -> bool:
 def _probe(params: cs.SX, values: np.ndarray, expr: cs.SX) -> np.ndarray:
     """``expr`` at the parameters ``params``' ``values`` and a fixed pseudo-random point in
     [0.5, 1.5] for every other symbol (states, time, unknowns of earlier blocks: the free
-    symbols of a function of the parameters, in its order)."""
-    others = cs.Function("probe", [params], [expr], {"allow_free": True}).free_sx()
+    symbols of a function of the parameters, in its order; with none, that function)."""
+    fn = cs.Function("probe", [params], [expr], {"allow_free": True})
+    others = fn.free_sx()
+    if not others:
+        return np.asarray(fn(values)).ravel()
     point = np.random.default_rng(12345).uniform(0.5, 1.5, len(others))
     fn = cs.Function("probe", [params, cs.vertcat(cs.SX(0, 1), *others)], [expr])
     return np.asarray(fn(values, point)).ravel()
@@ -373,9 +386,8 @@ def _check_linear_blocks(
     resistance) is a modeling error, reported with the unknowns it leaves undetermined.
     """
     flat = ir.reduced.flat
-    rows = flat.kind_rows["parameter"]  # (the parameters' rows of the table: no lookup)
-    params = flat.symbols.stack[rows.tolist()] if rows.size else cs.SX(0, 1)
-    (values,) = flat.symbols.columns(["value"], rows=rows)
+    params = parameter_symbols(flat, flat.parameters)
+    (values,) = flat.symbols.columns(["value"], rows=flat.kind_rows["parameter"])
     at = np.array(values.tolist(), dtype=float)
     if scalar_blocks:
         values = _probe(params, at, coefs)
@@ -387,6 +399,16 @@ def _check_linear_blocks(
         mat = _probe(params, at, cs.vec(cs.densify(jac))).reshape(n, n, order="F")
         if is_singular(mat):
             _raise_singular(ir, blocks, b, mat)
+
+
+def parameter_symbols(flat: FlatDAE, names: Sequence[str]) -> cs.SX:
+    """The symbols of the parameters ``names`` of ``flat``, stacked: when they are its
+    parameters in order, by their rows of its table (:attr:`.FlatDAE.kind_rows`: no name
+    looked up), else by name."""
+    if names is flat.parameters or list(names) == list(flat.parameters):
+        rows = flat.kind_rows["parameter"]
+        return flat.symbols.stack[rows.tolist()] if rows.size else cs.SX(0, 1)
+    return flat.symbols.take(names)
 
 
 def _raise_singular(ir: IndexReduced, blocks: list[Block], b: int, mat: np.ndarray) -> None:

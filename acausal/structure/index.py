@@ -58,7 +58,7 @@ from .alias import Reduced
 from .diagnose import explain_singular
 from .dummies import Choice
 from .graph import incidence, match
-from .naming import declared_derivatives, state_labels
+from .naming import declaration_candidates, declared_derivatives, state_labels
 from .selection import select_states, tie_names
 
 
@@ -94,8 +94,10 @@ class IndexReduced:
     notes: tuple[str, ...] = ()  # what state selection warned about
     # other choices a run may switch to when this one gets singular (dynamic state selection)
     alternatives: tuple[tuple[Choice, ...], ...] = ()
-    # der^o(x) -> the unknowns a component declared equal to it, best first (.naming)
-    declared: Table = field(default_factory=Table)
+    # the equations that may declare an unknown equal to a derivative, with that unknown's
+    # and the derivative's columns (three rows: .naming.declaration_candidates, numbered
+    # as ``pattern``'s columns)
+    declaring: np.ndarray = field(default_factory=lambda: np.zeros((3, 0), dtype=np.int64))
     # ``incidence`` as a 0/1 matrix: a row per equation, a column per column (v, o) of
     # ``chains``, numbered chain by chain (``(0, 0), (0, 1), ..., (1, 0), ...``)
     pattern: sp.csr_matrix | None = None
@@ -130,10 +132,26 @@ class IndexReduced:
         return tuple(PatternRows(Pattern(self.pattern, *self.pattern_columns)))
 
     @cached_property
+    def declared(self) -> Table:
+        """``der^o(x) -> the unknowns a component declared equal to it``, best first
+        (:func:`.naming.declared_derivatives`)."""
+        return self.declared_among(np.ones(len(self.pattern_columns[0]), dtype=bool))
+
+    def declared_among(self, wanted: np.ndarray) -> Table:
+        """:attr:`declared`'s entries of the derivatives whose columns are ``wanted`` (a
+        mask over :attr:`pattern`'s columns), in its order: only their equations are
+        examined."""
+        candidates = self.declaring[:, wanted[self.declaring[2]]]
+        return declared_derivatives(self.reduced, self.pattern_columns, self.chains, candidates)
+
+    @cached_property
     def labels(self) -> Table:
         """``{column name: the name reported}`` where a state ``der(x)`` is reported by the
-        variable declared equal to it (:mod:`.naming`); the other columns keep their names."""
-        return state_labels(self.chains, self.states, self.declared)
+        variable declared equal to it (:mod:`.naming`); the other columns keep their names.
+        Only the states' columns' declarations are read."""
+        wanted = np.zeros(len(self.pattern_columns[0]), dtype=bool)
+        wanted[self.column_numbers(self.states)] = True
+        return state_labels(self.chains, self.states, self.declared_among(wanted))
 
     def label(self, col: Col) -> str:
         """The name a person reads for column ``col``: :meth:`name`, or the declared
@@ -250,7 +268,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
     first = Pattern(inc, col_v, col_o)
     rows = PatternRows(first)
     _check_nonsingular(red, first)
-    declared = declared_derivatives(red, first, chains)
+    declaring = declaration_candidates(first)
     n = len(red.equations)
     derived: list[AugEquation] = []  # the derivative equations, in the order Pantelides made them
     parent: list[int] = []  # of each derivative equation
@@ -306,7 +324,7 @@ def reduce_index(red: Reduced) -> IndexReduced:
         choices,
         notes,
         alternatives,
-        declared,
+        _renumbered(declaring, first, kept),
         _pattern(result.rows, kept) if parent else _truncated(first, kept),
     )
 
@@ -317,6 +335,16 @@ def _kept(chains: list[list[str]], hv: np.ndarray) -> tuple[tuple[str, ...], ...
     for vi in np.flatnonzero(np.fromiter(map(len, chains), np.int64, len(chains)) > hv + 1):
         kept[vi] = kept[vi][: hv[vi] + 1]
     return tuple(kept)
+
+
+def _renumbered(
+    candidates: np.ndarray, first: Pattern, chains: Sequence[Sequence[str]]
+) -> np.ndarray:
+    """:func:`.naming.declaration_candidates` of the incidence ``first`` with their columns
+    renumbered as those of ``chains`` (the same ``(v, o)``, numbered chain by chain)."""
+    out = candidates.copy()
+    out[1:] = _starts(chains)[first.v[out[1:]]] + first.o[out[1:]]
+    return out
 
 
 def _starts(chains: Sequence[Sequence[str]]) -> np.ndarray:

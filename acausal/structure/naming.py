@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import filterfalse, repeat
-from operator import attrgetter, is_, itemgetter, ne
+from operator import attrgetter, getitem, is_, itemgetter, ne
 
 import casadi as cs
 import numpy as np
@@ -32,29 +32,47 @@ from .alias import Reduced
 from .graph import incidence
 
 
-def declared_derivatives(red: Reduced, rows: Pattern, chains: Sequence[Sequence[str]]) -> Table:
-    """``{der^o(x): (w, ...)}``: the unknowns ``w`` that a declaration (module docstring)
-    makes equal to each derivative, best first: declared by the component of ``x``, then
-    with a fixed start, a higher state priority, any start, declared earlier. ``rows`` are
-    the incidences of ``red``'s equations in the columns of ``chains`` (numbered chain by
-    chain)."""
+def declaration_candidates(rows: Pattern) -> np.ndarray:
+    """The equations that may be declarations (module docstring) by their incidences
+    ``rows`` alone: of two columns, an undifferentiated one and a derivative of another
+    unknown. Three rows: the equations, their undifferentiated and their derivative
+    columns (the numbers of ``rows``)."""
     mat = rows.matrix
     two = np.flatnonzero(np.diff(mat.indptr) == 2)  # the equations of two columns
     a, b = mat.indices[mat.indptr[two]], mat.indices[mat.indptr[two] + 1]
     low, high = np.where(rows.o[a] <= rows.o[b], a, b), np.where(rows.o[a] <= rows.o[b], b, a)
     ok = (rows.o[low] == 0) & (rows.o[high] >= 1) & (rows.v[low] != rows.v[high])
-    if not ok.any():
+    return np.stack([two[ok], low[ok], high[ok]])
+
+
+def declared_derivatives(
+    red: Reduced,
+    columns: tuple[np.ndarray, np.ndarray],
+    chains: Sequence[Sequence[str]],
+    candidates: np.ndarray,
+) -> Table:
+    """``{der^o(x): (w, ...)}``: the unknowns ``w`` that a declaration (module docstring)
+    makes equal to each derivative, best first: declared by the component of ``x``, then
+    with a fixed start, a higher state priority, any start, declared earlier; of the
+    ``candidates`` (:func:`declaration_candidates`; a subset of them gives the entries of
+    their derivatives, in the same order). ``columns`` are the ``(v, o)`` (two arrays) of
+    the columns numbered in ``candidates``, those of ``chains``."""
+    eqs, low, high = candidates
+    v, o = columns
+    if not len(eqs):
         return Table()
-    eqs, low, high = two[ok], low[ok], high[ok]
     free = ~_hold_constants(red, eqs)  # a declaration holds no parameter, mode or time
     if not free.any():
         return Table()
     eqs, low, high = eqs[free], low[free], high[free]
     numbers = np.unique(np.concatenate([low, high]))  # (v, o) order: numbered by chain
-    names = [chains[v][o] for v, o in zip(rows.v[numbers].tolist(), rows.o[numbers].tolist())]
+    names = list(map(_entry, map(chains.__getitem__, v[numbers].tolist()), o[numbers].tolist()))
     at_low, at_high = np.searchsorted(numbers, low), np.searchsorted(numbers, high)
     exact = _declarations(red.residuals[eqs.tolist()], red.symbols.take(names), at_low, at_high)
-    return _ranked(red, rows.v[low[exact]], at_high[exact], names)
+    return _ranked(red, v[low[exact]], at_high[exact], names)
+
+
+_entry = getitem  # (a chain's name of order o)
 
 
 def _declarations(res: cs.SX, x: cs.SX, at_low: np.ndarray, at_high: np.ndarray) -> np.ndarray:
