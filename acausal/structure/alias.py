@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation, Symbol
+from ..symbols import vstack
 from ..table import SymbolTable, Table
 from .alias_rows import Rows, Substitution
 from .graph import signed_picks
@@ -276,9 +277,9 @@ class Classes:
         column, weight); column 0 the number 1, column ``k + 1`` atom ``k``. Where every
         row is one atom times +-1, those are picked (:func:`.graph.signed_picks`); else
         only the columns in use are multiplied (in order: each row's sum the same)."""
-        atoms = cs.vertcat(cs.SX(1), *self.atoms)
+        atoms = vstack([cs.SX(1), *self.atoms])
         if len(rows) == n and (np.abs(weights) == 1).all() and (np.bincount(rows) == 1).all():
-            return signed_picks(atoms, rows, cols, weights, n)
+            return signed_picks(lambda at: atoms[at.tolist()], rows, cols, weights, n)
         used = np.unique(cols)
         atoms = atoms[used.tolist()] if used.size else cs.SX(0, 1)
         at = np.searchsorted(used, cols).tolist()

@@ -68,7 +68,7 @@ class RowEquations(Records):
 
 class Rows:
     """The equations left during alias elimination: their residuals and sources, their
-    incidence (``pattern``) in the symbols ``columns`` (``allsyms``; ``position``: a
+    incidence (``pattern``) in the symbols ``columns`` (:meth:`symbols`; ``position``: a
     name's column), which of them wait for the offsets' passes (``deferred``), which are
     not dropped (``alive``) and the coefficients substitutions carried (``carried``,
     ``form``)."""
@@ -103,7 +103,10 @@ class Rows:
                 kind_rows["discrete"],
             ]
         )
-        self.allsyms = vstack([flat.symbols.stack[table_rows.tolist()], flat.t])
+        # (the columns' symbols: the table's by its stack, time's and the derivatives'
+        # made later stacked only where all are needed: :meth:`symbols`)
+        self.table_rows, self.stack, self.extra = table_rows, flat.symbols.stack, [flat.t]
+        self._allsyms: cs.SX | None = None
         column_of = np.full(len(index), -1, dtype=np.int64)
         column_of[table_rows] = np.arange(len(table_rows))
         start = len(unknowns) + len(derivatives)
@@ -252,6 +255,21 @@ class Rows:
             atom_of,
         )
 
+    @property
+    def allsyms(self) -> cs.SX:
+        """Every column's symbol, stacked (made when first read, again after
+        :meth:`add_columns`)."""
+        if self._allsyms is None:
+            self._allsyms = vstack([self.stack[self.table_rows.tolist()], *self.extra])
+        return self._allsyms
+
+    def symbols(self, cols: np.ndarray) -> cs.SX:
+        """The symbols of the columns ``cols`` (a column vector): one indexing of the
+        symbol table's stack where they are all in it (no stacking of every column's)."""
+        if not cols.size or cols.max() < len(self.table_rows):
+            return column_entries(self.stack, self.table_rows[cols].tolist())
+        return column_entries(self.allsyms, cols.tolist())
+
     def _from_templates(self, rows: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, ...]:
         """Which of the candidates ``rows`` (not ``known``) are arrays' rows as flatten made
         them whose affine rows their templates give, and each one's place among the
@@ -276,8 +294,8 @@ class Rows:
         unknown = held < self.n_variables
         x_cols, p_cols = held[unknown], held[~unknown]
         pv = self.values[p_cols - self.params[0]] if p_cols.size else None
-        params = self.allsyms[p_cols.tolist()] if p_cols.size else None
-        res, x = self.residuals[rows.tolist()], self.allsyms[x_cols.tolist()]
+        params = self.symbols(p_cols) if p_cols.size else None
+        res, x = self.residuals[rows.tolist()], self.symbols(x_cols)
         bound = sub[:, np.concatenate([x_cols, p_cols]).tolist()]
         if not carried:
             return affine_rows(res, x, params, pv, bound), x_cols, p_cols
@@ -309,15 +327,15 @@ class Rows:
             unknown = np.arange(held.shape[1]) < self.n_variables
             sub = held[mine]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
-            x, p_cols = self.allsyms[cols[unknown[cols]].tolist()], cols[~unknown[cols]]
+            x, p_cols = self.symbols(cols[unknown[cols]]), cols[~unknown[cols]]
             res = rows[with_atom[mine]].tolist()
             exprs = cs.substitute(self.residuals[res], x, cs.DM.zeros(x.numel()))
-            by_p = incidence(exprs, self.allsyms[p_cols.tolist()], sub[:, p_cols])
+            by_p = incidence(exprs, self.symbols(p_cols), sub[:, p_cols])
             groups.append((with_atom[mine], exprs, _columns(by_p, p_cols, held.shape[1])))
         places, exprs, exact = groups[0]
         if len(groups) > 1:  # (merged in the candidates' order)
             order = np.argsort(np.concatenate([g[0] for g in groups])).tolist()
-            exprs = cs.vertcat(*[g[1] for g in groups])[order]
+            exprs = vstack([g[1] for g in groups])[order]
             exact = sp.vstack([g[2] for g in groups], format="csr")
             exact = sp.csr_matrix(exact[order])
         return classes.add_atoms(exprs, exact)
@@ -368,8 +386,8 @@ class Rows:
         if fresh:
             self.position.update({q: len(self.columns) + k for k, q in enumerate(fresh)})
             self.columns = self.columns + fresh
-            new = cs.vertcat(*[classes.made[q].sym for q in fresh])
-            self.allsyms = cs.vertcat(self.allsyms, new)
+            self.extra += [classes.made[q].sym for q in fresh]
+            self._allsyms = None
         self.pattern.resize(len(self.origin), len(self.columns))
         self.form.resize(len(self.origin), len(self.columns))
 
@@ -378,7 +396,7 @@ class Rows:
         return those rows. The bases are picked with their signs
         (:func:`.graph.signed_picks`); the rows' new incidence follows
         (:meth:`_substituted_pattern`)."""
-        position, allsyms = self.position, self.allsyms
+        position = self.position
         n = len(self.columns)
         # (a variable's column is its position; the derivatives' by name)
         old_at = np.concatenate([replaced.at, _columns_of(position, replaced.derivatives)])
@@ -389,7 +407,7 @@ class Rows:
         check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive).tolist()
         on = np.flatnonzero(bases >= 0)
         at = bases[on]
-        new = signed_picks(allsyms, on, at, signs[on], len(old_at))
+        new = signed_picks(self.symbols, on, at, signs[on], len(old_at))
         offset = replaced.offsets.rows.size > 0  # (the derivatives' offsets are zero)
         if offset:
             exprs, held, with_atoms = classes.terms(replaced.offsets, len(old_at), n)
@@ -397,7 +415,7 @@ class Rows:
         new = cs.densify(new)
         old_list = old_at.tolist()
         before = self._forms(np.asarray(check, dtype=np.int64))
-        self.residuals = substitute_rows(self.residuals, check, allsyms[old_list], new)
+        self.residuals = substitute_rows(self.residuals, check, self.symbols(old_at), new)
         self.pristine[check] = False
         # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
         # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
@@ -495,7 +513,7 @@ class Rows:
             sub = bound[rest]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
             res = self.residuals[[check[k] for k in rest]]
-            got = incidence(res, self.allsyms[cols.tolist()], sub[:, cols])
+            got = incidence(res, self.symbols(cols), sub[:, cols])
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part
 

@@ -11,6 +11,7 @@ unknown); these are what a structurally singular model's error message names.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import NamedTuple
 
 import casadi as cs
@@ -99,8 +100,8 @@ class AffineForm(NamedTuple):
     """The Jacobian of residuals ``r(x, c)`` in the symbols ``x`` as triplets (``rows``,
     ``cols``) and its entries ``nz``, whether each row is ``affine`` (no entry of it
     depends on ``x`` or ``c``), the offsets ``r(0, c)`` as ``expressions`` and whether
-    each depends on ``c`` (``symbolic``; ``held``: the offsets' incidence in ``c``): what
-    :func:`affine_rows` evaluates."""
+    each depends on ``c`` (``symbolic``; ``held``: the offsets' incidence in ``c``), and
+    ``function``, ``(x, c) -> (nz, r)``: what :func:`affine_rows` evaluates."""
 
     rows: np.ndarray
     cols: np.ndarray
@@ -109,6 +110,7 @@ class AffineForm(NamedTuple):
     symbolic: np.ndarray
     expressions: cs.SX
     held: sp.csr_matrix
+    function: cs.Function
 
 
 def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None) -> AffineForm:
@@ -123,18 +125,25 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     if not nz.is_constant():
         on_entries = None if held is None else held[rows]
         varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
-    expressions, by_c = _offsets(res, x, c, held)
+    function = cs.Function("at_zero", [x, c], [nz, res])
+    expressions, by_c = _offsets(res, x, c, held, function)
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
-    return AffineForm(rows, cols, nz, affine, np.diff(by_c.indptr) > 0, expressions, by_c)
+    symbolic = np.diff(by_c.indptr) > 0
+    return AffineForm(rows, cols, nz, affine, symbolic, expressions, by_c, function)
 
 
 def _offsets(
-    res: cs.SX, x: cs.SX, c: cs.SX, held: sp.csr_matrix | None
+    res: cs.SX, x: cs.SX, c: cs.SX, held: sp.csr_matrix | None, function: cs.Function
 ) -> tuple[cs.SX, sp.csr_matrix]:
     """The offsets ``r(0, c)`` of residuals ``r(x, c)`` (``res`` itself without
-    constants) and their incidence in ``c`` (``held``: a bound in ``[x; c]``, or None)."""
-    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
+    constants) and their incidence in ``c`` (``held``: a bound in ``[x; c]``, or None).
+    ``function`` maps ``(x, c)`` to outputs whose last is ``r``: called on symbols, it
+    gives ``r(0, c)`` as ``cs.substitute`` would (which builds such a function of ``x``
+    and calls it so), with no second function built."""
+    expressions = res
+    if c.numel() and x.numel():
+        expressions = function.call([cs.SX.zeros(x.numel()), c])[-1]
     by_c = sp.csr_matrix((res.numel(), c.numel()), dtype=np.int8)
     if c.numel() and not expressions.is_constant():  # (a column may be dense)
         on_constants = None if held is None else held[:, x.numel() :]
@@ -165,8 +174,10 @@ def affine_offsets(
     caller knows."""
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
-    expressions, by_c = _offsets(res, x, c, None if bound is None else sp.csr_matrix(bound))
-    at_zero = cs.Function("at_zero", [x, c], [res])(cs.DM.zeros(x.numel()), cvals)
+    function = cs.Function("at_zero", [x, c], [res])
+    held = None if bound is None else sp.csr_matrix(bound)
+    expressions, by_c = _offsets(res, x, c, held, function)
+    at_zero = function(cs.DM.zeros(x.numel()), cvals)
     symbolic = np.diff(by_c.indptr) > 0
     return Offsets(np.asarray(at_zero).ravel(), symbolic, expressions, by_c)
 
@@ -209,7 +220,7 @@ def affine_rows(
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     form = affine_form(res, x, c, bound)
-    at_zero = cs.Function("at_zero", [x, c], [form.nz, res])(cs.DM.zeros(x.numel()), cvals)
+    at_zero = form.function(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
     return AffineRows(
         form.rows,
@@ -239,15 +250,18 @@ def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -
     return out
 
 
-def signed_picks(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int) -> cs.SX:
-    """The ``n``-vector holding ``signs[k] * syms[at[k]]`` in row ``on[k]`` (distinct rows,
-    signs +-1; the other rows structural zeros): what the product of the sparse matrix
-    of those entries with ``syms`` gives, without its pass over every symbol."""
+def signed_picks(
+    take: Callable[[np.ndarray], cs.SX], on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int
+) -> cs.SX:
+    """The ``n``-vector holding ``signs[k]`` times the symbol ``at[k]`` in row ``on[k]``
+    (distinct rows, signs +-1; the other rows structural zeros; ``take``: the symbols of
+    some places as a column): what the product of the sparse matrix of those entries with
+    the symbols gives, without its pass over every symbol."""
     if not len(on):
         return cs.SX(n, 1)
     order = np.argsort(on, kind="stable")  # (the nonzeros in the order of their rows)
     on, at, signs = on[order], at[order], signs[order]
-    picked = syms[at.tolist()]
+    picked = take(at)
     neg = np.flatnonzero(signs < 0).tolist()
     if neg:
         picked[neg] = -picked[neg]
