@@ -361,7 +361,7 @@ def _reduced(
         classes.position,
         Table(starts),
         rows.pattern,
-        Table(rows.position),
+        rows.position,
     )
 
 

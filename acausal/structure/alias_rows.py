@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation, Records
 from ..symbols import column_entries, scalars, vstack
+from ..table import Table
 from .alias_templates import Columns, array_pattern, instance_columns, template_rows
 from .graph import (
     AffineRows,
@@ -88,10 +89,12 @@ class Rows:
             *flat.discretes,
             None,  # time
         ]
-        # (kept up to date; the variables' columns their positions, a copy of the classes')
-        self.position = dict(classes.position)
+        # (kept up to date, as the stage's read-only table of the columns when done: the
+        # variables' columns their positions, a copy of the classes', and written here
+        # only, through dict's own methods)
+        self.position = Table(classes.position)
         n = len(unknowns)
-        self.position.update(zip(self.columns[n:], range(n, len(self.columns))))
+        dict.update(self.position, zip(self.columns[n:], range(n, len(self.columns))))
         # each column's row of the symbol table (the kinds' by index arithmetic) and each
         # table row's column (-1: none)
         kind_rows, index = flat.kind_rows, flat.symbols.index
@@ -126,7 +129,7 @@ class Rows:
             columns = Columns(self.position, self.n_variables, self.params, self.values)
             self.templates = template_rows(flat.array_templates, cols, columns)
         self.pattern = flat_incidence(
-            flat, self.residuals, self.allsyms, self.position, arrays, column_of
+            flat, self.residuals, lambda: self.allsyms, self.position, arrays, column_of
         )
         self.deferred = np.zeros(size, dtype=bool)
         self.alive = np.ones(size, dtype=bool)  # (not dropped)
@@ -384,7 +387,8 @@ class Rows:
     def add_columns(self, fresh: list[str], classes: Classes) -> None:
         """Columns for the derivatives of representatives ``fresh`` the substitution made."""
         if fresh:
-            self.position.update({q: len(self.columns) + k for k, q in enumerate(fresh)})
+            n = len(self.columns)
+            dict.update(self.position, zip(fresh, range(n, n + len(fresh))))
             self.columns = self.columns + fresh
             self.extra += [classes.made[q].sym for q in fresh]
             self._allsyms = None

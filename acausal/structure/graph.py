@@ -297,33 +297,35 @@ def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.
 def flat_incidence(
     flat: FlatDAE,
     residuals: cs.SX,
-    allsyms: cs.SX,
+    allsyms: cs.SX | Callable[[], cs.SX],
     position: dict[str | None, int],
     arrays: sp.csr_matrix | None = None,
     column_of: np.ndarray | None = None,
 ) -> sp.csr_matrix:
-    """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
-    (``position``: each name's row; ``column_of``: each row of the symbol table's, if at
-    hand): the components' equations by :func:`incidence`; the arrays' instances'
-    ``arrays`` when the caller has them, else from the variables flatten found for them
-    in their templates, or else by :func:`pattern` (a row of them holds at most its
-    template's own symbols and time: no long row, so no coloring to fear); the
-    connection sets' (the last rows) from the variables flatten recorded for them. Those
-    rows hold a ground's flow balance and its potential, the dense row and column that
-    make CasADi's sparsity pass slow."""
+    """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``, or in
+    the symbols a function ``allsyms`` stacks, called only where a sparsity pass needs
+    them (then ``position`` names every column) (``position``: each name's row;
+    ``column_of``: each row of the symbol table's, if at hand): the components'
+    equations by :func:`incidence`; the arrays' instances' ``arrays`` when the caller has
+    them, else from the variables flatten found for them in their templates, or else by
+    :func:`pattern` (a row of them holds at most its template's own symbols and time: no
+    long row, so no coloring to fear); the connection sets' (the last rows) from the
+    variables flatten recorded for them. Those rows hold a ground's flow balance and its
+    potential, the dense row and column that make CasADi's sparsity pass slow."""
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
-    m = allsyms.numel()
+    symbols = (lambda: allsyms) if isinstance(allsyms, cs.SX) else allsyms
+    m = allsyms.numel() if isinstance(allsyms, cs.SX) else len(position)
     rows = residuals[:n_comp] if n_comp else cs.SX(0, 1)
     comp = _held_incidence(flat, rows, position, m) if n_comp <= 8 * BUCKETS else None
     if comp is None:
-        comp = incidence(rows, allsyms)
+        comp = incidence(rows, symbols())
     if arrays is None and flat.array_entries is not None:
         arrays = _named_rows(flat.array_entries, position, column_of, m)
     elif arrays is None:
         rows = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
-        arrays = pattern(rows, allsyms)
+        arrays = pattern(rows, symbols())
     conn = _named_rows(entries, position, column_of, m)
     return sp.csr_matrix(sp.vstack([comp, arrays, conn], format="csr"), dtype=np.int8)
 
