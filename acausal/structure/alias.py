@@ -29,7 +29,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, repeat
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import NamedTuple
 
 import casadi as cs
@@ -236,7 +236,8 @@ class Classes:
         # initializer must check against the model stays in an equation
         n = len(variables)
         differentiated = np.zeros(n, dtype=bool)
-        differentiated[[self.position[q] for q in self.deriv if q in self.position]] = True
+        at = np.fromiter(map(self.position.get, self.deriv, repeat(-1)), np.int64, len(self.deriv))
+        differentiated[at[at >= 0]] = True
         fields = ("fixed", "start", "component", "state_priority")
         rows = flat.kind_rows["variable"]
         fixed, self.starts, components, priorities = symbols.columns(fields, rows=rows)
@@ -318,14 +319,14 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     rows = Rows(flat, classes)
     left = np.ones(len(flat.variables), dtype=bool)  # the variables not eliminated
     eliminated: list[np.ndarray] = []  # their positions, pass after pass
-    check = list(range(len(rows.origin)))  # rows that may be aliases: all, then those changed
+    check = np.arange(len(rows.origin))  # rows that may be aliases: all, then those changed
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
     while True:
-        aliased = rows.unite(check, classes, with_offsets) if check else set()
+        aliased = rows.unite(check, classes, with_offsets) if len(check) else set()
         if not aliased:
             if with_offsets or not len(rows.origin):
                 break
-            with_offsets, check = True, np.flatnonzero(rows.deferred).tolist()
+            with_offsets, check = True, np.flatnonzero(rows.deferred)
             continue
         rows.drop(aliased)
         replaced, fresh = _substitutions(left, classes)
@@ -334,7 +335,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         rows.add_columns(fresh, classes)
         if not rows.alive.any():
             break
-        check = rows.substitute(replaced, classes) if replaced.at.size else []
+        check = rows.substitute(replaced, classes) if replaced.at.size else check[:0]
     rows.compact()
     return _reduced(flat, classes, rows, left, np.concatenate([np.zeros(0, np.int64), *eliminated]))
 
@@ -375,16 +376,19 @@ def _substitutions(left: np.ndarray, classes: Classes) -> tuple[Substitution, li
     variables = classes.variables
     # the derivatives' replacements: +-der(root), or zero (parameters are constant)
     with_der = np.flatnonzero(classes.uf.differentiated[at])
-    derivatives = [classes.deriv[variables[q]] for q in at[with_der].tolist()]
-    bases: list[str | None] = []
-    fresh = []
-    for root in roots[with_der].tolist():
-        name = None
-        if root >= 0:
-            name, created = classes.derivative(variables[root])
-            if created:
-                fresh.append(name)
-        bases.append(name)
+    derivatives = list(
+        map(classes.deriv.__getitem__, map(variables.__getitem__, at[with_der].tolist()))
+    )
+    tops = roots[with_der]
+    bases = list(map(classes.deriv.get, map(variables.__getitem__, np.maximum(tops, 0).tolist())))
+    for k in np.flatnonzero(tops < 0).tolist():
+        bases[k] = None
+    fresh = []  # (the roots' derivatives not made yet, made in order)
+    missing = np.fromiter(map(is_, bases, repeat(None)), bool, len(bases)) & (tops >= 0)
+    for k in np.flatnonzero(missing).tolist():
+        bases[k], created = classes.derivative(variables[int(tops[k])])
+        if created:
+            fresh.append(bases[k])
     return Substitution(at, roots, signs, offsets, with_der, derivatives, bases), fresh
 
 

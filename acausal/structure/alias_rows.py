@@ -152,7 +152,7 @@ class Rows:
         self.first[potential] = entry_columns(entries, self.position, column_of)[at]
         self.array_start = self.n_own - flat.array_rows
 
-    def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:
+    def unite(self, check: np.ndarray, classes: Classes, with_offsets: bool) -> set[int]:
         """Unite alias classes from the alias equations among the rows ``check``; return
         their rows. Without ``with_offsets``: plain aliases ``a = +-b`` and numeric
         constants only (the other candidates are deferred to the passes with it); with
@@ -182,7 +182,7 @@ class Rows:
         return aliased
 
     def _candidates(
-        self, check: list[int], inc: sp.csr_matrix, unknown: np.ndarray, with_offsets: bool
+        self, check: np.ndarray, inc: sp.csr_matrix, unknown: np.ndarray, with_offsets: bool
     ) -> tuple[list[int], list[int]]:
         """Which of the rows ``check`` (``inc``: their incidence; ``unknown``: which columns
         are variables) hold one or two unknowns and otherwise parameters only, by their
@@ -197,17 +197,17 @@ class Rows:
         deferred: list[int] = []
         if not with_offsets:  # a row holding a parameter waits for the offsets' passes
             param = np.bincount(rows_of[~unknown[inc.indices]], minlength=inc.shape[0]) > 0
-            deferred = np.asarray(check, dtype=np.int64)[shaped & param].tolist()
+            deferred = check[shaped & param].tolist()
             shaped &= ~param
         return np.flatnonzero(shaped).tolist(), deferred
 
     def _affine(
-        self, check: list[int], inc: sp.csr_matrix, cand: list[int], classes: Classes
+        self, check: np.ndarray, inc: sp.csr_matrix, cand: list[int], classes: Classes
     ) -> _Affine:
         """The candidates ``cand`` (places in ``check``) as :class:`_Affine` rows in the
         variables they hold, the parameters constants at their values; the offsets that
         depend on parameters of the affine ones (no other is united) registered as atoms."""
-        rows = np.asarray(check, dtype=np.int64)[cand]
+        rows = check[cand]
         places = np.asarray(cand, dtype=np.int64)
         known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
         # each candidate's entries (place in cand, column, coefficient), its offset and
@@ -395,7 +395,7 @@ class Rows:
         self.pattern.resize(len(self.origin), len(self.columns))
         self.form.resize(len(self.origin), len(self.columns))
 
-    def substitute(self, replaced: Substitution, classes: Classes) -> list[int]:
+    def substitute(self, replaced: Substitution, classes: Classes) -> np.ndarray:
         """Apply the :class:`Substitution` ``replaced`` to the rows holding its symbols;
         return those rows. The bases are picked with their signs
         (:func:`.graph.signed_picks`); the rows' new incidence follows
@@ -408,7 +408,7 @@ class Rows:
         signs = np.concatenate([replaced.signs, replaced.signs[replaced.with_der]])
         replaced_cols = np.zeros(n, dtype=np.int64)
         replaced_cols[old_at] = 1
-        check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive).tolist()
+        check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive)
         on = np.flatnonzero(bases >= 0)
         at = bases[on]
         new = signed_picks(self.symbols, on, at, signs[on], len(old_at))
@@ -418,8 +418,8 @@ class Rows:
             new += exprs
         new = cs.densify(new)
         old_list = old_at.tolist()
-        before = self._forms(np.asarray(check, dtype=np.int64))
-        self.residuals = substitute_rows(self.residuals, check, self.symbols(old_at), new)
+        before = self._forms(check)
+        self.residuals = substitute_rows(self.residuals, check.tolist(), self.symbols(old_at), new)
         self.pristine[check] = False
         # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
         # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
@@ -454,7 +454,7 @@ class Rows:
 
     def _carry(
         self,
-        check: list[int],
+        check: np.ndarray,
         before: tuple[np.ndarray, ...],
         part: sp.csr_matrix,
         replaced: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -491,7 +491,7 @@ class Rows:
         self.form = replace_rows(self.form, check, after)
 
     def _substituted_pattern(
-        self, check: list[int], old_at: list[int], reach: sp.csr_matrix, sure: np.ndarray
+        self, check: np.ndarray, old_at: list[int], reach: sp.csr_matrix, sure: np.ndarray
     ) -> sp.csr_matrix:
         """The incidence of the rows ``check`` after the symbols in the columns ``old_at``
         were replaced (``reach``: the columns each brings, exactly; ``sure``: whether it is
@@ -516,7 +516,7 @@ class Rows:
         if rest:
             sub = bound[rest]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
-            res = self.residuals[[check[k] for k in rest]]
+            res = self.residuals[check[rest].tolist()]
             got = incidence(res, self.symbols(cols), sub[:, cols])
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part

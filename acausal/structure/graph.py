@@ -270,10 +270,12 @@ def signed_picks(
     return cs.SX(cs.Sparsity.triplet(n, 1, on.tolist(), [0] * len(on)), picked)
 
 
-def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
+def replace_rows(
+    mat: sp.csr_matrix, rows: list[int] | np.ndarray, new: sp.csr_matrix
+) -> sp.csr_matrix:
     """``mat`` with its rows ``rows`` (distinct) replaced by those of ``new``, in order:
     each entry written to its place in the result at once (no stacking and reordering)."""
-    if not rows:
+    if not len(rows):
         return mat
     at = np.asarray(rows, dtype=np.int64)
     old, fresh = np.diff(mat.indptr), np.diff(new.indptr)
