@@ -274,11 +274,19 @@ def replace_rows(
     mat: sp.csr_matrix, rows: list[int] | np.ndarray, new: sp.csr_matrix
 ) -> sp.csr_matrix:
     """``mat`` with its rows ``rows`` (distinct) replaced by those of ``new``, in order:
-    each entry written to its place in the result at once (no stacking and reordering)."""
+    each entry written to its place in the result at once (no stacking and reordering);
+    where every row keeps its number of entries, only the new ones are written, over a
+    copy of the old arrays."""
     if not len(rows):
         return mat
     at = np.asarray(rows, dtype=np.int64)
     old, fresh = np.diff(mat.indptr), np.diff(new.indptr)
+    kinds = (np.result_type(mat.indices, new.indices), np.result_type(mat.data, new.data))
+    if np.array_equal(old[at], fresh):
+        to = np.repeat(mat.indptr[at] - new.indptr[:-1], fresh) + np.arange(new.indptr[-1])
+        indices, data = mat.indices.astype(kinds[0]), mat.data.astype(kinds[1])
+        indices[to], data[to] = new.indices, new.data
+        return sp.csr_matrix((data, indices, mat.indptr.copy()), shape=mat.shape)
     size = old.copy()
     size[at] = fresh
     indptr = np.concatenate([[0], np.cumsum(size)])
@@ -289,8 +297,7 @@ def replace_rows(
     to_old = (indptr[by] - mat.indptr[by] + np.arange(len(by)))[on]
     by_new = np.repeat(at, fresh)
     to_new = indptr[by_new] - np.repeat(new.indptr[:-1], fresh) + np.arange(len(by_new))
-    indices = np.empty(indptr[-1], dtype=np.result_type(mat.indices, new.indices))
-    data = np.empty(indptr[-1], dtype=np.result_type(mat.data, new.data))
+    indices, data = np.empty(indptr[-1], kinds[0]), np.empty(indptr[-1], kinds[1])
     indices[to_old], data[to_old] = mat.indices[on], mat.data[on]
     indices[to_new], data[to_new] = new.indices, new.data
     return sp.csr_matrix((data, indices, indptr), shape=mat.shape)
