@@ -190,13 +190,14 @@ class Rows:
         parameter (they wait for those passes)."""
         allowed = unknown.copy()
         allowed[self.params[0] : self.params[1]] = True
-        rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
-        bad = np.bincount(rows_of[~allowed[inc.indices]], minlength=inc.shape[0]) > 0
-        counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
+        # (each row's entries in some columns counted by a product with their 0/1 vector)
+        ones = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
+        bad = ones @ ~allowed > 0
+        counts = ones @ unknown
         shaped = ((counts == 1) | (counts == 2)) & ~bad
         deferred: list[int] = []
         if not with_offsets:  # a row holding a parameter waits for the offsets' passes
-            param = np.bincount(rows_of[~unknown[inc.indices]], minlength=inc.shape[0]) > 0
+            param = ones @ ~unknown > 0
             deferred = check[shaped & param].tolist()
             shaped &= ~param
         return np.flatnonzero(shaped).tolist(), deferred
