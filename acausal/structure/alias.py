@@ -158,13 +158,11 @@ def _local_shapes(names: Sequence[str], components: Sequence[str]) -> tuple[np.n
     return length, dotted
 
 
-def _table_shapes(
-    symbols: SymbolTable, rows: np.ndarray, components: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_local_shapes` of the records of rows ``rows`` of ``symbols`` (``components``:
-    theirs): a block's instances' from its template quantities' local names (instance
-    ``k``'s quantity ``j``, row ``first + k count + j``, is named ``component.local_j``),
-    the others' from their names."""
+def _table_shapes(symbols: SymbolTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_local_shapes` of the records of rows ``rows`` of ``symbols``: a block's
+    instances' from its template quantities' local names (instance ``k``'s quantity
+    ``j``, row ``first + k count + j``, is named ``component.local_j``), the others' from
+    their names and components."""
     n = len(rows)
     length, dotted = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     alone = np.ones(n, dtype=bool)
@@ -179,9 +177,8 @@ def _table_shapes(
             alone[on] = False
     at = np.flatnonzero(alone)
     if at.size:
-        keys = list(symbols.index)
-        names = list(map(keys.__getitem__, rows[at].tolist()))
-        length[at], dotted[at] = _local_shapes(names, components[at].tolist())
+        names, components = symbols.columns(("name", "component"), rows=rows[at])
+        length[at], dotted[at] = _local_shapes(names.tolist(), components.tolist())
     return length, dotted
 
 
@@ -238,12 +235,12 @@ class Classes:
         differentiated = np.zeros(n, dtype=bool)
         at = np.fromiter(map(self.position.get, self.deriv, repeat(-1)), np.int64, len(self.deriv))
         differentiated[at[at >= 0]] = True
-        fields = ("fixed", "start", "component", "state_priority")
+        fields = ("fixed", "start", "state_priority")
         rows = flat.kind_rows["variable"]
-        fixed, self.starts, components, priorities = symbols.columns(fields, rows=rows)
+        fixed, self.starts, priorities = symbols.columns(fields, rows=rows)
         fixed = self.fixed = fixed.astype(bool)
         self.started = has_start(self.starts)  # (whether each variable has a start value)
-        length, dotted = _table_shapes(symbols, rows, components)
+        length, dotted = _table_shapes(symbols, rows)
         priorities = priorities.astype(np.int64)
         self.uf = SignedUnionFind(  # (ranked by the derivatives as declared)
             _ranked(length, dotted, priorities, differentiated, fixed, self.started),
