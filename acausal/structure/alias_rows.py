@@ -379,10 +379,10 @@ class Rows:
 
     def compact(self) -> None:
         """Remove the rows dropped."""
-        keep = np.flatnonzero(self.alive).tolist()
+        keep = np.flatnonzero(self.alive)
         self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
-        self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
+        self.residuals = self.residuals[keep.tolist()] if keep.size else cs.SX(0, 1)
         self.pattern = self.pattern[keep]
 
     def add_columns(self, fresh: list[str], classes: Classes) -> None:
