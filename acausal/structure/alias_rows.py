@@ -418,7 +418,6 @@ class Rows:
             exprs, held, with_atoms = classes.terms(replaced.offsets, len(old_at), n)
             new += exprs
         new = cs.densify(new)
-        old_list = old_at.tolist()
         before = self._forms(check)
         self.residuals = substitute_rows(self.residuals, check.tolist(), self.symbols(old_at), new)
         self.pristine[check] = False
@@ -430,7 +429,7 @@ class Rows:
         if offset:
             reach = reach + held
             sure |= with_atoms
-        part = self._substituted_pattern(check, old_list, reach, sure)
+        part = self._substituted_pattern(check, old_at, reach, sure)
         self.pattern = replace_rows(self.pattern, check, part)
         self._carry(check, before, part, (old_at, bases, signs))
         return check
@@ -492,7 +491,7 @@ class Rows:
         self.form = replace_rows(self.form, check, after)
 
     def _substituted_pattern(
-        self, check: np.ndarray, old_at: list[int], reach: sp.csr_matrix, sure: np.ndarray
+        self, check: np.ndarray, old_at: np.ndarray, reach: sp.csr_matrix, sure: np.ndarray
     ) -> sp.csr_matrix:
         """The incidence of the rows ``check`` after the symbols in the columns ``old_at``
         were replaced (``reach``: the columns each brings, exactly; ``sure``: whether it is
