@@ -78,7 +78,7 @@ def test_the_local_names_shapes_by_rows_are_the_names(build):
     flat = flatten(build(4, True))
     rows = flat.kind_rows["variable"]
     (components,) = flat.symbols.columns(["component"], rows=rows)
-    ours = _table_shapes(flat.symbols, rows, components)
+    ours = _table_shapes(flat.symbols, rows)
     theirs = _local_shapes(list(flat.variables), components.tolist())
     assert all((a == b).all() for a, b in zip(ours, theirs))
 

@@ -29,7 +29,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, repeat
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import NamedTuple
 
 import casadi as cs
@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation, Symbol
+from ..symbols import vstack
 from ..table import SymbolTable, Table
 from .alias_rows import Rows, Substitution
 from .graph import signed_picks
@@ -157,13 +158,11 @@ def _local_shapes(names: Sequence[str], components: Sequence[str]) -> tuple[np.n
     return length, dotted
 
 
-def _table_shapes(
-    symbols: SymbolTable, rows: np.ndarray, components: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_local_shapes` of the records of rows ``rows`` of ``symbols`` (``components``:
-    theirs): a block's instances' from its template quantities' local names (instance
-    ``k``'s quantity ``j``, row ``first + k count + j``, is named ``component.local_j``),
-    the others' from their names."""
+def _table_shapes(symbols: SymbolTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_local_shapes` of the records of rows ``rows`` of ``symbols``: a block's
+    instances' from its template quantities' local names (instance ``k``'s quantity
+    ``j``, row ``first + k count + j``, is named ``component.local_j``), the others' from
+    their names and components."""
     n = len(rows)
     length, dotted = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     alone = np.ones(n, dtype=bool)
@@ -178,9 +177,8 @@ def _table_shapes(
             alone[on] = False
     at = np.flatnonzero(alone)
     if at.size:
-        keys = list(symbols.index)
-        names = list(map(keys.__getitem__, rows[at].tolist()))
-        length[at], dotted[at] = _local_shapes(names, components[at].tolist())
+        names, components = symbols.columns(("name", "component"), rows=rows[at])
+        length[at], dotted[at] = _local_shapes(names.tolist(), components.tolist())
     return length, dotted
 
 
@@ -235,13 +233,14 @@ class Classes:
         # initializer must check against the model stays in an equation
         n = len(variables)
         differentiated = np.zeros(n, dtype=bool)
-        differentiated[[self.position[q] for q in self.deriv if q in self.position]] = True
-        fields = ("fixed", "start", "component", "state_priority")
+        at = np.fromiter(map(self.position.get, self.deriv, repeat(-1)), np.int64, len(self.deriv))
+        differentiated[at[at >= 0]] = True
+        fields = ("fixed", "start", "state_priority")
         rows = flat.kind_rows["variable"]
-        fixed, self.starts, components, priorities = symbols.columns(fields, rows=rows)
+        fixed, self.starts, priorities = symbols.columns(fields, rows=rows)
         fixed = self.fixed = fixed.astype(bool)
         self.started = has_start(self.starts)  # (whether each variable has a start value)
-        length, dotted = _table_shapes(symbols, rows, components)
+        length, dotted = _table_shapes(symbols, rows)
         priorities = priorities.astype(np.int64)
         self.uf = SignedUnionFind(  # (ranked by the derivatives as declared)
             _ranked(length, dotted, priorities, differentiated, fixed, self.started),
@@ -276,9 +275,9 @@ class Classes:
         column, weight); column 0 the number 1, column ``k + 1`` atom ``k``. Where every
         row is one atom times +-1, those are picked (:func:`.graph.signed_picks`); else
         only the columns in use are multiplied (in order: each row's sum the same)."""
-        atoms = cs.vertcat(cs.SX(1), *self.atoms)
+        atoms = vstack([cs.SX(1), *self.atoms])
         if len(rows) == n and (np.abs(weights) == 1).all() and (np.bincount(rows) == 1).all():
-            return signed_picks(atoms, rows, cols, weights, n)
+            return signed_picks(lambda at: atoms[at.tolist()], rows, cols, weights, n)
         used = np.unique(cols)
         atoms = atoms[used.tolist()] if used.size else cs.SX(0, 1)
         at = np.searchsorted(used, cols).tolist()
@@ -317,14 +316,14 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
     rows = Rows(flat, classes)
     left = np.ones(len(flat.variables), dtype=bool)  # the variables not eliminated
     eliminated: list[np.ndarray] = []  # their positions, pass after pass
-    check = list(range(len(rows.origin)))  # rows that may be aliases: all, then those changed
+    check = np.arange(len(rows.origin))  # rows that may be aliases: all, then those changed
     with_offsets = False  # first plain aliases and numbers, then offsets (module docstring)
     while True:
-        aliased = rows.unite(check, classes, with_offsets) if check else set()
+        aliased = rows.unite(check, classes, with_offsets) if len(check) else set()
         if not aliased:
             if with_offsets or not len(rows.origin):
                 break
-            with_offsets, check = True, np.flatnonzero(rows.deferred).tolist()
+            with_offsets, check = True, np.flatnonzero(rows.deferred)
             continue
         rows.drop(aliased)
         replaced, fresh = _substitutions(left, classes)
@@ -333,7 +332,7 @@ def eliminate_aliases(flat: FlatDAE) -> Reduced:
         rows.add_columns(fresh, classes)
         if not rows.alive.any():
             break
-        check = rows.substitute(replaced, classes) if replaced.at.size else []
+        check = rows.substitute(replaced, classes) if replaced.at.size else check[:0]
     rows.compact()
     return _reduced(flat, classes, rows, left, np.concatenate([np.zeros(0, np.int64), *eliminated]))
 
@@ -360,7 +359,7 @@ def _reduced(
         classes.position,
         Table(starts),
         rows.pattern,
-        Table(rows.position),
+        rows.position,
     )
 
 
@@ -374,16 +373,19 @@ def _substitutions(left: np.ndarray, classes: Classes) -> tuple[Substitution, li
     variables = classes.variables
     # the derivatives' replacements: +-der(root), or zero (parameters are constant)
     with_der = np.flatnonzero(classes.uf.differentiated[at])
-    derivatives = [classes.deriv[variables[q]] for q in at[with_der].tolist()]
-    bases: list[str | None] = []
-    fresh = []
-    for root in roots[with_der].tolist():
-        name = None
-        if root >= 0:
-            name, created = classes.derivative(variables[root])
-            if created:
-                fresh.append(name)
-        bases.append(name)
+    derivatives = list(
+        map(classes.deriv.__getitem__, map(variables.__getitem__, at[with_der].tolist()))
+    )
+    tops = roots[with_der]
+    bases = list(map(classes.deriv.get, map(variables.__getitem__, np.maximum(tops, 0).tolist())))
+    for k in np.flatnonzero(tops < 0).tolist():
+        bases[k] = None
+    fresh = []  # (the roots' derivatives not made yet, made in order)
+    missing = np.fromiter(map(is_, bases, repeat(None)), bool, len(bases)) & (tops >= 0)
+    for k in np.flatnonzero(missing).tolist():
+        bases[k], created = classes.derivative(variables[int(tops[k])])
+        if created:
+            fresh.append(bases[k])
     return Substitution(at, roots, signs, offsets, with_der, derivatives, bases), fresh
 
 

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation, Records
 from ..symbols import column_entries, scalars, vstack
+from ..table import Table
 from .alias_templates import Columns, array_pattern, instance_columns, template_rows
 from .graph import (
     AffineRows,
@@ -68,7 +69,7 @@ class RowEquations(Records):
 
 class Rows:
     """The equations left during alias elimination: their residuals and sources, their
-    incidence (``pattern``) in the symbols ``columns`` (``allsyms``; ``position``: a
+    incidence (``pattern``) in the symbols ``columns`` (:meth:`symbols`; ``position``: a
     name's column), which of them wait for the offsets' passes (``deferred``), which are
     not dropped (``alive``) and the coefficients substitutions carried (``carried``,
     ``form``)."""
@@ -88,10 +89,12 @@ class Rows:
             *flat.discretes,
             None,  # time
         ]
-        # (kept up to date; the variables' columns their positions, a copy of the classes')
-        self.position = dict(classes.position)
+        # (kept up to date, as the stage's read-only table of the columns when done: the
+        # variables' columns their positions, a copy of the classes', and written here
+        # only, through dict's own methods)
+        self.position = Table(classes.position)
         n = len(unknowns)
-        self.position.update(zip(self.columns[n:], range(n, len(self.columns))))
+        dict.update(self.position, zip(self.columns[n:], range(n, len(self.columns))))
         # each column's row of the symbol table (the kinds' by index arithmetic) and each
         # table row's column (-1: none)
         kind_rows, index = flat.kind_rows, flat.symbols.index
@@ -103,7 +106,10 @@ class Rows:
                 kind_rows["discrete"],
             ]
         )
-        self.allsyms = vstack([flat.symbols.stack[table_rows.tolist()], flat.t])
+        # (the columns' symbols: the table's by its stack, time's and the derivatives'
+        # made later stacked only where all are needed: :meth:`symbols`)
+        self.table_rows, self.stack, self.extra = table_rows, flat.symbols.stack, [flat.t]
+        self._allsyms: cs.SX | None = None
         column_of = np.full(len(index), -1, dtype=np.int64)
         column_of[table_rows] = np.arange(len(table_rows))
         start = len(unknowns) + len(derivatives)
@@ -123,7 +129,7 @@ class Rows:
             columns = Columns(self.position, self.n_variables, self.params, self.values)
             self.templates = template_rows(flat.array_templates, cols, columns)
         self.pattern = flat_incidence(
-            flat, self.residuals, self.allsyms, self.position, arrays, column_of
+            flat, self.residuals, lambda: self.allsyms, self.position, arrays, column_of
         )
         self.deferred = np.zeros(size, dtype=bool)
         self.alive = np.ones(size, dtype=bool)  # (not dropped)
@@ -146,7 +152,7 @@ class Rows:
         self.first[potential] = entry_columns(entries, self.position, column_of)[at]
         self.array_start = self.n_own - flat.array_rows
 
-    def unite(self, check: list[int], classes: Classes, with_offsets: bool) -> set[int]:
+    def unite(self, check: np.ndarray, classes: Classes, with_offsets: bool) -> set[int]:
         """Unite alias classes from the alias equations among the rows ``check``; return
         their rows. Without ``with_offsets``: plain aliases ``a = +-b`` and numeric
         constants only (the other candidates are deferred to the passes with it); with
@@ -176,7 +182,7 @@ class Rows:
         return aliased
 
     def _candidates(
-        self, check: list[int], inc: sp.csr_matrix, unknown: np.ndarray, with_offsets: bool
+        self, check: np.ndarray, inc: sp.csr_matrix, unknown: np.ndarray, with_offsets: bool
     ) -> tuple[list[int], list[int]]:
         """Which of the rows ``check`` (``inc``: their incidence; ``unknown``: which columns
         are variables) hold one or two unknowns and otherwise parameters only, by their
@@ -184,24 +190,25 @@ class Rows:
         parameter (they wait for those passes)."""
         allowed = unknown.copy()
         allowed[self.params[0] : self.params[1]] = True
-        rows_of = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
-        bad = np.bincount(rows_of[~allowed[inc.indices]], minlength=inc.shape[0]) > 0
-        counts = np.bincount(rows_of[unknown[inc.indices]], minlength=inc.shape[0])
+        # (each row's entries in some columns counted by a product with their 0/1 vector)
+        ones = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
+        bad = ones @ ~allowed > 0
+        counts = ones @ unknown
         shaped = ((counts == 1) | (counts == 2)) & ~bad
         deferred: list[int] = []
         if not with_offsets:  # a row holding a parameter waits for the offsets' passes
-            param = np.bincount(rows_of[~unknown[inc.indices]], minlength=inc.shape[0]) > 0
-            deferred = np.asarray(check, dtype=np.int64)[shaped & param].tolist()
+            param = ones @ ~unknown > 0
+            deferred = check[shaped & param].tolist()
             shaped &= ~param
         return np.flatnonzero(shaped).tolist(), deferred
 
     def _affine(
-        self, check: list[int], inc: sp.csr_matrix, cand: list[int], classes: Classes
+        self, check: np.ndarray, inc: sp.csr_matrix, cand: list[int], classes: Classes
     ) -> _Affine:
         """The candidates ``cand`` (places in ``check``) as :class:`_Affine` rows in the
         variables they hold, the parameters constants at their values; the offsets that
         depend on parameters of the affine ones (no other is united) registered as atoms."""
-        rows = np.asarray(check, dtype=np.int64)[cand]
+        rows = check[cand]
         places = np.asarray(cand, dtype=np.int64)
         known = self.pristine[rows] & (self.origin[rows] >= self.n_own)
         # each candidate's entries (place in cand, column, coefficient), its offset and
@@ -252,6 +259,21 @@ class Rows:
             atom_of,
         )
 
+    @property
+    def allsyms(self) -> cs.SX:
+        """Every column's symbol, stacked (made when first read, again after
+        :meth:`add_columns`)."""
+        if self._allsyms is None:
+            self._allsyms = vstack([self.stack[self.table_rows.tolist()], *self.extra])
+        return self._allsyms
+
+    def symbols(self, cols: np.ndarray) -> cs.SX:
+        """The symbols of the columns ``cols`` (a column vector): one indexing of the
+        symbol table's stack where they are all in it (no stacking of every column's)."""
+        if not cols.size or cols.max() < len(self.table_rows):
+            return column_entries(self.stack, self.table_rows[cols].tolist())
+        return column_entries(self.allsyms, cols.tolist())
+
     def _from_templates(self, rows: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, ...]:
         """Which of the candidates ``rows`` (not ``known``) are arrays' rows as flatten made
         them whose affine rows their templates give, and each one's place among the
@@ -276,8 +298,8 @@ class Rows:
         unknown = held < self.n_variables
         x_cols, p_cols = held[unknown], held[~unknown]
         pv = self.values[p_cols - self.params[0]] if p_cols.size else None
-        params = self.allsyms[p_cols.tolist()] if p_cols.size else None
-        res, x = self.residuals[rows.tolist()], self.allsyms[x_cols.tolist()]
+        params = self.symbols(p_cols) if p_cols.size else None
+        res, x = self.residuals[rows.tolist()], self.symbols(x_cols)
         bound = sub[:, np.concatenate([x_cols, p_cols]).tolist()]
         if not carried:
             return affine_rows(res, x, params, pv, bound), x_cols, p_cols
@@ -309,15 +331,15 @@ class Rows:
             unknown = np.arange(held.shape[1]) < self.n_variables
             sub = held[mine]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
-            x, p_cols = self.allsyms[cols[unknown[cols]].tolist()], cols[~unknown[cols]]
+            x, p_cols = self.symbols(cols[unknown[cols]]), cols[~unknown[cols]]
             res = rows[with_atom[mine]].tolist()
             exprs = cs.substitute(self.residuals[res], x, cs.DM.zeros(x.numel()))
-            by_p = incidence(exprs, self.allsyms[p_cols.tolist()], sub[:, p_cols])
+            by_p = incidence(exprs, self.symbols(p_cols), sub[:, p_cols])
             groups.append((with_atom[mine], exprs, _columns(by_p, p_cols, held.shape[1])))
         places, exprs, exact = groups[0]
         if len(groups) > 1:  # (merged in the candidates' order)
             order = np.argsort(np.concatenate([g[0] for g in groups])).tolist()
-            exprs = cs.vertcat(*[g[1] for g in groups])[order]
+            exprs = vstack([g[1] for g in groups])[order]
             exact = sp.vstack([g[2] for g in groups], format="csr")
             exact = sp.csr_matrix(exact[order])
         return classes.add_atoms(exprs, exact)
@@ -357,28 +379,29 @@ class Rows:
 
     def compact(self) -> None:
         """Remove the rows dropped."""
-        keep = np.flatnonzero(self.alive).tolist()
+        keep = np.flatnonzero(self.alive)
         self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
-        self.residuals = self.residuals[keep] if keep else cs.SX(0, 1)
+        self.residuals = self.residuals[keep.tolist()] if keep.size else cs.SX(0, 1)
         self.pattern = self.pattern[keep]
 
     def add_columns(self, fresh: list[str], classes: Classes) -> None:
         """Columns for the derivatives of representatives ``fresh`` the substitution made."""
         if fresh:
-            self.position.update({q: len(self.columns) + k for k, q in enumerate(fresh)})
+            n = len(self.columns)
+            dict.update(self.position, zip(fresh, range(n, n + len(fresh))))
             self.columns = self.columns + fresh
-            new = cs.vertcat(*[classes.made[q].sym for q in fresh])
-            self.allsyms = cs.vertcat(self.allsyms, new)
+            self.extra += [classes.made[q].sym for q in fresh]
+            self._allsyms = None
         self.pattern.resize(len(self.origin), len(self.columns))
         self.form.resize(len(self.origin), len(self.columns))
 
-    def substitute(self, replaced: Substitution, classes: Classes) -> list[int]:
+    def substitute(self, replaced: Substitution, classes: Classes) -> np.ndarray:
         """Apply the :class:`Substitution` ``replaced`` to the rows holding its symbols;
         return those rows. The bases are picked with their signs
         (:func:`.graph.signed_picks`); the rows' new incidence follows
         (:meth:`_substituted_pattern`)."""
-        position, allsyms = self.position, self.allsyms
+        position = self.position
         n = len(self.columns)
         # (a variable's column is its position; the derivatives' by name)
         old_at = np.concatenate([replaced.at, _columns_of(position, replaced.derivatives)])
@@ -386,18 +409,17 @@ class Rows:
         signs = np.concatenate([replaced.signs, replaced.signs[replaced.with_der]])
         replaced_cols = np.zeros(n, dtype=np.int64)
         replaced_cols[old_at] = 1
-        check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive).tolist()
+        check = np.flatnonzero((self.pattern @ replaced_cols > 0) & self.alive)
         on = np.flatnonzero(bases >= 0)
         at = bases[on]
-        new = signed_picks(allsyms, on, at, signs[on], len(old_at))
+        new = signed_picks(self.symbols, on, at, signs[on], len(old_at))
         offset = replaced.offsets.rows.size > 0  # (the derivatives' offsets are zero)
         if offset:
             exprs, held, with_atoms = classes.terms(replaced.offsets, len(old_at), n)
             new += exprs
         new = cs.densify(new)
-        old_list = old_at.tolist()
-        before = self._forms(np.asarray(check, dtype=np.int64))
-        self.residuals = substitute_rows(self.residuals, check, allsyms[old_list], new)
+        before = self._forms(check)
+        self.residuals = substitute_rows(self.residuals, check.tolist(), self.symbols(old_at), new)
         self.pristine[check] = False
         # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
         # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
@@ -407,7 +429,7 @@ class Rows:
         if offset:
             reach = reach + held
             sure |= with_atoms
-        part = self._substituted_pattern(check, old_list, reach, sure)
+        part = self._substituted_pattern(check, old_at, reach, sure)
         self.pattern = replace_rows(self.pattern, check, part)
         self._carry(check, before, part, (old_at, bases, signs))
         return check
@@ -432,7 +454,7 @@ class Rows:
 
     def _carry(
         self,
-        check: list[int],
+        check: np.ndarray,
         before: tuple[np.ndarray, ...],
         part: sp.csr_matrix,
         replaced: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -469,7 +491,7 @@ class Rows:
         self.form = replace_rows(self.form, check, after)
 
     def _substituted_pattern(
-        self, check: list[int], old_at: list[int], reach: sp.csr_matrix, sure: np.ndarray
+        self, check: np.ndarray, old_at: np.ndarray, reach: sp.csr_matrix, sure: np.ndarray
     ) -> sp.csr_matrix:
         """The incidence of the rows ``check`` after the symbols in the columns ``old_at``
         were replaced (``reach``: the columns each brings, exactly; ``sure``: whether it is
@@ -494,8 +516,8 @@ class Rows:
         if rest:
             sub = bound[rest]
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
-            res = self.residuals[[check[k] for k in rest]]
-            got = incidence(res, self.allsyms[cols.tolist()], sub[:, cols])
+            res = self.residuals[check[rest].tolist()]
+            got = incidence(res, self.symbols(cols), sub[:, cols])
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part
 

@@ -135,7 +135,7 @@ def _block_rows(t: Template, cols: np.ndarray, columns: Columns) -> TemplateRows
     x, p = column_entries(t.symbols, xj.tolist()), column_entries(t.symbols, pj.tolist())
     form = affine_form(res, x, p)
     pvals = columns.values[cols[:, pj] - columns.params[0]]
-    values, offsets = _at_zero(cs.Function("at_zero", [x, p], [form.nz, res]), pvals)
+    values, offsets = _at_zero(form.function, pvals)
     # every instance's rows: the template's entries in the instance's columns
     size = spy.shape[0]
     order = np.lexsort((form.cols, form.rows))  # row after row, each in column order

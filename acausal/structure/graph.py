@@ -11,6 +11,7 @@ unknown); these are what a structurally singular model's error message names.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import NamedTuple
 
 import casadi as cs
@@ -99,8 +100,8 @@ class AffineForm(NamedTuple):
     """The Jacobian of residuals ``r(x, c)`` in the symbols ``x`` as triplets (``rows``,
     ``cols``) and its entries ``nz``, whether each row is ``affine`` (no entry of it
     depends on ``x`` or ``c``), the offsets ``r(0, c)`` as ``expressions`` and whether
-    each depends on ``c`` (``symbolic``; ``held``: the offsets' incidence in ``c``): what
-    :func:`affine_rows` evaluates."""
+    each depends on ``c`` (``symbolic``; ``held``: the offsets' incidence in ``c``), and
+    ``function``, ``(x, c) -> (nz, r)``: what :func:`affine_rows` evaluates."""
 
     rows: np.ndarray
     cols: np.ndarray
@@ -109,6 +110,7 @@ class AffineForm(NamedTuple):
     symbolic: np.ndarray
     expressions: cs.SX
     held: sp.csr_matrix
+    function: cs.Function
 
 
 def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None) -> AffineForm:
@@ -123,18 +125,25 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     if not nz.is_constant():
         on_entries = None if held is None else held[rows]
         varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
-    expressions, by_c = _offsets(res, x, c, held)
+    function = cs.Function("at_zero", [x, c], [nz, res])
+    expressions, by_c = _offsets(res, x, c, held, function)
     affine = np.ones(n, dtype=bool)
     affine[rows[varying]] = False
-    return AffineForm(rows, cols, nz, affine, np.diff(by_c.indptr) > 0, expressions, by_c)
+    symbolic = np.diff(by_c.indptr) > 0
+    return AffineForm(rows, cols, nz, affine, symbolic, expressions, by_c, function)
 
 
 def _offsets(
-    res: cs.SX, x: cs.SX, c: cs.SX, held: sp.csr_matrix | None
+    res: cs.SX, x: cs.SX, c: cs.SX, held: sp.csr_matrix | None, function: cs.Function
 ) -> tuple[cs.SX, sp.csr_matrix]:
     """The offsets ``r(0, c)`` of residuals ``r(x, c)`` (``res`` itself without
-    constants) and their incidence in ``c`` (``held``: a bound in ``[x; c]``, or None)."""
-    expressions = cs.substitute(res, x, cs.DM.zeros(x.numel())) if c.numel() else res
+    constants) and their incidence in ``c`` (``held``: a bound in ``[x; c]``, or None).
+    ``function`` maps ``(x, c)`` to outputs whose last is ``r``: called on symbols, it
+    gives ``r(0, c)`` as ``cs.substitute`` would (which builds such a function of ``x``
+    and calls it so), with no second function built."""
+    expressions = res
+    if c.numel() and x.numel():
+        expressions = function.call([cs.SX.zeros(x.numel()), c])[-1]
     by_c = sp.csr_matrix((res.numel(), c.numel()), dtype=np.int8)
     if c.numel() and not expressions.is_constant():  # (a column may be dense)
         on_constants = None if held is None else held[:, x.numel() :]
@@ -165,8 +174,10 @@ def affine_offsets(
     caller knows."""
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
-    expressions, by_c = _offsets(res, x, c, None if bound is None else sp.csr_matrix(bound))
-    at_zero = cs.Function("at_zero", [x, c], [res])(cs.DM.zeros(x.numel()), cvals)
+    function = cs.Function("at_zero", [x, c], [res])
+    held = None if bound is None else sp.csr_matrix(bound)
+    expressions, by_c = _offsets(res, x, c, held, function)
+    at_zero = function(cs.DM.zeros(x.numel()), cvals)
     symbolic = np.diff(by_c.indptr) > 0
     return Offsets(np.asarray(at_zero).ravel(), symbolic, expressions, by_c)
 
@@ -209,7 +220,7 @@ def affine_rows(
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     form = affine_form(res, x, c, bound)
-    at_zero = cs.Function("at_zero", [x, c], [form.nz, res])(cs.DM.zeros(x.numel()), cvals)
+    at_zero = form.function(cs.DM.zeros(x.numel()), cvals)
     entries, offsets = (np.asarray(a).ravel() for a in at_zero)
     return AffineRows(
         form.rows,
@@ -239,15 +250,18 @@ def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -
     return out
 
 
-def signed_picks(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int) -> cs.SX:
-    """The ``n``-vector holding ``signs[k] * syms[at[k]]`` in row ``on[k]`` (distinct rows,
-    signs +-1; the other rows structural zeros): what the product of the sparse matrix
-    of those entries with ``syms`` gives, without its pass over every symbol."""
+def signed_picks(
+    take: Callable[[np.ndarray], cs.SX], on: np.ndarray, at: np.ndarray, signs: np.ndarray, n: int
+) -> cs.SX:
+    """The ``n``-vector holding ``signs[k]`` times the symbol ``at[k]`` in row ``on[k]``
+    (distinct rows, signs +-1; the other rows structural zeros; ``take``: the symbols of
+    some places as a column): what the product of the sparse matrix of those entries with
+    the symbols gives, without its pass over every symbol."""
     if not len(on):
         return cs.SX(n, 1)
     order = np.argsort(on, kind="stable")  # (the nonzeros in the order of their rows)
     on, at, signs = on[order], at[order], signs[order]
-    picked = syms[at.tolist()]
+    picked = take(at)
     neg = np.flatnonzero(signs < 0).tolist()
     if neg:
         picked[neg] = -picked[neg]
@@ -256,13 +270,23 @@ def signed_picks(syms: cs.SX, on: np.ndarray, at: np.ndarray, signs: np.ndarray,
     return cs.SX(cs.Sparsity.triplet(n, 1, on.tolist(), [0] * len(on)), picked)
 
 
-def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.csr_matrix:
+def replace_rows(
+    mat: sp.csr_matrix, rows: list[int] | np.ndarray, new: sp.csr_matrix
+) -> sp.csr_matrix:
     """``mat`` with its rows ``rows`` (distinct) replaced by those of ``new``, in order:
-    each entry written to its place in the result at once (no stacking and reordering)."""
-    if not rows:
+    each entry written to its place in the result at once (no stacking and reordering);
+    where every row keeps its number of entries, only the new ones are written, over a
+    copy of the old arrays."""
+    if not len(rows):
         return mat
     at = np.asarray(rows, dtype=np.int64)
     old, fresh = np.diff(mat.indptr), np.diff(new.indptr)
+    kinds = (np.result_type(mat.indices, new.indices), np.result_type(mat.data, new.data))
+    if np.array_equal(old[at], fresh):
+        to = np.repeat(mat.indptr[at] - new.indptr[:-1], fresh) + np.arange(new.indptr[-1])
+        indices, data = mat.indices.astype(kinds[0]), mat.data.astype(kinds[1])
+        indices[to], data[to] = new.indices, new.data
+        return sp.csr_matrix((data, indices, mat.indptr.copy()), shape=mat.shape)
     size = old.copy()
     size[at] = fresh
     indptr = np.concatenate([[0], np.cumsum(size)])
@@ -273,8 +297,7 @@ def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.
     to_old = (indptr[by] - mat.indptr[by] + np.arange(len(by)))[on]
     by_new = np.repeat(at, fresh)
     to_new = indptr[by_new] - np.repeat(new.indptr[:-1], fresh) + np.arange(len(by_new))
-    indices = np.empty(indptr[-1], dtype=np.result_type(mat.indices, new.indices))
-    data = np.empty(indptr[-1], dtype=np.result_type(mat.data, new.data))
+    indices, data = np.empty(indptr[-1], kinds[0]), np.empty(indptr[-1], kinds[1])
     indices[to_old], data[to_old] = mat.indices[on], mat.data[on]
     indices[to_new], data[to_new] = new.indices, new.data
     return sp.csr_matrix((data, indices, indptr), shape=mat.shape)
@@ -283,33 +306,35 @@ def replace_rows(mat: sp.csr_matrix, rows: list[int], new: sp.csr_matrix) -> sp.
 def flat_incidence(
     flat: FlatDAE,
     residuals: cs.SX,
-    allsyms: cs.SX,
+    allsyms: cs.SX | Callable[[], cs.SX],
     position: dict[str | None, int],
     arrays: sp.csr_matrix | None = None,
     column_of: np.ndarray | None = None,
 ) -> sp.csr_matrix:
-    """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``
-    (``position``: each name's row; ``column_of``: each row of the symbol table's, if at
-    hand): the components' equations by :func:`incidence`; the arrays' instances'
-    ``arrays`` when the caller has them, else from the variables flatten found for them
-    in their templates, or else by :func:`pattern` (a row of them holds at most its
-    template's own symbols and time: no long row, so no coloring to fear); the
-    connection sets' (the last rows) from the variables flatten recorded for them. Those
-    rows hold a ground's flow balance and its potential, the dense row and column that
-    make CasADi's sparsity pass slow."""
+    """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``, or in
+    the symbols a function ``allsyms`` stacks, called only where a sparsity pass needs
+    them (then ``position`` names every column) (``position``: each name's row;
+    ``column_of``: each row of the symbol table's, if at hand): the components'
+    equations by :func:`incidence`; the arrays' instances' ``arrays`` when the caller has
+    them, else from the variables flatten found for them in their templates, or else by
+    :func:`pattern` (a row of them holds at most its template's own symbols and time: no
+    long row, so no coloring to fear); the connection sets' (the last rows) from the
+    variables flatten recorded for them. Those rows hold a ground's flow balance and its
+    potential, the dense row and column that make CasADi's sparsity pass slow."""
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
-    m = allsyms.numel()
+    symbols = (lambda: allsyms) if isinstance(allsyms, cs.SX) else allsyms
+    m = allsyms.numel() if isinstance(allsyms, cs.SX) else len(position)
     rows = residuals[:n_comp] if n_comp else cs.SX(0, 1)
     comp = _held_incidence(flat, rows, position, m) if n_comp <= 8 * BUCKETS else None
     if comp is None:
-        comp = incidence(rows, allsyms)
+        comp = incidence(rows, symbols())
     if arrays is None and flat.array_entries is not None:
         arrays = _named_rows(flat.array_entries, position, column_of, m)
     elif arrays is None:
         rows = residuals[n_comp : n_comp + flat.array_rows] if flat.array_rows else cs.SX(0, 1)
-        arrays = pattern(rows, allsyms)
+        arrays = pattern(rows, symbols())
     conn = _named_rows(entries, position, column_of, m)
     return sp.csr_matrix(sp.vstack([comp, arrays, conn], format="csr"), dtype=np.int8)
 

@@ -57,10 +57,12 @@ def merge_starts(
         return float(cs.evalf(e))
 
     at = np.flatnonzero(has_start(starts)).tolist()
+    names = list(map(flat.variables.__getitem__, at))
+    if not any(map(eliminated.__contains__, names)):  # (each its class's representative)
+        fixes = map(bool, map(fixed.__getitem__, at))
+        return dict(zip(names, map(Start, map(starts.__getitem__, at), fixes, names)))
     merged: dict[str, Start] = {}
-    for q, start, fix in zip(
-        map(flat.variables.__getitem__, at), map(starts.__getitem__, at), map(fixed.__getitem__, at)
-    ):
+    for q, start, fix in zip(names, map(starts.__getitem__, at), map(fixed.__getitem__, at)):
         s, root, c = eliminated.get(q, (1.0, q, 0.0))
         if root is None:
             if fix and not np.isclose(numeric(start), numeric(c)):

@@ -22,6 +22,7 @@ never changed in place; :data:`ZERO` is zero.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import NamedTuple, NoReturn
@@ -83,14 +84,18 @@ class SignedUnionFind:
     ``rank``: each variable's place in the order of preference of representatives (0
     first; distinct); ``differentiated``: whether a variable is differentiated (it becomes
     no constant; the caller marks more as their derivatives appear); ``fixed``: the
-    variables with a fixed start value."""
+    variables with a fixed start value.
+
+    Each variable's ``parent`` and ``sign`` are C arrays (:mod:`array`): read and written
+    one by one as fast as a list's items, and seen as numpy arrays without a copy
+    (:meth:`_parents`) by the operations on many variables at once."""
 
     def __init__(self, rank: np.ndarray, differentiated: np.ndarray, fixed: Iterable[int]) -> None:
         n = len(rank)
         self.rank = np.asarray(rank)
         self.differentiated = np.array(differentiated, dtype=bool)
-        self.parent = list(range(n))
-        self.sign = [1.0] * n
+        self.parent = array("q", np.arange(n, dtype=np.int64).tobytes())
+        self.sign = array("d", np.ones(n).tobytes())
         self.offset: dict[int, Lin] = {}  # q -> its offset from its parent (absent: zero)
         self.const: dict[int, Lin] = {}  # root -> the class's constant
         #: roots of classes with a member's fixed start
@@ -100,6 +105,11 @@ class SignedUnionFind:
 
     def __len__(self) -> int:
         return len(self.parent)
+
+    def _parents(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every variable's parent and sign as numpy arrays sharing their memory (a write
+        to them is one to the union-find)."""
+        return np.frombuffer(self.parent, dtype=np.int64), np.frombuffer(self.sign)
 
     def take_changed(self) -> set[int]:
         """The variables attached or made constant since the last call."""
@@ -231,12 +241,9 @@ class SignedUnionFind:
         members[v[pairs]] = True
         touched = np.flatnonzero(members)  # the classes' members (nodes)
         top, sign_up = self._hang(touched, u[pairs], v[pairs], rel[pairs], n)
-        parent, sign = self.parent, self.sign
+        parent, sign = self._parents()
         below = touched[top[touched] != touched]  # (the members that are not roots)
-        for q, root, s in zip(
-            (below - 1).tolist(), (top[below] - 1).tolist(), sign_up[below].tolist()
-        ):
-            parent[q], sign[q] = root, s  # q = s root
+        parent[below - 1], sign[below - 1] = top[below] - 1, sign_up[below]  # q = s root
         qs, tops = (touched - 1).tolist(), top[touched] - 1
         for e in grounded.tolist():
             k = int(u[e])
@@ -268,7 +275,8 @@ class SignedUnionFind:
         a, b, ka, kb, atoms, weights = (x[index] for x in (a, b, ka, kb, atoms, weights))
         nodes = np.unique(np.concatenate([a, b]))
         listed = nodes.tolist()
-        if list(map(self.parent.__getitem__, listed)) != listed or self.const.keys() & listed:
+        parent, sign = self._parents()
+        if (parent[nodes] != nodes).any() or self.const.keys() & listed:
             return None
         n = len(self)
         links = sp.csr_matrix((np.ones(len(a)), (a, b)), shape=(n, n))
@@ -291,9 +299,7 @@ class SignedUnionFind:
         rel = -kb / ka
         d = (-1.0 / ka) * weights
         off = np.where(a == top, -rel * d, d)  # (b = rel' a - rel' d where a is the root)
-        parent, sign = self.parent, self.sign
-        for q, r, s in zip(leaf.tolist(), top.tolist(), rel.tolist()):
-            parent[q], sign[q] = r, s
+        parent[leaf], sign[leaf] = top, rel
         held = atoms >= ONE
         lins = [{atom: w} for atom, w in zip(atoms[held].tolist(), off[held].tolist())]
         self.offset.update(zip(leaf[held].tolist(), lins))
@@ -349,8 +355,7 @@ class SignedUnionFind:
         offset``, found for all at once by pointer jumping on arrays; the fourth array marks
         the variables with an offset on their way to the root, which :meth:`find` composes."""
         n = len(self)
-        parent = np.array(self.parent, dtype=np.int64)
-        sign = np.array(self.sign, dtype=float)
+        parent, sign = (a.copy() for a in self._parents())
         shifted = np.zeros(n, dtype=bool)
         shifted[list(self.offset)] = True
         top = parent == np.arange(n)
@@ -385,8 +390,7 @@ class SignedUnionFind:
         offset = self.offset
         own = at[child | two]  # (a grandchild's own offset or its parent's may be zero)
         parts = [lin_terms(own, list(map(offset.get, idx[own].tolist(), repeat(ZERO))))]
-        grand = idx[at[two]].tolist()
-        up_sign = np.fromiter(map(self.sign.__getitem__, grand), float, len(grand))
+        up_sign = self._parents()[1][idx[at[two]]]
         lins = list(map(offset.get, up[two].tolist(), repeat(ZERO)))
         parts.append(lin_terms(at[two], lins, up_sign))
         found = [self.find(q)[2] for q in idx[at[deeper]].tolist()]  # (after: find moves nodes)
