@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
-from scipy.stats import qmc
 
 import acausal as ac
 from acausal.errors import OptionError, unknown_name
@@ -48,6 +46,8 @@ class Uniform:
     def dist(self) -> Any:
         """The same distribution as a frozen scipy.stats one (``.mean()``, ``.std()``,
         ``.cdf(x)``, ...)."""
+        from scipy import stats  # on use: a third of `import solvers` otherwise
+
         return stats.uniform(loc=self.low, scale=self.high - self.low)
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
@@ -70,6 +70,8 @@ class Normal:
 
     @property
     def dist(self) -> Any:
+        from scipy import stats
+
         return stats.norm(loc=self.mean, scale=self.sd)
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
@@ -110,6 +112,8 @@ class TruncatedNormal:
 
     @property
     def dist(self) -> Any:
+        from scipy import stats
+
         a, b = (self.low - self.mean) / self.sd, (self.high - self.mean) / self.sd
         return stats.truncnorm(a, b, loc=self.mean, scale=self.sd)
 
@@ -203,6 +207,8 @@ def sample_design(
         )
     specs = [_spec(name, r) for name, r in ranges.items()]
     d = len(specs)
+    from scipy.stats import qmc
+
     if method == "random":
         unit = np.random.default_rng(seed).random((n, d))
     elif method == "lhs":

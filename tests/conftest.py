@@ -1,10 +1,33 @@
-"""Fixtures shared across modules: a Dask cluster for the whole session, a fresh one for a
-test that kills its workers, and figures closed after every test."""
+"""Fixtures shared across modules: OpenBLAS on one thread, a Dask cluster for the whole
+session, a fresh one for a test that kills its workers, and figures closed after every
+test."""
 
+import os
 import sys
 from contextlib import contextmanager
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread():
+    """numpy's and scipy's OpenBLAS on one thread in every process of the session (this one
+    through :func:`learning.core.blas_threads`, the processes it starts through
+    ``OPENBLAS_NUM_THREADS``): the suite already runs a process per core (pytest-xdist), and
+    OpenBLAS's own threads spin against the other process's work (on 2 cores a test's
+    reference Radau solve or a feasibility check's batched SVD took 2-3x the CPU)."""
+    from learning.core import blas_threads
+
+    before = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        with blas_threads(1):
+            yield
+    finally:
+        if before is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = before
 
 
 @contextmanager

@@ -126,9 +126,10 @@ def friction(v):
 
 def test_a_structured_network_recovers_each_input_s_curve():
     """Exact accelerations of a carriage against a cubic spring and tanh + viscous friction:
-    the additive network's two parts are the two curves (each up to its value at 0)."""
+    the additive network's two parts are the two curves (each up to its value at 0), from
+    1,000 samples (2,000 gave 1.4e-6 and 3.5e-6 against the same closed forms)."""
     truth = ln.Known(lambda f, x, v: f == spring(x) + 0.4 * ac.tanh(v / 0.05) + 0.3 * v, n_inputs=3)
-    t = np.arange(0.0, 4.0, 2e-3)
+    t = np.arange(0.0, 4.0, 4e-3)
     push = 2.0 * ac.sin(2.1 * ac.time) + 1.5 * ac.sin(5.3 * ac.time)
     res = simulate(axis(truth, push), grid=t, rtol=1e-10, atol=1e-12)
     law = ln.Sum.additive(("x", "der(x)"), hidden=5).standardized(
@@ -146,4 +147,4 @@ def test_a_structured_network_recovers_each_input_s_curve():
     for part, curve in (("x", spring(x)), ("der_x", friction(v))):
         got = law.predict(samples, theta, part=part) - law.predict(zero, theta, part=part)
         error = np.sqrt(np.mean((got - curve) ** 2)) / np.ptp(curve)
-        assert error < 1e-4, (part, error)  # measured 1.4e-6 (spring), 3.5e-6 (friction)
+        assert error < 1e-4, (part, error)  # measured 7.5e-6 (spring), 1.7e-5 (friction)

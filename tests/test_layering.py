@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("acausal", "components", "solvers", "learning")
@@ -75,30 +76,32 @@ def _runtime_nodes(tree: ast.AST):
                 stack.append(child)
 
 
+@pytest.fixture(scope="module")
 def graph() -> nx.DiGraph:
+    """Our modules and their imports, built once for this module's tests (frozen: a test
+    cannot change what another sees)."""
     known = modules()
     g = nx.DiGraph()
     for name, path in known.items():
         g.add_node(name)
         g.add_edges_from((name, target) for target in imports(name, path, known))
-    return g
+    return nx.freeze(g)
 
 
-def test_packages_import_only_the_layers_below():
+def test_packages_import_only_the_layers_below(graph):
     bad = [
         (a, b)
-        for a, b in graph().edges
+        for a, b in graph.edges
         if a.split(".")[0] != b.split(".")[0] and b.split(".")[0] not in ALLOWED[a.split(".")[0]]
     ]
     assert bad == []
 
 
-def test_no_import_cycle_between_or_inside_packages():
-    g = graph()
-    assert g.number_of_edges() > 100  # the walk sees the imports (175 when written)
+def test_no_import_cycle_between_or_inside_packages(graph):
+    assert graph.number_of_edges() > 100  # the walk sees the imports (175 when written)
     # a package's __init__ imports its modules; a module importing its own package's
     # __init__ back is a cycle too, and is reported like any other
-    assert list(nx.simple_cycles(g)) == []
+    assert list(nx.simple_cycles(graph)) == []
 
 
 def room(module: str) -> str | None:
@@ -107,12 +110,12 @@ def room(module: str) -> str | None:
     return parts[1] if parts[0] == "learning" and len(parts) > 1 and parts[1] != "cli" else None
 
 
-def test_learning_rooms_import_only_the_rooms_below_through_their_init():
+def test_learning_rooms_import_only_the_rooms_below_through_their_init(graph):
     layer = {r: k for k, rooms in enumerate(LEARNING_LAYERS) for r in rooms}
     found = {p.name for p in (ROOT / "learning").iterdir() if (p / "__init__.py").is_file()}
     assert found == set(layer)  # every room has its place in the order
     bad = []
-    for a, b in graph().edges:
+    for a, b in graph.edges:
         if room(a) is None or not b.startswith("learning") or room(a) == room(b):
             continue  # the top (learning's __init__, the command line), others, a room inside
         # b is a private module of another room, a room not below, or the top of learning
@@ -121,10 +124,9 @@ def test_learning_rooms_import_only_the_rooms_below_through_their_init():
     assert bad == []
 
 
-def test_the_command_line_sits_on_top():
-    g = graph()
-    assert "learning.cli" in g and not list(g.predecessors("learning.cli"))
-    assert {"solvers", "learning.feasibility"} <= set(g.successors("learning.cli"))
+def test_the_command_line_sits_on_top(graph):
+    assert "learning.cli" in graph and not list(graph.predecessors("learning.cli"))
+    assert {"solvers", "learning.feasibility"} <= set(graph.successors("learning.cli"))
 
 
 def test_gc_and_recursion_limit_are_only_changed_inside_a_restoring_with():

@@ -109,11 +109,11 @@ def _assigned(body: list[ast.stmt]) -> dict[str, ast.AST]:
     return out
 
 
-def _mutated(tree: ast.Module) -> set[str]:
-    """Names whose container the module changes: ``x[k] = v``, ``del x[k]``,
-    ``x[k] += v``, ``x.append(...)`` and the other mutators."""
+def _mutated(nodes: list[ast.AST]) -> set[str]:
+    """Names whose container the module (all of its ``nodes``) changes: ``x[k] = v``,
+    ``del x[k]``, ``x[k] += v``, ``x.append(...)`` and the other mutators."""
     out = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         targets = []
         if isinstance(node, (ast.Assign, ast.Delete)):
             targets = node.targets
@@ -133,14 +133,15 @@ def global_state(path: Path) -> list[tuple[str, int, str]]:
     class-level mutable container that is empty or that the module changes, a ``global``
     statement, and a memoizing decorator (``functools.cache``, ``lru_cache``)."""
     tree = ast.parse(path.read_text())
-    mutated = _mutated(tree)
+    nodes = list(ast.walk(tree))  # walked once for the three scans below
+    mutated = _mutated(nodes)
     found = []
-    scopes = [tree.body] + [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    scopes = [tree.body] + [n.body for n in nodes if isinstance(n, ast.ClassDef)]
     for body in scopes:
         for name, value in _assigned(body).items():
             if _is_empty(value) or name in mutated:
                 found.append((name, value.lineno, "mutable container filled at run time"))
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Global):
             found += [(name, node.lineno, "global statement") for name in node.names]
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

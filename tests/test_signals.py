@@ -16,6 +16,8 @@ acceleration the error a fit sees, ``|beta| + nu`` with ``1 - beta = <a, a_hat> 
 (the gain along the truth) and ``nu = |a_hat - (1 - beta) a|^2 / |a|^2`` (the rest).
 """
 
+import functools
+
 import numpy as np
 import pytest
 from scipy.integrate import trapezoid
@@ -30,15 +32,21 @@ FLOOR = STEP**2 / 12 / (FS / 2)
 T = np.arange(0.0, 2.0, 1 / FS)
 
 
+@functools.lru_cache
 def motion(fc, seed=0, power=5, s0=1e-2):
-    """Position, velocity, acceleration whose position PSD meets FLOOR at fc."""
+    """Position, velocity, acceleration whose position PSD meets FLOOR at fc (read-only
+    arrays, made once per process for each set of arguments)."""
     df = 0.5
     f = np.arange(df, 400.0, df)
     fb = fc / np.sqrt((s0 / FLOOR) ** (1 / power) - 1)
     amp = np.sqrt(2 * df * s0 / (1 + (f / fb) ** 2) ** power)
     w = 2 * np.pi * f
     arg = np.outer(T, w) + np.random.default_rng(seed).uniform(0, 2 * np.pi, f.size)
-    return np.sin(arg) @ amp, np.cos(arg) @ (amp * w), -np.sin(arg) @ (amp * w**2)
+    sin = np.sin(arg)
+    out = sin @ amp, np.cos(arg) @ (amp * w), -sin @ (amp * w**2)
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def quantized(x):

@@ -28,6 +28,7 @@ import sympy as sp
 
 import acausal as ac
 
+from ..core import blas_threads
 from . import sympy_bridge as sb
 from .check_context import Finding, real_symbol, sample_points
 
@@ -63,6 +64,7 @@ def analysed_blocks(model: ac.Model) -> list[int]:
     return [k for k, b in enumerate(model.blocks) if len(b.equations) > 1 or b.kind == "newton"]
 
 
+@blas_threads(1)
 def check_blocks(
     model: ac.Model,
     p: np.ndarray,
@@ -75,7 +77,10 @@ def check_blocks(
     the components with constitutive laws (their blocks get advice about laws).
 
     A run that switched state sets (dynamic state selection) is checked piece by piece:
-    each state set's blocks along the times it was used, labelled with its states."""
+    each state set's blocks along the times it was used, labelled with its states. OpenBLAS
+    runs on one thread meanwhile (:func:`~learning.core.blas_threads`): the blocks' Jacobians
+    are small, and a batched SVD of them over the times took 3-6 s of CPU instead of 0.1 s
+    with its threads spinning on a loaded machine."""
     pieces = [(model, None, None)] if result is None else state_set_pieces(model, result)
     switching = bool(model.ir.alternatives)
     simulated = (result is not None, failed)

@@ -163,14 +163,20 @@ class StepMap:
             self._rollouts[steps] = self.step.mapaccum(steps)
         return self._rollouts[steps]
 
-    def start(self, x: np.ndarray, u: np.ndarray, t: float, p: np.ndarray) -> np.ndarray:
-        """``[x; z guess]`` for a window starting at measured ``x``: ``z`` solved (outside
-        any gradient) from the model's start values as guesses."""
-        columns = (np.asarray(x, dtype=float)[:, None], np.asarray(u, dtype=float)[:, None])
-        z = newton_along(
-            self.model, self.functions, *columns, [t], self.positions, p, self.z_guesses
-        )
-        return np.concatenate([columns[0][:, 0], z[:, 0]])
+    def starts(self, X: np.ndarray, U: np.ndarray, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``[x_k; z_k]`` for windows starting at the measured states ``X`` (columns), inputs
+        ``U`` and times ``t``: each ``z_k`` solved (outside any gradient) by Newton on
+        ``g(z, x_k, p_k, t_k) = 0`` from the model's start values at ``p_k`` as guesses, every
+        column on its own (one mapped call over the columns)."""
+        X = np.asarray(X, dtype=float)
+        if not self.nz:
+            return X
+        count = len(t)
+        P = np.repeat(np.asarray(p, dtype=float)[:, None], count, axis=1)
+        P[self.positions] = U
+        solve = self.functions.algebraic_solver("z_of_x").map(count)
+        Z = solve(self.z_guesses.map(count)(P), X, P, np.asarray(t, dtype=float)[None, :])
+        return np.vstack([X, Z.full()])
 
 
 class Trajectory:
@@ -270,7 +276,7 @@ def predict(
     step = StepMap(model, traj.h, list(inputs), scheme)
     p = np.asarray(model.parameter_vector(params), dtype=float)
     n = traj.t.size - 1
-    xz0 = step.start(traj.x[:, 0], traj.u[:, 0], float(traj.t[0]), p)
+    xz0 = step.starts(traj.x[:, :1], traj.u[:, :1], traj.t[:1], p)
     X = step.rollout(n)(xz0, traj.pairs(0, n), traj.t[None, :n], p).full()[: step.nx]
     X = np.hstack([traj.x[:, :1], X])
     named = {n: X[k] for k, s in enumerate(model.states) for n in model.names_of(s)}

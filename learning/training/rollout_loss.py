@@ -24,29 +24,35 @@ class Windows:
     def __init__(
         self, step: StepMap, trajs: Sequence[Trajectory], horizon: int, stride: int, p: np.ndarray
     ) -> None:
-        starts, inputs, times, targets, linked = [], [], [], [], []
-        for tr in trajs:
-            ks = tr.windows(horizon, stride)
-            linked += [stride <= horizon] * (len(ks) - 1) + [False]
-            for k in ks:
-                starts.append(step.start(tr.x[:, k], tr.u[:, k], float(tr.t[k]), p))
-                inputs.append(tr.pairs(k, horizon))
-                times.append(tr.t[k : k + horizon])
-                targets.append(tr.x[:, k + 1 : k + 1 + horizon])
-        if not starts:
+        # each window's samples: rows k .. k + horizon - 1 of spans[i], k a window start
+        starts = [np.array(tr.windows(horizon, stride), dtype=int) for tr in trajs]
+        spans = [k[:, None] + np.arange(horizon) for k in starts]
+        if not sum(len(k) for k in spans):
             raise OptionError("train: no window fits in the trajectories")
-        self.xz0 = np.array(starts).T  # (nx + nz) x W
-        self.u = np.stack(inputs)  # W x nu x N
-        self.t = np.array(times)  # W x N
-        self.x = np.stack(targets)  # W x nx x N
-        self.count = len(starts)
-        self.linked = np.array(linked)  # window w and w + 1 share a sample
+        pairs = list(zip(trajs, spans))
+        X = np.hstack([tr.x[:, k[:, 0]] for tr, k in pairs])
+        U = np.hstack([tr.u[:, k[:, 0]] for tr, k in pairs])
+        self.t = np.concatenate([tr.t[k] for tr, k in pairs])  # W x N
+        self.xz0 = step.starts(X, U, self.t[:, 0], p)  # (nx + nz) x W
+        self.u = _by_window([np.vstack([tr.u[:, k], tr.u[:, k + 1]]) for tr, k in pairs])
+        self.x = _by_window([tr.x[:, k + 1] for tr, k in pairs])  # W x nx x N
+        self.count = len(self.t)
+        # window w and w + 1 share a sample
+        self.linked = np.concatenate([np.arange(len(k)) < len(k) - 1 for k in spans])
+        self.linked &= stride <= horizon
 
     def batch(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
         """``(XZ0, U, T, XM)`` of the windows ``index``, columns window after window."""
-        u = np.concatenate([self.u[i] for i in index], axis=1)
-        xm = np.concatenate([self.x[i] for i in index], axis=1)
+        u, xm = (
+            a[index].transpose(1, 0, 2).reshape(a.shape[1], len(index) * a.shape[2])
+            for a in (self.u, self.x)
+        )
         return self.xz0[:, index], u, self.t[index].reshape(1, -1), xm
+
+
+def _by_window(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Arrays ``rows x W_i x N`` (one per trajectory) as one ``W x rows x N``."""
+    return np.concatenate([a.transpose(1, 0, 2) for a in parts])
 
 
 def with_trained(base: cs.MX, q: cs.MX, trained: Sequence[int], scales: np.ndarray) -> cs.MX:
