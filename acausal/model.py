@@ -12,7 +12,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
 import casadi as cs
 import numpy as np
@@ -535,15 +535,11 @@ def _eliminated_derivatives(
     red = ir.reduced
     symbols = red.flat.symbols
     (rows,) = symbols.rows_where("kind", ["derivative"])  # (by the blocks' fields)
-    names = list(map(list(symbols.index).__getitem__, rows.tolist()))
-    derivatives = list(map(symbols.__getitem__, names))
-    bases = map(attrgetter("base"), derivatives)
-    k = np.fromiter(map(red.position.get, bases, repeat(-1)), np.int64, len(derivatives))
+    names, bases, order = symbols.columns(("name", "base", "order"), rows=rows)
+    k = np.fromiter(map(red.position.get, bases, repeat(-1)), np.int64, len(rows))
     on = np.flatnonzero(k >= 0)  # (-1: a base that is no variable)
     on = on[roots[k[on]] != k[on]]
-    records = list(map(derivatives.__getitem__, on.tolist()))
-    names = list(map(attrgetter("name"), records))
-    order = np.fromiter(map(attrgetter("order"), records), np.int64, len(records))
+    names, order = names[on].tolist(), order[on].astype(np.int64)
     k, fresh = k[on], ~np.fromiter(map(known.__contains__, names), bool, len(names))
     root = roots[k]
     # the representative's unknown (the variables not eliminated, in order), if its chain

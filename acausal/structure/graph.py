@@ -306,15 +306,15 @@ def replace_rows(
 def flat_incidence(
     flat: FlatDAE,
     residuals: cs.SX,
-    allsyms: cs.SX | Callable[[], cs.SX],
+    symbols: Callable[[], cs.SX],
     position: dict[str | None, int],
     arrays: sp.csr_matrix | None = None,
     column_of: np.ndarray | None = None,
 ) -> sp.csr_matrix:
-    """The incidence of ``flat``'s equations (their ``residuals``) in ``allsyms``, or in
-    the symbols a function ``allsyms`` stacks, called only where a sparsity pass needs
-    them (then ``position`` names every column) (``position``: each name's row;
-    ``column_of``: each row of the symbol table's, if at hand): the components'
+    """The incidence of ``flat``'s equations (their ``residuals``) in the columns
+    ``position`` names (each name's column; ``symbols``: a function stacking their
+    symbols, called only where a sparsity pass needs them; ``column_of``: each row of the
+    symbol table's column, if at hand): the components'
     equations by :func:`incidence`; the arrays' instances' ``arrays`` when the caller has
     them, else from the variables flatten found for them in their templates, or else by
     :func:`pattern` (a row of them holds at most its template's own symbols and time: no
@@ -324,8 +324,7 @@ def flat_incidence(
     entries = flat.connection_entries
     n_conn = len(entries.indptr) - 1
     n_comp = residuals.numel() - n_conn - flat.array_rows
-    symbols = (lambda: allsyms) if isinstance(allsyms, cs.SX) else allsyms
-    m = allsyms.numel() if isinstance(allsyms, cs.SX) else len(position)
+    m = len(position)
     rows = residuals[:n_comp] if n_comp else cs.SX(0, 1)
     comp = _held_incidence(flat, rows, position, m) if n_comp <= 8 * BUCKETS else None
     if comp is None:

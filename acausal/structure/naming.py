@@ -66,13 +66,10 @@ def declared_derivatives(
         return Table()
     eqs, low, high = eqs[free], low[free], high[free]
     numbers = np.unique(np.concatenate([low, high]))  # (v, o) order: numbered by chain
-    names = list(map(_entry, map(chains.__getitem__, v[numbers].tolist()), o[numbers].tolist()))
+    names = list(map(getitem, map(chains.__getitem__, v[numbers].tolist()), o[numbers].tolist()))
     at_low, at_high = np.searchsorted(numbers, low), np.searchsorted(numbers, high)
     exact = _declarations(red.residuals[eqs.tolist()], red.symbols.take(names), at_low, at_high)
     return _ranked(red, v[low[exact]], at_high[exact], names)
-
-
-_entry = getitem  # (a chain's name of order o)
 
 
 def _declarations(res: cs.SX, x: cs.SX, at_low: np.ndarray, at_high: np.ndarray) -> np.ndarray:
