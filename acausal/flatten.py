@@ -298,7 +298,7 @@ def flatten(system: System) -> FlatDAE:
     table = SymbolTable(symbols, vstack([unified.known, *[b.symbols for b in blocks]]), arrays)
     records = _derivative_symbols(ren.derivatives, ren.bases, table, ren.syms)
     derivatives = cs.vertcat(cs.SX(0, 1), *ren.columns)
-    table = table.grown(dict(zip(ren.derivatives, records)), derivatives)
+    table = table._grown(dict(zip(ren.derivatives, records)), derivatives)
     declared_names = ren.full
     equations = [
         FlatEquation(r, ComponentEquation(owners[e.owner], e.index, e.expr, declared_names))

@@ -350,9 +350,9 @@ class SymbolTable(Table):
         dict.update(table, dict.items(self))  # (the records made so far; none made here)
         table._set(dict(self._records), self.stack, self._blocks, dict(self.index))
         table._ordered = self._ordered
-        return table.grown(records, syms)
+        return table._grown(records, syms)
 
-    def grown(self, records: Mapping[str, Any], syms: cs.SX | None = None) -> SymbolTable:
+    def _grown(self, records: Mapping[str, Any], syms: cs.SX | None = None) -> SymbolTable:
         """This table itself followed by ``records`` (as :meth:`extended`, without
         copying its index: only for a table nothing else holds yet, as flattening's
         before it adds the derivatives)."""
