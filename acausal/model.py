@@ -27,10 +27,11 @@ from .structure.alias import Reduced, eliminate_aliases
 from .structure.blt import Block, sort_blt
 from .structure.causalize import SemiExplicit, causalize, parameter_symbols
 from .structure.diagnose import describe_unknown
+from .structure.dummies import Choice
 from .structure.graph import incidence
 from .structure.index import Col, IndexReduced, reduce_index, state_counts
 from .structure.naming import aliases_of_declared
-from .structure.starts import Start
+from .structure.starts import FixedStart, InitialStarts, Start
 from .symbols import check_value, column_entries, split_derivative, vstack
 from .system import System
 from .table import Table
@@ -75,7 +76,7 @@ class Model(PicklesWithCasadi):
         """The BLT blocks in solution order, with their kinds."""
         return self.dae.blocks
 
-    @property
+    @cached_property
     def t(self) -> cs.SX:
         """The model's time symbol."""
         return self.flat.t
@@ -85,7 +86,12 @@ class Model(PicklesWithCasadi):
         """The continuous states (the discrete modes are :attr:`modes`), each named by the
         variable the user declared where a state is a derivative one equals: a revolute
         joint's ``w`` (``w == der(phi)``), not ``der(phi)`` (:mod:`.structure.naming`)."""
-        return [self.ir.label(c) for c in self.ir.states]
+        return list(self._states)
+
+    @cached_property
+    def _states(self) -> tuple[str, ...]:
+        """:attr:`states`, labelled once."""
+        return tuple(map(self.ir.label, self.ir.states))
 
     def names_of(self, name: str) -> tuple[str, ...]:
         """``name``, then the other name of the same number where the state labels swapped
@@ -104,7 +110,12 @@ class Model(PicklesWithCasadi):
     def modes(self) -> list[str]:
         """The discrete modes (of friction, switches, relations), integrated at zero rate
         after the continuous states but not counted as states."""
-        return list(self.flat.discretes)
+        return list(self._modes)
+
+    @cached_property
+    def _modes(self) -> tuple[str, ...]:
+        """:attr:`modes`, read once."""
+        return tuple(self.flat.discretes)
 
     @property
     def n_states(self) -> int:
@@ -134,6 +145,22 @@ class Model(PicklesWithCasadi):
     def dummy_derivatives(self) -> list[str]:
         return sorted(self.ir.label(c) for c in self.ir.dummies)
 
+    @cached_property
+    def ranges(self) -> tuple[tuple[str, float, float, str], ...]:
+        """Where the components say their equations hold (``Component.valid_ranges``):
+        ``(name, low, high, what)``, the variable ``name`` meant to stay in ``[low, high]``,
+        ``what`` naming the range (``"training range"``). Nothing enforces them: a failed
+        simulation reports the variables outside theirs where it stopped."""
+        return self.flat.ranges
+
+    @cached_property
+    def alternatives(self) -> tuple[tuple[Choice, ...], ...]:
+        """The other dummy-derivative choices (each a :class:`Choice` per block, as
+        :attr:`IndexReduced.choices`) a run may switch to where the model's own choice of
+        states gets singular (dynamic state selection; :meth:`with_states` gives the model
+        of the ``k``-th); empty where none may be needed."""
+        return self.ir.alternatives
+
     def with_states(self, k: int) -> Model:
         """This model with the ``k``-th alternative choice of states (``ir.alternatives``,
         for dynamic state selection): the same equations and parameters, other states."""
@@ -155,7 +182,62 @@ class Model(PicklesWithCasadi):
         return dict(self.defaults)
 
     def start(self, col: Col) -> Start | None:
+        """The start value of the unknown column ``col`` (a variable's, ``(v, 0)``; None for
+        a derivative or a variable without one), after alias elimination."""
         return self.reduced.starts.get(self.ir.name(col)) if col[1] == 0 else None
+
+    @cached_property
+    def initial_starts(self) -> InitialStarts:
+        """Every start value the initialization reads (made once, when first asked for), as
+        an :class:`~.structure.starts.InitialStarts`: with ``dae.x = (states, modes)``, the
+        start of each state, of each mode and of each Newton unknown ``dae.z[k]``, in those
+        orders (its guess, fixed or not; None: none); and the fixed starts ``y = y_start``
+        (rows of the initialization problem) on states and on algebraic unknowns, each
+        group in the order declared. A fixed start is on a state where its variable is the
+        first name of the chain of a state's column ``(v, 0)``; one on a name that is none
+        of alias elimination's unknowns (``reduced.unknowns``) is not among them."""
+        ir = self.ir
+        state_at = {ir.chains[v][0]: k for k, (v, o) in enumerate(ir.states) if o == 0}
+        fixed = [(q, start) for q, start in self.reduced.starts.items() if start.fixed]
+        on_states = tuple(
+            FixedStart(ir.states[state_at[q]], state_at[q], start)
+            for q, start in fixed
+            if q in state_at
+        )
+        return InitialStarts(
+            tuple(map(self.start, ir.states)),
+            tuple(Start(self.flat.symbols[q].start, True, q) for q in self.flat.discretes),
+            tuple(map(self.start, self.z_columns())),
+            on_states,
+            self._fixed_on_algebraic([(q, s) for q, s in fixed if q not in state_at]),
+        )
+
+    def _fixed_on_algebraic(self, fixed: list[tuple[str, Start]]) -> tuple[FixedStart, ...]:
+        """Of the fixed starts ``(q, start)`` not on states, those on an unknown ``q``, each
+        on its column ``(v, 0)`` (``v``: ``q``'s place among the unknowns) at its entry of
+        ``(dae.x, dae.values)``: ``len(dae.x) + k`` for ``ir.algebraic[k]``, ``k`` for the
+        state ``ir.states[k]``."""
+        if not fixed:
+            return ()
+        unknowns = self.reduced.unknowns
+        vindex = dict(zip(unknowns, range(len(unknowns))))
+        at = {c: k for k, c in enumerate(self.ir.states)}
+        nx = self.dae.x.numel()
+        at.update((c, nx + k) for k, c in enumerate(self.ir.algebraic))
+        cols = [((vindex[q], 0), start) for q, start in fixed if q in vindex]
+        return tuple(FixedStart(col, at[col], start) for col, start in cols)
+
+    def z_columns(self) -> list[Col]:
+        """The unknown column of each Newton unknown ``dae.z[k]`` (whose value, among the
+        values of all algebraic columns, is ``z_k`` itself: looked for among those that
+        depend on ``z``)."""
+        z = cs.SX(self.dae.z)
+        if not z.numel():
+            return []
+        on_z = np.flatnonzero(np.diff(incidence(self.dae.values, z).indptr))
+        candidates = [self.ir.algebraic[r] for r in on_z]
+        by_symbol = {self.ir.sym(c).name(): c for c in candidates}
+        return [by_symbol[zk.name()] for zk in cs.vertsplit(z)]
 
     @cached_property
     def units(self) -> Table:

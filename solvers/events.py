@@ -214,7 +214,7 @@ class EventLoop:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Resolve a cycle of event iteration by keeping its first state, with every side
         set to where its crossing is (so nothing fires again at once); warn."""
-        names = list(self.functions.model.flat.discretes)
+        names = self.functions.model.modes
         modes = np.array([xs[self.first :] for _, xs, _ in cycle])
         moving = [n for k, n in enumerate(names) if np.ptp(modes[:, k]) > 0]
         kept = ", ".join(f"{n} = {x[self.first + names.index(n)]:g}" for n in moving)
@@ -254,7 +254,7 @@ class EventLoop:
             sides.flip(self._crossings(x0, z0, p, t0))
         raise InitializationError(
             f"{self.functions.model.name}: the modes do not settle at the start (event "
-            f"iteration cycles among {', '.join(self.functions.model.flat.discretes)}); "
+            f"iteration cycles among {', '.join(self.functions.model.modes)}); "
             "give start values of the modes that agree with the start state"
         )
 
@@ -356,7 +356,7 @@ class EventLoop:
             sides.cross(crossing, self._crossings(base_x, base_z, p, t))
         rounds: list = []
         new_x, new_z = self.iterate(base_x, base_z, p, t, sides, rounds)
-        names = self.functions.model.flat.discretes
+        names = self.functions.model.modes
         changed = {n: float(v) for n, v, b in zip(names, new_x[self.first :], before) if v != b}
         if changed:  # a crossing can also end where nothing changes (a touch)
             self.log.append((t, changed))

@@ -91,16 +91,6 @@ def describe_row(model: Model, row: RowName) -> str:
     return f"{kind} {name} = {model.display(model.flat.symbols[name].start)}"
 
 
-def column_values(model: Model, cols: Sequence[Col]) -> cs.SX:
-    """The values of the unknown columns ``cols`` in terms of ``(x, z, p, t)``, as one
-    vector (picked in bulk: reading single elements costs tens of microseconds each)."""
-    nx = model.dae.x.numel()
-    at = {c: k for k, c in enumerate(model.ir.states)}
-    at.update((c, nx + k) for k, c in enumerate(model.ir.algebraic))
-    both = cs.vertcat(cs.SX(model.dae.x), model.dae.values)
-    return both[[at[c] for c in cols]] if cols else cs.SX(0, 1)
-
-
 def build_initializer(model: Model, t0: float, plugin: str = "newton") -> Initializer:
     """The initialization problem of ``model`` at time ``t0``; see the module docstring.
     ``plugin``: CasADi's rootfinder for Newton (:func:`~solvers.functions.newton_solver`)."""
@@ -167,29 +157,25 @@ def _fixed_rows(model: Model, x: cs.SX, starts: cs.SX) -> FixedRows:
     """Rows of the start modes, then of the fixed starts on states, then of those on
     algebraic variables (so that of fixed starts that over-determine the initial state, one
     on a variable the model determines is the one left redundant), each group in the order
-    declared. ``starts``: the start values of ``x`` (those of modes and states with a fixed
-    start are their rows' values). Built in bulk: a CasADi call per row costs tens of
-    microseconds."""
-    flat, red, ir = model.flat, model.reduced, model.ir
-    n_states, modes = len(ir.states), list(flat.discretes)
-    state_at = {ir.chains[v][0]: k for k, (v, o) in enumerate(ir.states) if o == 0}
-    fixed = [(q, start) for q, start in red.starts.items() if start.fixed]
-    on_states = [(q, start) for q, start in fixed if q in state_at]
-    others = [(q, start) for q, start in fixed if q not in state_at]
-    if others:  # (starts of unknowns only)
-        vindex = dict(zip(red.unknowns, range(len(red.unknowns))))
-        others = [(q, start) for q, start in others if q in vindex]
-    at = list(range(n_states, n_states + len(modes))) + [state_at[q] for q, _ in on_states]
-    sources = modes + [start.source for _, start in on_states + others]
-    cols = [None] * len(modes) + [ir.states[k] for k in at[len(modes) :]]
-    cols += [(vindex[q], 0) for q, _ in others]
-    kinds = ["start mode"] * len(modes) + ["fixed start"] * (len(sources) - len(modes))
+    declared (:attr:`~acausal.Model.initial_starts`). ``starts``: the start values of ``x``
+    (those of modes and states with a fixed start are their rows' values). Built in bulk: a
+    CasADi call per row costs tens of microseconds; the values of the unknowns with a fixed
+    start on an algebraic unknown are picked from ``(x, dae.values)`` in one call."""
+    init = model.initial_starts
+    n_states, modes = len(init.states), [start.source for start in init.modes]
+    fixed = init.fixed_on_states + init.fixed_others
+    at = [*range(n_states, n_states + len(modes)), *(f.at for f in init.fixed_on_states)]
+    sources = modes + [f.start.source for f in fixed]
+    cols = [None] * len(modes) + [f.col for f in fixed]
+    kinds = ["start mode"] * len(modes) + ["fixed start"] * len(fixed)
     names = list(zip(kinds, sources))
     whole = at == list(range(x.numel()))  # every state's own start, in order: none picked
     residuals = (x - starts if whole else x[at] - starts[at]) if at else cs.SX(0, 1)
-    if others:
-        values = cs.vertcat(*[start.value for _, start in others])
-        residuals = cs.vertcat(residuals, column_values(model, cols[len(at) :]) - values)
+    if init.fixed_others:
+        both = cs.vertcat(x, model.dae.values)
+        values = cs.vertcat(*[f.start.value for f in init.fixed_others])
+        picked = both[[f.at for f in init.fixed_others]]
+        residuals = cs.vertcat(residuals, picked - values)
     return FixedRows(sources, cols, names, at, residuals)
 
 
@@ -320,11 +306,11 @@ def _guesses(model: Model) -> tuple[cs.SX | cs.DM, tuple[int, ...]]:
     """Start values (fixed or not) of states, then of the modes, then of Newton unknowns, 0
     where none, stacked (one ``vertcat``: wrapping each in an SX costs tens of microseconds);
     and the positions of the unknowns that have none."""
-    n_states = len(model.ir.states)
-    found = list(map(model.start, [*model.ir.states, *z_columns(model)]))
+    init = model.initial_starts
+    n_states, found = len(init.states), [*init.states, *init.newton]
     values = [start.value if start is not None else 0.0 for start in found]
-    values[n_states:n_states] = [model.flat.symbols[q].start for q in model.flat.discretes]
-    shift = len(model.flat.discretes)
+    values[n_states:n_states] = [start.value for start in init.modes]
+    shift = len(init.modes)
     unset = [k + shift * (k >= n_states) for k, start in enumerate(found) if start is None]
     return (cs.vertcat(*values) if values else cs.DM(0, 1)), tuple(unset)
 
@@ -438,27 +424,13 @@ def converged(res: np.ndarray, x0: np.ndarray, z0: np.ndarray) -> bool:
     return bool(np.all(np.isfinite(res)) and np.abs(res).max(initial=0) <= max(scale, 1e-6))
 
 
-def z_columns(model: Model) -> list[Col]:
-    """The unknown column of each Newton unknown ``dae.z[k]`` (whose value, among the
-    values of all algebraic columns, is ``z_k`` itself: looked for among those that
-    depend on ``z``)."""
-    z = cs.SX(model.dae.z)
-    if not z.numel():
-        return []
-    on_z = np.flatnonzero(np.diff(incidence(model.dae.values, z).indptr))
-    candidates = [model.ir.algebraic[r] for r in on_z]
-    by_symbol = {model.ir.sym(c).name(): c for c in candidates}
-    return [by_symbol[zk.name()] for zk in cs.vertsplit(z)]
-
-
 def z_names(model: Model) -> list[str]:
     """The names of the Newton unknowns ``dae.z``."""
-    return [model.ir.name(c) for c in z_columns(model)]
+    return [model.ir.name(c) for c in model.z_columns()]
 
 
 def z_start_values(model: Model) -> cs.Function:
     """``p ->`` the start values of the Newton unknowns ``dae.z`` (0 where none): the
     guesses Newton begins from."""
-    starts = [model.start(c) for c in z_columns(model)]
-    values = [s.value if s is not None else 0.0 for s in starts]
+    values = [s.value if s is not None else 0.0 for s in model.initial_starts.newton]
     return cs.Function("z_start_values", [model.p], [cs.vertcat(*values)])

@@ -86,13 +86,13 @@ class Simulator:
         #: the model's functions, shared with other simulators of it when given
         self.functions = functions if functions is not None else DAEFunctions(model)
         #: the ranges the components declare valid (checked where a failed run stopped)
-        self.ranges = model.flat.ranges
+        self.ranges = model.ranges
         self.init: Initializer = build_initializer(model, float(self.grid[0]))
         self.events = None
         self.dynamic = None
         self.segments: Segments | None = None
         events = dae.modes or dae.zero.numel()  # modes, or re-initializations alone
-        if model.ir.alternatives and not events:  # a loop that may need other states
+        if model.alternatives and not events:  # a loop that may need other states
             self.dynamic = DynamicRun(
                 self.functions, self.grid, self.tolerances, self.initial_values
             )
@@ -189,7 +189,7 @@ class Simulator:
         if self.events is None:
             return p
         names = list(self.model.parameters)
-        starts = [names.index(f"{q}_start") for q in self.model.flat.discretes]
+        starts = [names.index(f"{q}_start") for q in self.model.modes]
         return self.events.settle(p, starts, float(self.grid[0]))
 
     def initial_values(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -435,7 +435,7 @@ class Simulator:
         )
 
     def _outside(self, p: np.ndarray, t_fail: float | None) -> tuple[Result | None, str]:
-        """For a model whose components declare valid ranges (``model.flat.ranges``): the
+        """For a model whose components declare valid ranges (``model.ranges``): the
         run again up to the last output time before ``t_fail`` (the partial result the
         error keeps) and the variables outside their ranges there, since when."""
         before = self.grid[self.grid < t_fail] if t_fail is not None else self.grid[:0]

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import is_not
+from typing import NamedTuple
 
 import casadi as cs
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from ..errors import InitializationError
 from ..flat import FlatDAE
 from ..symbols import as_sx
+from .algorithms import Col
 
 # (sign, representative or None, constant: a number or an expression of parameters)
 Alias = tuple[float, "str | None", "float | cs.SX"]
@@ -31,6 +33,34 @@ class Start:
     value: cs.SX | float
     fixed: bool
     source: str
+
+
+class FixedStart(NamedTuple):
+    """A fixed start ``y = start.value`` on an unknown column ``col`` of the index-reduced
+    form, whose value is entry ``at`` of ``(dae.x, dae.values)`` (a state's place in
+    ``dae.x``, ``len(dae.x) + k`` for the ``k``-th algebraic column)."""
+
+    col: Col
+    at: int
+    start: Start
+
+
+class InitialStarts(NamedTuple):
+    """Every start value the initialization of a compiled model reads
+    (:mod:`solvers.initialize`), in the orders it reads them.
+
+    ``states[k]``: the start of the continuous state ``dae.x[k]`` (None: none);
+    ``modes[j]``: the start of the ``j``-th discrete mode (a fixed start on the mode, the
+    entry ``dae.x[len(states) + j]``, its value the mode's start parameter);
+    ``newton[k]``: the start of the Newton unknown ``dae.z[k]`` (None: none);
+    ``fixed_on_states``, ``fixed_others``: the fixed starts on states and on algebraic
+    unknowns, each group in the order declared."""
+
+    states: tuple[Start | None, ...]
+    modes: tuple[Start, ...]
+    newton: tuple[Start | None, ...]
+    fixed_on_states: tuple[FixedStart, ...]
+    fixed_others: tuple[FixedStart, ...]
 
 
 def merge_starts(

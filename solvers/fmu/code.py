@@ -106,7 +106,7 @@ def config_header(model: Model, variables: Variables, guid: str, kind: str, t0: 
     function drives (-1: none) and the parameter holding each mode's start value."""
     dae = model.dae
     params = list(model.parameters)
-    starts = [params.index(f"{q}_start") for q in model.flat.discretes]
+    starts = [params.index(f"{q}_start") for q in model.modes]
     p = np.asarray(model.parameter_vector(), dtype=float)
     z_guess = z_start_values(model)(p).full().ravel() if dae.z.numel() else np.zeros(0)
     sizes = {

@@ -106,7 +106,7 @@ def _variables(
         var = ET.SubElement(parent, "ScalarVariable", attrs)
         _real(var, {"start": repr(float(value))}, model.unit(name))
     of_derivative = dict(zip(variables.derivatives, variables.states))
-    modes = set(model.flat.discretes)
+    modes = set(model.modes)
     first = len(params) + 1  # ModelVariables' indices count from 1
     for k, (name, slot) in enumerate(zip(variables.names, variables.slots)):
         attrs = {

@@ -60,7 +60,7 @@ def _check(
 
 
 def _notes(model: ac.Model) -> tuple[str, ...]:
-    if not model.ir.alternatives:
+    if not model.alternatives:
         return ()
     text = (
         f"the states are the compile-time choice {', '.join(model.x_names)}; a simulation "
