@@ -7,6 +7,7 @@
 
 from . import structure
 from .arrays import ComponentArray, ConnectorArray
+from .compiler import compile
 from .component import Component, Equation
 from .connectors import Connector, ConnectorType, Flange, Frame, HeatPort, Pin, RotFlange
 from .errors import (
@@ -26,7 +27,7 @@ from .errors import (
 )
 from .flat import FlatDAE
 from .flatten import flatten
-from .model import Model, compile
+from .model import Model
 from .signals import ramp, sampled, signal, sine, spline, step
 from .symbols import (
     acos,

@@ -474,10 +474,44 @@ class ComponentArray(PicklesWithCasadi, Sequence):
         )
         return loose, block
 
+    def _first(self, k: int) -> ComponentArray:
+        """An array of this one's first ``k`` instances (their symbols, residuals and start
+        values shared; :func:`unlinked_array`), for the stencil compile
+        (:mod:`acausal.stencil`)."""
+        lay = self._layout
+        count, m, s = len(lay.quantities), lay.equations, len(lay.starts)
+        lay = lay._replace(
+            tokens=lay.tokens[:k],
+            symbols=lay.symbols[: count * k],
+            rates=lay.rates[:, :k],
+            residuals=lay.residuals[: m * k],
+            initial=lay.initial[: s * k],
+            attributes=lay.attributes[:, :k],
+        )
+        return unlinked_array(
+            self.prefix, self.template, lay._replace(exprs=Deferred(lay.expressions))
+        )
+
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for k, c in self._made.items():  # (a pickled link drops its array: _Link)
             object.__setattr__(c, "_element", _Link(self, k))
+
+
+def unlinked_array(prefix: str, template: Component, layout: _Layout) -> ComponentArray:
+    """An array of ``template``'s instances as ``layout`` holds them that belongs to no
+    system and does not link the template to itself (the template stays its own
+    array's): the stencil compile's arrays of other lengths."""
+    out = object.__new__(ComponentArray)
+    out.prefix, out.template, out._layout, out._n = prefix, template, layout, len(layout.tokens)
+    out._made, out._handed, out._system = {}, {}, None
+    return out
+
+
+def grown_array(prefix: str, template: Component, n: int) -> ComponentArray:
+    """:func:`unlinked_array` of ``n`` instances made from ``template``, as
+    :meth:`Component.array <acausal.Component.array>` makes them."""
+    return unlinked_array(prefix, template, _Layout.of(template, n))
 
 
 class ConnectorArray(Sequence):

@@ -403,16 +403,14 @@ def _positions(
     return out
 
 
-def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by the design
-    """Run the structural pipeline on ``system``; see the module docstring. Each stage is a
-    function of :mod:`acausal.structure` that can be called on its own.
+def compile_full(system: System) -> Model:
+    """The full pipeline on ``system`` (flatten, then :func:`assemble`), warning of
+    unconnected connectors: what :func:`acausal.compile` runs where the stencil compile
+    (:mod:`acausal.stencil`) does not apply.
 
     Python's cyclic garbage collector is paused meanwhile (and restored): the stages
     allocate millions of small objects that form no cycles, and its repeated full scans
-    made large models (10,000 stages of an RC ladder) 15 % slower.
-    """
-    if not isinstance(system, System):
-        raise OptionError(f"compile() takes an ac.System, got {type(system).__name__}")
+    made large models (10,000 stages of an RC ladder) 15 % slower."""
     with paused_gc():
         timings = {}
         tic = _time.perf_counter()
@@ -423,7 +421,7 @@ def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by t
             more = "" if len(flat.unconnected) <= 10 else f" and {len(flat.unconnected) - 10} more"
             warnings.warn(
                 f"{system.name}: unconnected connectors {names}{more} get zero flow",
-                stacklevel=2,
+                stacklevel=3,
             )
         return assemble(flat, timings)
 

@@ -8,6 +8,7 @@ object (a System, a Model) pickle as one blob written inside such a context, so
 
 from __future__ import annotations
 
+import io
 import pickle
 import threading
 from typing import Any
@@ -36,3 +37,22 @@ class PicklesWithCasadi:
         finally:
             _state.active = False
         return (_load, (blob,))
+
+
+def detached_copy(obj: Any, leave: Any) -> Any:
+    """A deep copy of ``obj`` in which every reference to ``leave`` is None (one pickle in a
+    CasADi context, ``leave`` written as a persistent id): a copy of some components that
+    does not copy the system they belong to."""
+    buffer = io.BytesIO()
+    _state.active = True
+    try:
+        with cs.global_pickle_context():
+            writer = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+            writer.persistent_id = lambda o: "left" if o is leave else None
+            writer.dump(obj)
+    finally:
+        _state.active = False
+    with cs.global_unpickle_context():
+        reader = pickle.Unpickler(io.BytesIO(buffer.getvalue()))
+        reader.persistent_load = lambda pid: None
+        return reader.load()

@@ -1,0 +1,174 @@
+"""The stencil compile (``acausal.stencil``): a large array model's DAE replicated from two
+small ones is the full pipeline's DAE, to rounding, in the same orders; what does not have
+the stencil's form goes to the full pipeline."""
+
+import pickle
+import warnings
+
+import casadi as cs
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import acausal as ac
+from acausal.model import compile_full
+from acausal.stencil import MIN_CELLS, StencilModel
+from components import electrical as el
+from components import translational as tr
+from examples.ladders import chain, rc_ladder
+from solvers import simulate
+
+N = 2 * MIN_CELLS
+
+
+def _pair(build, n=N):
+    stencil, full = ac.compile(build(n)), compile_full(build(n))
+    assert isinstance(stencil, StencilModel) and not isinstance(full, StencilModel)
+    return stencil, full
+
+
+def _at(names, order):
+    position = {q: k for k, q in enumerate(order)}
+    return np.array([position[q] for q in names])
+
+
+@pytest.mark.parametrize("build", [rc_ladder, chain])
+def test_the_stencils_dae_is_the_full_pipelines(build):
+    """The same states, parameters and names in the same orders, the same rates, outputs,
+    breakpoints and start values at random states and parameters (the flow of the
+    ground or wall, a sum over every cell, to rounding; everything else exactly)."""
+    st, full = _pair(build)
+    assert st.x_names == full.x_names and st.states == full.states
+    assert st.names == full.names and dict(st.defaults) == dict(full.defaults)
+    assert st.dae.z.numel() == full.dae.z.numel() == 0
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1.0, 1.0, st.dae.x.numel())
+    p = np.array(list(full.defaults.values())) * rng.uniform(0.5, 1.5, full.p.numel())
+
+    def values(m):
+        s = m.initial_starts.states
+        starts = cs.vertcat(*[q.value if q is not None else 0.0 for q in s])
+        fun = cs.Function("f", [m.dae.x, m.p, m.t], [m.dae.ode, m.outputs, m.breakpoints, starts])
+        return [np.asarray(v).ravel() for v in fun(x, p, 0.3)]
+
+    (ode, y, bp, s0), (ode_f, y_f, bp_f, s0_f) = values(st), values(full)
+    assert np.array_equal(ode, ode_f) and np.array_equal(bp, bp_f) and np.array_equal(s0, s0_f)
+    summed = [q for q in st.names if q in ("G.p.i", "wall.flange.f")]
+    rest = np.setdiff1d(np.arange(len(y)), _at(summed, st.names))
+    assert np.array_equal(y[rest], y_f[rest])
+    scale = np.abs(y_f).max()
+    assert np.max(np.abs(y - y_f)) <= 1e-13 * scale
+    meta = [(s.fixed, s.source) for s in st.initial_starts.states]
+    assert meta == [(s.fixed, s.source) for s in full.initial_starts.states]
+    assert [f.at for f in st.initial_starts.fixed_on_states] == [
+        f.at for f in full.initial_starts.fixed_on_states
+    ]
+
+
+def test_the_rc_ladder_by_the_stencil_is_its_hand_written_ode():
+    """The last capacitor's voltage of the stencil's RC ladder against scipy's Radau on
+    the ladder's ODE written by hand (``R = C = 1/n``, a 1 V step at 0)."""
+    n = N
+    res = simulate(ac.compile(rc_ladder(n)), t_end=1.0, dt=0.01, rtol=1e-10, atol=1e-12)
+    rc = (1.0 / n) ** 2
+
+    def rates(t, v):
+        left = np.concatenate([[1.0], v[:-1]])
+        right = np.concatenate([v[1:], [v[-1]]])
+        return ((left - v) - (v - right)) / rc
+
+    ref = solve_ivp(rates, (0.0, 1.0), np.zeros(n), "Radau", res.t, rtol=1e-10, atol=1e-12)
+    assert np.max(np.abs(res[f"C{n}.v"] - ref.y[-1])) <= 1e-7
+
+
+@pytest.mark.parametrize("build", [rc_ladder, chain])
+def test_the_stencils_simulation_is_the_full_pipelines(build):
+    st, full = _pair(build)
+    names = ["G.p.i", "V.i", "C3.i", f"C{N}.v"] if build is rc_ladder else []
+    names = names or ["wall.flange.f", "M1.a", "S3.f", f"M{N}.s", f"D{N - 1}.v_rel"]
+    kw = {"t_end": 1.0, "dt": 0.01, "rtol": 1e-8, "atol": 1e-10}
+    a, b = simulate(st, **kw), simulate(full, **kw)
+    for q in names:
+        assert np.max(np.abs(a[q] - b[q])) <= 1e-12 * max(1.0, np.abs(b[q]).max()), q
+    # other parameter values, by name, as the full model takes them
+    params = {"M5.m": 0.5 / N, "S1.c": 50.0 * N} if build is chain else {"R7.R": 2.0 / N}
+    a, b = simulate(st, params=params, **kw), simulate(full, params=params, **kw)
+    last = names[-2] if build is chain else names[-1]
+    assert np.max(np.abs(a[last] - b[last])) <= 1e-12 * np.abs(b[last]).max()
+    assert dict(st.with_parameters(params).defaults) == dict(full.with_parameters(params).defaults)
+
+
+def test_the_stencil_models_forms_are_the_full_pipelines_when_read():
+    """Its forms, BLT and summary are those of the full pipeline's model (made when first
+    read); it pickles, and the copy simulates alike."""
+    st, full = _pair(chain)
+    assert "_full" not in st.__dict__
+    assert st.summary() == full.summary() and st.blt() == full.blt()
+    assert st.flat.variables == full.flat.variables and len(st.blocks) == len(full.blocks)
+    assert st.unit(f"M{N}.s") == "m" and st.n_states == full.n_states == 2 * N
+    copy = pickle.loads(pickle.dumps(ac.compile(chain(N))))
+    assert isinstance(copy, StencilModel) and "_full" not in copy.__dict__
+    kw = {"t_end": 0.5, "dt": 0.01, "rtol": 1e-8, "atol": 1e-10}
+    assert np.array_equal(simulate(copy, **kw)[f"M{N}.v"], simulate(st, **kw)[f"M{N}.v"])
+    assert copy.summary() == full.summary()
+
+
+def test_what_has_not_the_stencils_form_compiles_by_the_full_pipeline():
+    # too few cells
+    assert not isinstance(ac.compile(chain(MIN_CELLS - 1)), StencilModel)
+    # arrays of different lengths
+    s = ac.System("two_lengths")
+    rs = el.Resistor.array("R", N, R=1.0)
+    cs_ = el.Capacitor.array("C", N + 1, C=1.0, v0=0.0)
+    ground = el.Ground("G")
+    s.connect(rs.n, cs_.p[1:])
+    s.connect(rs.p, cs_.p[:-1])
+    s.connect(cs_.n, ground.p)
+    assert not isinstance(ac.compile(s), StencilModel)
+    # a resistor ladder: a block of equations spanning every cell (solved as one)
+    s = ac.System("divider")
+    source, ground = el.ConstantVoltage("V", V=1.0), el.Ground("G")
+    series = el.Resistor.array("R", N, R=1.0)
+    shunt = el.Resistor.array("S", N, R=2.0)
+    cap = el.Capacitor("C", C=1.0, v0=0.0)
+    s.connect(source.n, ground.p)
+    s.connect(source.p, series.p[0])
+    s.connect(series.n[:-1], series.p[1:])
+    s.connect(series.n, shunt.p)
+    s.connect(shunt.n, ground.p)
+    s.connect(series.n[-1], cap.p)
+    s.connect(cap.n, ground.p)
+    model = ac.compile(s)
+    assert not isinstance(model, StencilModel)
+    res = simulate(model, t_end=1.0, dt=0.1)
+    assert np.isfinite(res["C.v"]).all()
+
+
+def test_an_element_connected_in_the_middle_or_changed_falls_back():
+    s = chain(N)
+    masses = s._arrays["M"]
+    probe, extra = tr.Fixed("probe"), tr.Spring("K", c=1.0)
+    s.connect(masses[N // 2].flange_b, extra.flange_a)
+    s.connect(extra.flange_b, probe.flange)
+    model = ac.compile(s)
+    assert not isinstance(model, StencilModel) and "K.f" in model.names
+    # one spring given a variable and an equation after its array was made
+    s = chain(N)
+    spring = s._arrays["S"][N // 2]
+    power = spring.variable("power")
+    spring.equations(power == spring.f * spring.flange_a.s)
+    model = ac.compile(s)
+    assert not isinstance(model, StencilModel) and f"S{N // 2 + 1}.power" in model.names
+
+
+def test_unconnected_connectors_are_warned_of_by_the_full_pipeline():
+    s = ac.System("loose")
+    masses = tr.Mass.array("M", N, m=1.0, s0=0.0, v0=0.0)
+    springs = tr.Spring.array("S", N - 1, c=1.0)
+    s.connect(masses.flange_b[:-1], springs.flange_a)
+    s.connect(springs.flange_b, masses.flange_a[1:])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = ac.compile(s)
+    assert any("unconnected connectors" in str(w.message) for w in caught)
+    assert not isinstance(model, StencilModel)
