@@ -1,0 +1,173 @@
+"""The stencil compile's entry (:func:`compile_stencil`) and the model it returns
+(:class:`StencilModel`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import fields
+from functools import cached_property
+
+import casadi as cs
+
+from ..arrays import grown_array
+from ..errors import ModelError
+from ..flat import FlatDAE
+from ..flatten import flatten
+from ..model import Model, assemble, compile_full
+from ..pickling import detached_copy
+from ..structure.alias import Reduced
+from ..structure.blt import Block
+from ..structure.causalize import SemiExplicit
+from ..structure.index import IndexReduced
+from ..structure.starts import FixedStart, InitialStarts, Start
+from ..system import System
+from ..table import Table
+from .analysis import Small, Unfit, agree
+from .shape import SMALL, Shape, built, shape_of
+from .synthesis import Pieces, synthesize
+
+
+def compile_stencil(system: System) -> Model | None:
+    """``system``'s model by the stencil compile, or None where the system has not the
+    stencil's form (:func:`.shape.shape_of`, :class:`.analysis.Unfit`): then the full pipeline
+    compiles it (and reports its errors)."""
+    found = shape_of(system)
+    if found is None:
+        return None
+    tic = time.perf_counter()
+    shape, n = found
+    arrays = {a.prefix: a for a in system._arrays.values()}
+    try:
+        a, b = (
+            _small(built(shape, {p: x._first(k) for p, x in arrays.items()}), k)
+            for k in (SMALL, SMALL + 1)
+        )
+        plain = agree(a, b)
+    except Unfit:
+        return None
+    pieces = synthesize(a, plain, n)
+    recipe = detached_copy(shape, system)  # (the plain components and templates, alone)
+    return _model(system.name, a, pieces, recipe, n, {"stencil": time.perf_counter() - tic})
+
+
+def _small(small: System, k: int) -> Small:
+    """The model of the system ``small`` of ``k`` cells, analysed; :class:`Unfit` where
+    the full pipeline fails on it or it warns (its errors are the full model's to
+    report)."""
+    try:
+        flat = flatten(small)
+        model = assemble(flat)
+    except ModelError as exc:
+        raise Unfit(str(exc)) from exc
+    if flat.unconnected:
+        raise Unfit("unconnected connectors")
+    init = model.initial_starts
+    if init.fixed_others or init.newton or init.modes:
+        raise Unfit("fixed starts off the states")
+    return Small(model, small, k)
+
+
+def _model(name: str, small: Small, pieces: Pieces, recipe: Shape, n: int, timings: dict) -> Model:
+    """The :class:`StencilModel` of ``pieces``."""
+    out = object.__new__(StencilModel)
+    values = cs.vertsplit(pieces.start_values)
+    starts = tuple(
+        None if s is None else Start(v, s[0], s[1]) for s, v in zip(pieces.starts, values)
+    )
+    fixed = tuple(FixedStart(None, k, s) for k, s in enumerate(starts) if s is not None and s.fixed)
+    dae = SemiExplicit(pieces.x, cs.SX(0, 1), pieces.ode, cs.SX(0, 1), cs.SX(0, 1), ())
+    out.__dict__.update(
+        dae=dae,
+        names=tuple(pieces.names),
+        outputs=pieces.outputs,
+        defaults=Table(pieces.defaults),
+        breakpoints=pieces.breakpoints,
+        timings=Table(timings),
+        p=pieces.p,
+        t=small.model.t,
+        ranges=small.model.ranges,
+        alternatives=(),
+        initial_starts=InitialStarts(starts, (), (), fixed, ()),
+        _states=tuple(pieces.x_names),
+        _modes=(),
+        _name=name,
+        _recipe=recipe,
+        _n=n,
+    )
+    return out
+
+
+class StencilModel(Model):
+    """A model the stencil compile made (the module docstring). Its DAE (``dae``: states
+    and their rates, no Newton unknowns), names and outputs, parameters and their values,
+    start values and breakpoints are the stencil's, equal to the full pipeline's to
+    rounding (the tests compare them); what the simulations read is these alone. The
+    stage forms (``flat``, ``reduced``, ``ir``, :attr:`blocks`, the BLT, the dump) are
+    the full pipeline's, compiled when first read from a copy of the small system grown
+    back to its ``n`` cells: the same names, symbols of their own."""
+
+    @cached_property
+    def _full(self) -> Model:
+        """The full pipeline's model of this one's system (compiled when first read)."""
+        shape = self._recipe
+        arrays = {p: grown_array(p, t, self._n) for p, t in shape.templates.items()}
+        return compile_full(built(shape, arrays))
+
+    @property
+    def flat(self) -> FlatDAE:
+        return self._full.flat
+
+    @property
+    def reduced(self) -> Reduced:
+        return self._full.reduced
+
+    @property
+    def ir(self) -> IndexReduced:
+        return self._full.ir
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The BLT blocks of the full pipeline's model (see the class docstring)."""
+        return self._full.blocks
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def n_states(self) -> int:
+        return len(self._states)
+
+    @property
+    def n_modes(self) -> int:
+        return 0
+
+    @cached_property
+    def _index_of(self) -> dict[str, int]:
+        return dict(zip(self.names, range(len(self.names))))
+
+    def display(self, expr: cs.SX | float) -> str:
+        """An expression of this model's symbols as text (they are named by their dotted
+        names)."""
+        return str(expr)
+
+    def symbol_name(self, sym: cs.SX) -> str:
+        return sym.name()
+
+    def with_parameters(self, params: Mapping[str, float]) -> Model:
+        values = dict(zip(self.defaults, self.parameter_vector(params)))
+        out = object.__new__(StencilModel)
+        out.__dict__.update(self.__dict__)
+        out.__dict__["defaults"] = Table(values)
+        return out
+
+    def __getstate__(self) -> dict:
+        forms = ("flat", "reduced", "ir")  # (the full pipeline's: made again when read)
+        keep = [f.name for f in fields(Model) if f.name not in forms]
+        keep += ["p", "t", "ranges", "alternatives", "initial_starts"]
+        keep += ["_states", "_modes", "_name", "_recipe", "_n"]
+        return {k: self.__dict__[k] for k in keep}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
