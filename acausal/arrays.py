@@ -96,8 +96,8 @@ def make_array(
     with paused_gc():  # many objects that live on, no cycles among them: no point scanning
         if not _is_leaf(template):
             made = [template] + [cls(f"{prefix}{k}", *args, **kwargs) for k in range(2, n + 1)]
-            return ComponentArray(prefix, made, None)
-        return ComponentArray(prefix, [template], _Layout.of(template, n))
+            return ComponentArray(prefix, made, None, n)
+        return ComponentArray(prefix, [template], _Snapshot.of(template), n)
 
 
 def _is_leaf(c: Component) -> bool:
@@ -111,6 +111,31 @@ def _is_leaf(c: Component) -> bool:
 
 def _plain(value: object) -> bool:
     return value is None or isinstance(value, (cs.SX, Connector, Number, str))
+
+
+class _Snapshot(NamedTuple):
+    """What a leaf template's instances are made from (:meth:`_Layout.of`), taken when its
+    array is made: its token, its quantities (local name, symbol key, symbol, start), its
+    equations' expressions and residuals and its symbolic attributes (a change to the
+    template after that makes it an instance of its own, not a change to the others)."""
+
+    token: str
+    quantities: tuple[tuple[str, tuple, cs.SX, Any], ...]
+    exprs: tuple[cs.SX, ...]
+    residuals: tuple[cs.SX, ...]
+    attributes: tuple[cs.SX, ...]
+
+    @staticmethod
+    def of(template: Component) -> _Snapshot:
+        return _Snapshot(
+            template.token,
+            tuple((q.local, q.key, q.sym, q.start) for q in template._quantities.values()),
+            tuple(e.expr for e in template._equations),
+            tuple(e.residual for e in template._equations),
+            tuple(
+                v for k, v in template.__dict__.items() if k not in _OWN and isinstance(v, cs.SX)
+            ),
+        )
 
 
 class _Layout(NamedTuple):
@@ -140,35 +165,30 @@ class _Layout(NamedTuple):
     others: cs.SX  # the symbols the template's expressions hold besides its own
 
     @staticmethod
-    def of(template: Component, n: int) -> _Layout:
-        """The template's layout, with ``n - 1`` further instances' fresh symbols and
-        their residuals, start values and attributes from one call of the template
-        function mapped over them."""
-        quantities = list(template._quantities.values())
-        starts = [q for q in quantities if isinstance(q.start, cs.SX)]
-        attrs = [v for k, v in template.__dict__.items() if k not in _OWN and isinstance(v, cs.SX)]
-        parts = [
-            [e.expr for e in template._equations],
-            [e.residual for e in template._equations],
-            [q.start for q in starts],
-            attrs,
+    def of(snap: _Snapshot, n: int) -> _Layout:
+        """The template's layout (from its :class:`_Snapshot`), with ``n - 1`` further
+        instances' fresh symbols and their residuals, start values and attributes from one
+        call of the template function mapped over them."""
+        starts = [
+            (local, start) for local, _, _, start in snap.quantities if isinstance(start, cs.SX)
         ]
+        parts = [snap.exprs, snap.residuals, [start for _, start in starts], snap.attributes]
         stacked = [cs.vertcat(cs.SX(0, 1), *[cs.vec(e) for e in part]) for part in parts]
         # the template's own symbols (its quantities and their derivatives) are replaced;
         # others (time, foreign symbols) stay the same in every instance
-        mark = re.compile(r"(@[vpm])" + re.escape(template.token) + ":")
-        names = {q.key for q in quantities}
+        mark = re.compile(r"(@[vpm])" + re.escape(snap.token) + ":")
+        names = {key for _, key, _, _ in snap.quantities}
         found = [s for s in cs.symvar(cs.vertcat(*stacked)) if s.name() not in names]
         derivs = [s for s in found if mark.search(s.name())]
         others = cs.vertcat(cs.SX(0, 1), *[s for s in found if not mark.search(s.name())])
         rates = tuple(tuple(mark.split(s.name(), 1)) for s in derivs)
         own = [
-            cs.vertcat(cs.SX(0, 1), *[q.sym for q in quantities]),
+            cs.vertcat(cs.SX(0, 1), *[sym for _, _, sym, _ in snap.quantities]),
             cs.vertcat(cs.SX(0, 1), *derivs),
         ]
-        tokens = [template.token] + new_tokens(n - 1)
+        tokens = [snap.token] + new_tokens(n - 1)
         if n > 1:  # each further instance's quantities, and its derivatives, around its token
-            around = [(f"@{q.key[1]}", f":{q.local}") for q in quantities]
+            around = [(f"@{key[1]}", f":{local}") for local, key, _, _ in snap.quantities]
             fresh = [
                 symbols_around(around, tokens[1:]),
                 symbols_around([(a + kind, f":{b}") for a, kind, b in rates], tokens[1:]),
@@ -183,11 +203,11 @@ class _Layout(NamedTuple):
                 cs.horzcat(stacked[3], mapped[2]),
             ]
         lay = _Layout(
-            tuple(q.local for q in quantities),
+            tuple(local for local, _, _, _ in snap.quantities),
             rates,
             tuple(e.shape for part in parts for e in part),
-            len(template._equations),
-            tuple(q.local for q in starts),
+            len(snap.exprs),
+            tuple(local for local, _ in starts),
             tuple(tokens),
             *own,
             Deferred(None),
@@ -291,16 +311,29 @@ class ComponentArray(PicklesWithCasadi, Sequence):
     connectors are arrays (``caps.port``). Its own methods but :meth:`connector` are
     underscored (the compiler's), so that none hides a connector's name."""
 
-    def __init__(self, prefix: str, made: list[Component], layout: _Layout | None) -> None:
+    def __init__(
+        self, prefix: str, made: list[Component], snapshot: _Snapshot | None, n: int
+    ) -> None:
         self.prefix = prefix
         self.template = made[0]
-        self._layout = layout
-        self._n = len(made) if layout is None else len(layout.tokens)
+        self._snapshot = snapshot  # (None: not a leaf class; every instance made)
+        self._made_layout: _Layout | None = None
+        self._n = n
         self._made: dict[int, Component] = {}
         self._handed: dict[int, tuple] = {}
         self._system: System | None = None
         for k, c in enumerate(made):
             self._keep(k, c)
+
+    @property
+    def _layout(self) -> _Layout | None:
+        """A leaf class's instances as matrices (:class:`_Layout`), made when first needed
+        (flattening, an instance made an object; the stencil compile needs none), from
+        the template as it was when the array was made; None for any other class."""
+        if self._snapshot is not None and self._made_layout is None:
+            with paused_gc():
+                self._made_layout = _Layout.of(self._snapshot, self._n)
+        return self._made_layout
 
     # -- the sequence ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -429,7 +462,7 @@ class ComponentArray(PicklesWithCasadi, Sequence):
         """The instances (from 0) flattening takes from the matrices: all of a leaf class's
         but those made into objects and then changed or placed inside another component;
         none of any other class's."""
-        if self._layout is None:
+        if self._snapshot is None:
             return np.zeros(0, dtype=np.int64)
         keep = np.ones(self._n, dtype=bool)
         for k, c in self._made.items():
@@ -478,7 +511,9 @@ class ComponentArray(PicklesWithCasadi, Sequence):
         """An array of this one's first ``k`` instances (their symbols, residuals and start
         values shared; :func:`unlinked_array`), for the stencil compile
         (:mod:`acausal.stencil`)."""
-        lay = self._layout
+        lay = self._made_layout
+        if lay is None:  # (fresh symbols: the first instances' own are not made yet)
+            return unlinked_array(self.prefix, self.template, self._snapshot, k)
         count, m, s = len(lay.quantities), lay.equations, len(lay.starts)
         lay = lay._replace(
             tokens=lay.tokens[:k],
@@ -488,9 +523,9 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             initial=lay.initial[: s * k],
             attributes=lay.attributes[:, :k],
         )
-        return unlinked_array(
-            self.prefix, self.template, lay._replace(exprs=Deferred(lay.expressions))
-        )
+        out = unlinked_array(self.prefix, self.template, self._snapshot, k)
+        out._made_layout = lay._replace(exprs=Deferred(lay.expressions))
+        return out
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -498,20 +533,15 @@ class ComponentArray(PicklesWithCasadi, Sequence):
             object.__setattr__(c, "_element", _Link(self, k))
 
 
-def unlinked_array(prefix: str, template: Component, layout: _Layout) -> ComponentArray:
-    """An array of ``template``'s instances as ``layout`` holds them that belongs to no
-    system and does not link the template to itself (the template stays its own
-    array's): the stencil compile's arrays of other lengths."""
+def unlinked_array(prefix: str, template: Component, snap: _Snapshot, n: int) -> ComponentArray:
+    """An array of ``n`` instances of ``template`` (made from ``snap``, its
+    :class:`_Snapshot`) that belongs to no system and does not link the template to
+    itself (the template stays its own array's): the stencil compile's arrays of other
+    lengths than the user's."""
     out = object.__new__(ComponentArray)
-    out.prefix, out.template, out._layout, out._n = prefix, template, layout, len(layout.tokens)
-    out._made, out._handed, out._system = {}, {}, None
+    out.prefix, out.template, out._snapshot, out._n = prefix, template, snap, n
+    out._made_layout, out._made, out._handed, out._system = None, {}, {}, None
     return out
-
-
-def grown_array(prefix: str, template: Component, n: int) -> ComponentArray:
-    """:func:`unlinked_array` of ``n`` instances made from ``template``, as
-    :meth:`Component.array <acausal.Component.array>` makes them."""
-    return unlinked_array(prefix, template, _Layout.of(template, n))
 
 
 class ConnectorArray(Sequence):

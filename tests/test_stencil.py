@@ -18,7 +18,7 @@ from components import translational as tr
 from examples.ladders import chain, rc_ladder
 from solvers import simulate
 
-N = 2 * MIN_CELLS
+N = MIN_CELLS + 20
 
 
 def _pair(build, n=N):
@@ -172,3 +172,25 @@ def test_unconnected_connectors_are_warned_of_by_the_full_pipeline():
         model = ac.compile(s)
     assert any("unconnected connectors" in str(w.message) for w in caught)
     assert not isinstance(model, StencilModel)
+
+
+def test_the_stencil_models_sensitivities_are_the_full_pipelines_and_finite_differences():
+    """Forward sensitivities of the last voltage, the source's current and the ground's
+    (a sum over every cell, zero but for rounding: the source returns through the ground)
+    to one resistance: the full model's to rounding (of the source current's scale), and
+    central differences of the stencil model's own runs."""
+    st, full = _pair(rc_ladder)
+    kw = {"t_end": 0.5, "dt": 0.01, "rtol": 1e-10, "atol": 1e-12}
+    a, b = simulate(st, sensitivities=["R5.R"], **kw), simulate(full, sensitivities=["R5.R"], **kw)
+    last = f"C{N}.v"
+    scale = np.abs(b.sensitivity("V.i", "R5.R")).max()
+    for q in (last, "V.i", "G.p.i"):
+        want = b.sensitivity(q, "R5.R")
+        assert np.max(np.abs(a.sensitivity(q, "R5.R") - want)) <= 1e-12 * max(
+            scale, np.abs(want).max()
+        )
+    h = 1e-4 / N
+    up = simulate(st, params={"R5.R": 1 / N + h}, **kw)[last]
+    down = simulate(st, params={"R5.R": 1 / N - h}, **kw)[last]
+    sens = a.sensitivity(last, "R5.R")
+    assert np.max(np.abs((up - down) / (2 * h) - sens)) <= 1e-3 * np.abs(sens).max()

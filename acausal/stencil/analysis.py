@@ -10,6 +10,7 @@ from typing import NamedTuple
 import casadi as cs
 import numpy as np
 
+from ..flat import ConnectionEquation
 from ..model import Model
 from ..system import System
 from .cells import Cells, Key, Plan, flat_names, grown, segments
@@ -237,11 +238,12 @@ def _sums(small: Small, names: list[str]) -> list[Sum]:
     model's own expression; :class:`Unfit` where one is no such flow."""
     if not names:
         return []
-    flows = {}
-    for members in small.system.connection_sets():
-        for c in members:
-            for v in c.ctype.flows:
-                flows[f"{c.name}.{v}"] = [f"{o.name}.{v}" for o in members if o is not c]
+    flows = {}  # a connector's flow -> the other flows of its set (the flat form's sums)
+    for eq in small.model.flat.equations:
+        src = eq.source
+        if isinstance(src, ConnectionEquation) and src.kind == "flow":
+            members = [f"{c}.{src.variable}" for c in src.connectors]
+            flows.update((m, [o for o in members if o != m]) for m in members)
     model, position = small.model, {n: j for j, n in enumerate(small.model.names)}
     out = []
     for name in names:

@@ -10,7 +10,7 @@ from functools import cached_property
 
 import casadi as cs
 
-from ..arrays import grown_array
+from ..arrays import unlinked_array
 from ..errors import ModelError
 from ..flat import FlatDAE
 from ..flatten import flatten
@@ -111,7 +111,7 @@ class StencilModel(Model):
     def _full(self) -> Model:
         """The full pipeline's model of this one's system (compiled when first read)."""
         shape = self._recipe
-        arrays = {p: grown_array(p, t, self._n) for p, t in shape.templates.items()}
+        arrays = {p: unlinked_array(p, *made, self._n) for p, made in shape.templates.items()}
         return compile_full(built(shape, arrays))
 
     @property

@@ -14,8 +14,9 @@ from ..system import System
 SMALL = 8
 #: how far from an end an element may be connected on its own (``rs.p[0]``, ``[-1]``)
 EDGE = 2
-#: the fewest cells compiled by the stencil (below, the full pipeline is as fast)
-MIN_CELLS = 64
+#: the fewest cells compiled by the stencil (its two small compiles cost what the full
+#: pipeline costs at 300-400 cells of a chain or an RC ladder)
+MIN_CELLS = 300
 
 
 class Element(NamedTuple):
@@ -39,9 +40,9 @@ class Range(NamedTuple):
 
 class Shape(NamedTuple):
     """A system of the stencil's form with its number of cells left open: its entries in
-    order (a plain component, or an array's prefix), the arrays' templates and the
-    connections, an array's elements and ranges by position (:class:`Element`,
-    :class:`Range`)."""
+    order (a plain component, or an array's prefix), each array's template with what its
+    instances are made from, and the connections, an array's elements and ranges by
+    position (:class:`Element`, :class:`Range`)."""
 
     name: str
     order: tuple
@@ -59,7 +60,7 @@ def shape_of(system: System) -> tuple[Shape, int] | None:
     if not arrays:
         return None
     n = len(arrays[0])
-    if n < MIN_CELLS or any(len(a) != n or a._layout is None for a in arrays):
+    if n < MIN_CELLS or any(len(a) != n or a._snapshot is None for a in arrays):
         return None
     if any(a._natives().size != n for a in arrays):  # an instance changed by hand
         return None
@@ -81,7 +82,7 @@ def shape_of(system: System) -> tuple[Shape, int] | None:
     if any(None in call for call in calls + array_calls):
         return None
     order = tuple(e.prefix if e in arrays else e for e in system._order)
-    templates = {a.prefix: a.template for a in arrays}
+    templates = {a.prefix: (a.template, a._snapshot) for a in arrays}
     return Shape(system.name, order, templates, tuple(calls), tuple(array_calls)), n
 
 
