@@ -161,6 +161,19 @@ class Model(PicklesWithCasadi):
         of the ``k``-th); empty where none may be needed."""
         return self.ir.alternatives
 
+    @property
+    def full(self) -> Model:
+        """The full pipeline's model of this one's system, whose stage forms (``flat``,
+        ``reduced``, ``ir``) and DAE are in one set of symbols: this model itself, or for
+        a :class:`~acausal.stencil.StencilModel` the one compiled when first asked for,
+        with the same states, parameters and names in the same orders (so a function of
+        its forms takes this model's vectors)."""
+        return self
+
+    def parameter_symbol(self, name: str) -> cs.SX:
+        """The symbol of parameter ``name`` in :attr:`p`."""
+        return self.flat.sym(name)
+
     def with_states(self, k: int) -> Model:
         """This model with the ``k``-th alternative choice of states (``ir.alternatives``,
         for dynamic state selection): the same equations and parameters, other states."""

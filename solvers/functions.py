@@ -80,8 +80,9 @@ class DAEFunctions:
             fun = self._built[key] = build()
         return fun
 
-    def _of_point(self, name: str, expr: cs.SX) -> cs.Function:
-        m = self.model
+    def _of_point(self, name: str, expr: cs.SX, model: Model | None = None) -> cs.Function:
+        """``(x, z, p, t) -> expr`` of ``model``'s symbols (this one's by default)."""
+        m = model or self.model
         return cs.Function(name, [m.dae.x, m.dae.z, m.p, m.t], [expr])
 
     def spec(self) -> dict[str, cs.SX]:
@@ -154,12 +155,12 @@ class DAEFunctions:
         """The alias-reduced equations' residuals (before index reduction)."""
 
         def build() -> cs.Function:
-            m = self.model
+            m = self.model.full  # (its forms and DAE in one set of symbols)
             res = m.reduced.residuals
             alg = m.ir.syms(m.ir.algebraic)
             if alg.numel() and res.numel():
                 res = cs.substitute(res, alg, m.dae.values)
-            return self._of_point("residuals", res)
+            return self._of_point("residuals", res, m)
 
         return self._get("residuals", build)
 
@@ -169,7 +170,7 @@ class DAEFunctions:
         ``model.names`` order): ``(y, p, t) -> residuals``, whatever the states."""
 
         def build() -> cs.Function:
-            m = self.model
+            m = self.model.full
             y = cs.SX.sym("y", len(m.names))
             res = m.reduced.residuals
             chain = [q for ch in m.ir.chains for q in ch]

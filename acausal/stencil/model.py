@@ -115,6 +115,10 @@ class StencilModel(Model):
         return compile_full(built(shape, arrays))
 
     @property
+    def full(self) -> Model:
+        return self._full
+
+    @property
     def flat(self) -> FlatDAE:
         return self._full.flat
 
@@ -148,9 +152,16 @@ class StencilModel(Model):
         return dict(zip(self.names, range(len(self.names))))
 
     def display(self, expr: cs.SX | float) -> str:
-        """An expression of this model's symbols as text (they are named by their dotted
-        names)."""
-        return str(expr)
+        """An expression of this model's symbols (named by their dotted names) or of its
+        forms' as text."""
+        return self._full.flat.display(expr)
+
+    def parameter_symbol(self, name: str) -> cs.SX:
+        return self.p[self._parameter_at[name]]
+
+    @cached_property
+    def _parameter_at(self) -> dict[str, int]:
+        return dict(zip(self.defaults, range(len(self.defaults))))
 
     def symbol_name(self, sym: cs.SX) -> str:
         return sym.name()

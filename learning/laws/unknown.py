@@ -338,7 +338,9 @@ def in_model(exprs: list[cs.SX], model: ac.Model) -> list[cs.SX]:
     for sym in syms:
         name = model.symbol_name(sym)
         parameter = name in model.defaults
-        subs.append(model.flat.sym(name) if parameter else model.outputs[model.check_name(name)])
+        subs.append(
+            model.parameter_symbol(name) if parameter else model.outputs[model.check_name(name)]
+        )
     return cs.substitute(exprs, syms, subs)
 
 
