@@ -21,6 +21,23 @@ from solvers import simulate
 N = MIN_CELLS + 20
 
 
+def rlc_ladder(n: int) -> ac.System:
+    """Stages of a series resistor and inductor with a shunt capacitor: two kinds of state
+    per cell, each array's in a run of its own."""
+    s = ac.System(f"rlc_{n}")
+    source, ground = el.StepVoltage("V", V=1.0), el.Ground("G")
+    rs = el.Resistor.array("R", n, R=1.0 / n)
+    ls = el.Inductor.array("L", n, L=1.0 / n, i0=0.0)
+    caps = el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
+    s.connect(source.n, ground.p)
+    s.connect(source.p, rs.p[0])
+    s.connect(rs.n, ls.p)
+    s.connect(ls.n[:-1], rs.p[1:])
+    s.connect(ls.n, caps.p)
+    s.connect(caps.n, ground.p)
+    return s
+
+
 def _pair(build, n=N):
     stencil, full = ac.compile(build(n)), compile_full(build(n))
     assert isinstance(stencil, StencilModel) and not isinstance(full, StencilModel)
@@ -32,7 +49,7 @@ def _at(names, order):
     return np.array([position[q] for q in names])
 
 
-@pytest.mark.parametrize("build", [rc_ladder, chain])
+@pytest.mark.parametrize("build", [rc_ladder, chain, rlc_ladder])
 def test_the_stencils_dae_is_the_full_pipelines(build):
     """The same states, parameters and names in the same orders, the same rates, outputs,
     breakpoints and start values at random states and parameters (the flow of the
@@ -102,10 +119,12 @@ def test_the_stencil_models_forms_are_the_full_pipelines_when_read():
     """Its forms, BLT and summary are those of the full pipeline's model (made when first
     read); it pickles, and the copy simulates alike."""
     st, full = _pair(chain)
-    assert "_full" not in st.__dict__
+    for q in (f"M{N}.s", "der(M7.v)", "S3.c", "wall.flange.f", "F.f", "D5.d", "nothing"):
+        assert st.unit(q) == full.unit(q), q
+    assert st.n_states == full.n_states == 2 * N
+    assert "_full" not in st.__dict__  # (units from the small model's)
     assert st.summary() == full.summary() and st.blt() == full.blt()
     assert st.flat.variables == full.flat.variables and len(st.blocks) == len(full.blocks)
-    assert st.unit(f"M{N}.s") == "m" and st.n_states == full.n_states == 2 * N
     copy = pickle.loads(pickle.dumps(ac.compile(chain(N))))
     assert isinstance(copy, StencilModel) and "_full" not in copy.__dict__
     kw = {"t_end": 0.5, "dt": 0.01, "rtol": 1e-8, "atol": 1e-10}
@@ -149,6 +168,20 @@ def test_what_has_not_the_stencils_form_compiles_by_the_full_pipeline():
     assert not isinstance(model, StencilModel)
     res = simulate(model, t_end=1.0, dt=0.1)
     assert np.isfinite(res["C.v"]).all()
+    # masses joined rigidly: index reduction across every cell (one body, two states)
+    s = ac.System("rigid")
+    masses = tr.Mass.array("M", N, m=1.0 / N, s0=0.0, v0=0.0)
+    force, wall, spring = (
+        tr.ConstantForce("F", f_constant=1.0),
+        tr.Fixed("W"),
+        tr.Spring("K", c=1.0),
+    )
+    s.connect(masses.flange_b[:-1], masses.flange_a[1:])
+    s.connect(force.flange, masses.flange_a[0])
+    s.connect(masses.flange_b[-1], spring.flange_a)
+    s.connect(spring.flange_b, wall.flange)
+    model = ac.compile(s)
+    assert not isinstance(model, StencilModel) and model.n_states == 2
 
 
 def test_an_element_connected_in_the_middle_or_changed_falls_back():
@@ -201,3 +234,18 @@ def test_the_stencil_models_sensitivities_are_the_full_pipelines_and_finite_diff
     down = simulate(st, params={"R5.R": 1 / N - h}, **kw)[last]
     sens = a.sensitivity(last, "R5.R")
     assert np.max(np.abs((up - down) / (2 * h) - sens)) <= 1e-3 * np.abs(sens).max()
+
+
+def test_a_parameter_of_a_stencil_model_is_fitted_back():
+    """Output-error fitting (``learning.fit``) on the stencil's model: the first resistance
+    recovered from the last voltage and the source current of a run with it tripled."""
+    import learning as ln
+
+    model = ac.compile(rc_ladder(N))
+    assert isinstance(model, StencilModel)
+    true = 3.0 / N
+    kw = {"t_end": 1.0, "dt": 0.05, "rtol": 1e-10, "atol": 1e-12}
+    run = simulate(model, params={"R1.R": true}, **kw)
+    data = {"t": run.t, f"C{N}.v": run[f"C{N}.v"], "V.i": run["V.i"]}
+    fitted = ln.fit(rc_ladder(N), data, physical=["R1.R"], progress=False)
+    assert abs(fitted.params["R1.R"] - true) <= 1e-8 * true

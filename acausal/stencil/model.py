@@ -24,6 +24,7 @@ from ..structure.starts import FixedStart, InitialStarts, Start
 from ..system import System
 from ..table import Table
 from .analysis import Small, Unfit, agree
+from .cells import Cells
 from .shape import SMALL, Shape, built, shape_of
 from .synthesis import Pieces, synthesize
 
@@ -94,6 +95,8 @@ def _model(name: str, small: Small, pieces: Pieces, recipe: Shape, n: int, timin
         _name=name,
         _recipe=recipe,
         _n=n,
+        _small_units=small.model.units,
+        _plan=small.plan,
     )
     return out
 
@@ -159,6 +162,19 @@ class StencilModel(Model):
     def parameter_symbol(self, name: str) -> cs.SX:
         return self.p[self._parameter_at[name]]
 
+    def unit(self, name: str) -> str:
+        """The declared unit of ``name``: that of its counterpart in the small model (the
+        same quantity of the cell it stands for; a plain component's own)."""
+        got = self._cells.split(name)
+        if got is not None:
+            c, (a, prefix, b) = got
+            name = f"{a}{prefix}{self._plan.source(c, self._n) + 1}{b}"
+        return self._small_units.get(name, "")
+
+    @cached_property
+    def _cells(self) -> Cells:
+        return Cells(list(self._recipe.templates), self._n)
+
     @cached_property
     def _parameter_at(self) -> dict[str, int]:
         return dict(zip(self.defaults, range(len(self.defaults))))
@@ -177,7 +193,7 @@ class StencilModel(Model):
         forms = ("flat", "reduced", "ir")  # (the full pipeline's: made again when read)
         keep = [f.name for f in fields(Model) if f.name not in forms]
         keep += ["p", "t", "ranges", "alternatives", "initial_starts"]
-        keep += ["_states", "_modes", "_name", "_recipe", "_n"]
+        keep += ["_states", "_modes", "_name", "_recipe", "_n", "_small_units", "_plan"]
         return {k: self.__dict__[k] for k in keep}
 
     def __setstate__(self, state: dict) -> None:
