@@ -31,6 +31,10 @@ class Pieces(NamedTuple):
     starts: list[tuple[bool, str] | None]
 
 
+#: interior cells mapped as one function (see :func:`_block`)
+BLOCK = 8
+
+
 def _symbols(parts: list[Part]) -> cs.SX:
     """New symbols named as ``parts``' names (:func:`flat_names`), made in bulk."""
     pieces = []
@@ -131,12 +135,13 @@ def synthesize(small: Small, plain: Plain, n: int) -> Pieces:
     pg = p[[pplain[q] for q in small.ps.plain]] if small.ps.plain else cs.SX(0, 1)
     rest = [xg, pg, model.t]
 
-    def picked(cells: np.ndarray) -> list[cs.SX]:
-        """The states and parameters of the windows of ``cells`` (a column each; zeros
-        outside the model), by their places (one indexing each)."""
+    def picked(cells: np.ndarray, width: int = 1) -> list[cs.SX]:
+        """The states and parameters of the windows of ``cells`` (each ``c - w .. c +
+        width - 1 + w``; a column each; zeros outside the model), by their places (one
+        indexing each)."""
         out = []
         for at, col in zip((xat, pat), (x, p)):
-            d = cells[None, :] + np.arange(-w, w + 1)[:, None]  # (offset, cell)
+            d = cells[None, :] + np.arange(-w, width + w)[:, None]  # (offset, cell)
             places = at[:, np.clip(d, 0, n - 1)].transpose(1, 0, 2)  # (offset, key, cell)
             places = np.where(((d >= 0) & (d < n))[:, None, :], places, -1)
             flat = places.reshape(-1, cells.size).ravel(order="F")  # (offset, key) x cell
@@ -150,9 +155,13 @@ def synthesize(small: Small, plain: Plain, n: int) -> Pieces:
         return out
 
     pool = [small.function(c)(*picked(np.array([c])), *rest) for c in range(plan.head)]
-    inner = n - plan.head - plan.tail
-    shifted = picked(np.arange(plan.head, n - plan.tail))
-    pool.append(cs.vec(small.function(plan.rep).map(inner)(*shifted, *rest)))
+    blocks, alone = divmod(n - plan.head - plan.tail, BLOCK)
+    if blocks:  # (vec: each block's rows, cell after cell, as the cells' own would be)
+        first = plan.head + BLOCK * np.arange(blocks)
+        pool.append(cs.vec(_block(small).map(blocks)(*picked(first, BLOCK), *rest)))
+    if alone:
+        last = np.arange(n - plan.tail - alone, n - plan.tail)
+        pool.append(cs.vec(small.function(plan.rep).map(alone)(*picked(last), *rest)))
     for c in range(n - plan.tail, n):
         pool.append(small.function(c - n + small.k)(*picked(np.array([c])), *rest))
     region = [c if c < plan.head + w else c - small.k + n for c in plain.region]
@@ -189,6 +198,25 @@ def synthesize(small: Small, plain: Plain, n: int) -> Pieces:
         starts,
         _starts(small, xparts, n),
     )
+
+
+def _block(small: Small) -> cs.Function:
+    """The interior function of :data:`BLOCK` consecutive cells as one, its common
+    subexpressions merged (``cs.cse``: neighbouring cells share terms, as a spring's force
+    enters both its masses' rates; mapped cell by cell they would be computed twice): of
+    the states and parameters of cells ``-w .. BLOCK - 1 + w``, the plain ones and time,
+    the rows of the block's cells, cell after cell."""
+    f, w = small.function(small.plan.rep), small.w
+    ns, npar = len(small.state_keys), len(small.param_keys)
+    xs = cs.SX.sym("x", ns * (BLOCK + 2 * w))
+    ps = cs.SX.sym("p", npar * (BLOCK + 2 * w))
+    rest = [cs.SX.sym(f"g{k}", f.size1_in(k)) for k in (2, 3, 4)]
+    span = 2 * w + 1
+    rows = [
+        f(xs[ns * i : ns * (i + span)], ps[npar * i : npar * (i + span)], *rest)
+        for i in range(BLOCK)
+    ]
+    return cs.Function("cells", [xs, ps, *rest], [cs.cse(cs.vertcat(*rows))])
 
 
 def _defaults(small: Small, parts: list[Part], n: int) -> dict[str, float]:
