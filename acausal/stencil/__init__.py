@@ -11,15 +11,17 @@ cells around it and of the plain components' (``g``), for ``H <= c < n - T``; th
 ``H`` and the last ``T`` cells have functions of their own.
 
 Here the system is shrunk to ``K`` and ``K + 1`` cells (the arrays' first instances, the
-connections' index ranges and end elements moved with the end they belong to) and both are
-compiled by the full pipeline (:func:`acausal.model.compile_full`). Each cell's rows (its states'
+connections' index ranges and end elements moved with the end they belong to; ``K`` is 8,
+or 14 where the cells reach too far for 8) and both are compiled by the full pipeline
+(:func:`acausal.model.compile_full`). Each cell's rows (its states'
 rates and start values, its names' outputs) become a function of its window, compared
 instruction by instruction: the interior ones must all be one function, in both small
 models, and the end cells and the plain components' rows the same in both. The orders of
 the states, parameters and names (runs of cells, each cell's names in one order) must be
 those the ``K`` model's order gives at ``K + 1``. Then the model at ``n`` is the interior
-function mapped over ``n - H - T`` cells (CasADi ``Function.map``, called on symbols: the
-same kind of expression graph the full pipeline gives), the end cells' functions at their
+function mapped over ``n - H - T`` cells (CasADi ``Function.map`` of eight cells at a
+time, their common subexpressions merged, called on symbols: the same kind of expression
+graph the full pipeline gives), the end cells' functions at their
 places, and the plain components' rows; a plain connector joined to every element (a
 ground, a wall) has its flow from Kirchhoff's law, the sum of the elements' flows, checked
 against the small model's. Anything else - a block of equations spanning all cells (a

@@ -20,6 +20,10 @@ class Unfit(Exception):
     """The system has not the stencil's form after all (the full pipeline compiles it)."""
 
 
+class TooFew(Unfit):
+    """The small model's cells reach too far for its size: a larger one may do."""
+
+
 def _signature(fun: cs.Function) -> tuple:
     """``fun``'s algorithm, instruction by instruction (operation, operands, result, and
     the value of a constant): equal for two functions that compute alike."""
@@ -167,7 +171,7 @@ class Small:
             last += 1
         plan = Plan(self.k, max(head, self.w), max(self.k - 1 - last, self.w), rep)
         if plan.head + plan.tail + 2 * self.w + 1 > self.k:
-            raise Unfit("too few interior cells in the small model")
+            raise TooFew("too few interior cells in the small model")
         return plan
 
 

@@ -23,7 +23,7 @@ from ..structure.index import IndexReduced
 from ..structure.starts import FixedStart, InitialStarts, Start
 from ..system import System
 from ..table import Table
-from .analysis import Small, Unfit, agree
+from .analysis import Small, TooFew, Unfit, agree
 from .cells import Cells
 from .shape import SMALL, Shape, built, shape_of
 from .synthesis import Pieces, synthesize
@@ -39,13 +39,20 @@ def compile_stencil(system: System) -> Model | None:
     tic = time.perf_counter()
     shape, n = found
     arrays = {a.prefix: a for a in system._arrays.values()}
-    try:
-        a, b = (
-            _small(built(shape, {p: x._first(k) for p, x in arrays.items()}), k)
-            for k in (SMALL, SMALL + 1)
-        )
-        plain = agree(a, b)
-    except Unfit:
+
+    def small(k: int) -> Small:
+        return _small(built(shape, {p: x._first(k) for p, x in arrays.items()}), k)
+
+    for k in SMALL:
+        try:
+            a = small(k)
+            plain = agree(a, small(k + 1))
+            break
+        except TooFew:
+            continue
+        except Unfit:
+            return None
+    else:
         return None
     pieces = synthesize(a, plain, n)
     recipe = detached_copy(shape, system)  # (the plain components and templates, alone)

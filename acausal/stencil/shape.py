@@ -11,7 +11,7 @@ from ..arrays import ComponentArray, ConnectorArray, element_of
 from ..connectors import Connector
 from ..system import System
 
-SMALL = 8
+SMALL = (8, 14)
 #: how far from an end an element may be connected on its own (``rs.p[0]``, ``[-1]``)
 EDGE = 2
 #: the fewest cells compiled by the stencil (its two small compiles cost what the full
