@@ -293,3 +293,28 @@ def test_a_parameter_of_a_stencil_model_is_fitted_back():
     data = {"t": run.t, f"C{N}.v": run[f"C{N}.v"], "V.i": run["V.i"]}
     fitted = ln.fit(rc_ladder(N), data, physical=["R1.R"], progress=False)
     assert abs(fitted.params["R1.R"] - true) <= 1e-8 * true
+
+
+def test_a_ground_joined_to_all_but_the_end_elements_gives_the_full_pipelines_results():
+    """Capacitors to one ground but the first two and the last two, those to another: its
+    flow a sum over the cells between (compiled either way, the full model's numbers)."""
+
+    def split_grounds(n: int) -> ac.System:
+        s = ac.System("split")
+        source, ground, other = el.StepVoltage("V", V=1.0), el.Ground("G"), el.Ground("H")
+        rs = el.Resistor.array("R", n, R=1.0 / n)
+        caps = el.Capacitor.array("C", n, C=1.0 / n, v0=0.0)
+        s.connect(source.n, ground.p)
+        s.connect(source.p, rs.p[0])
+        s.connect(rs.n[:-1], rs.p[1:])
+        s.connect(rs.n, caps.p)
+        s.connect(caps.n[2:-2], ground.p)
+        s.connect(caps.n[:2], other.p)
+        s.connect(caps.n[-2:], other.p)
+        return s
+
+    kw = {"t_end": 1.0, "dt": 0.01, "rtol": 1e-9, "atol": 1e-11}
+    a = simulate(ac.compile(split_grounds(N)), **kw)
+    b = simulate(compile_full(split_grounds(N)), **kw)
+    for q in (f"C{N}.v", "G.p.i", "H.p.i", "C3.i"):
+        assert np.max(np.abs(a[q] - b[q])) <= 1e-12 * max(1.0, np.abs(b[q]).max()), q

@@ -262,9 +262,11 @@ def _sums(small: Small, names: list[str]) -> list[Sum]:
             else:
                 runs.setdefault(got[1], []).append(got[0])
         cells = []
+        ends = small.plan.target  # (None: an interior cell)
         for key, cs_ in runs.items():
-            if cs_ != list(range(cs_[0], cs_[-1] + 1)):
-                raise Unfit(f"{name}: the elements joined are not a run of cells")
+            run = cs_ == list(range(cs_[0], cs_[-1] + 1))
+            if not run or ends(cs_[0], small.k) is None or ends(cs_[-1], small.k) is None:
+                raise Unfit(f"{name}: the elements joined are not a run from end to end")
             cells.append((key, cs_[0], cs_[-1]))
         mine = model.outputs[position[name]]
         theirs = -cs.sum1(model.outputs[[position[o] for o in others]])
