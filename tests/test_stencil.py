@@ -174,6 +174,9 @@ def test_the_stencil_models_forms_are_the_full_pipelines_when_read():
     kw = {"t_end": 0.5, "dt": 0.01, "rtol": 1e-8, "atol": 1e-10}
     assert np.array_equal(simulate(copy, **kw)[f"M{N}.v"], simulate(st, **kw)[f"M{N}.v"])
     assert copy.summary() == full.summary()
+    changed = st.with_parameters({"S3.c": 7.0})
+    assert changed.full.defaults["S3.c"] == changed.defaults["S3.c"] == 7.0
+    assert st.defaults["S3.c"] == st.full.defaults["S3.c"] == 100.0 * N
     # the equations' residuals along a run: the full model's functions on its vectors
     kw = {"t_end": 0.2, "dt": 0.01, "rtol": 1e-10, "atol": 1e-12}
     mine, theirs = simulate(st, **kw).residuals(top=3), simulate(full, **kw).residuals(top=3)

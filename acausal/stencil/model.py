@@ -190,10 +190,13 @@ class StencilModel(Model):
         return sym.name()
 
     def with_parameters(self, params: Mapping[str, float]) -> Model:
+        """This model with other default parameter values (its full model, if made, too)."""
         values = dict(zip(self.defaults, self.parameter_vector(params)))
         out = object.__new__(StencilModel)
         out.__dict__.update(self.__dict__)
         out.__dict__["defaults"] = Table(values)
+        if "_full" in self.__dict__:
+            out.__dict__["_full"] = self._full.with_parameters(params)
         return out
 
     def __getstate__(self) -> dict:
