@@ -29,6 +29,7 @@ from .flat import FlatDAE
 from .flatten import flatten
 from .model import Model
 from .signals import ramp, sampled, signal, sine, spline, step
+from .stencil import StencilModel
 from .symbols import (
     acos,
     asin,
@@ -71,6 +72,7 @@ __all__ = [
     "FlatDAE",
     "flatten",
     "Model",
+    "StencilModel",
     "compile",
     "check_units",
     "UnitReport",
