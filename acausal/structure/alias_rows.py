@@ -35,8 +35,10 @@ from .graph import (
     flat_incidence,
     incidence,
     replace_rows,
+    row_entries,
     signed_picks,
     substitute_rows,
+    take_rows,
 )
 from .union_find import ONE, ZERO, SignedUnionFind, Terms
 
@@ -165,7 +167,7 @@ class Rows:
         with the parameters as constants. A symbolic Jacobian of the whole system would
         cost one sweep per column of a dense row (a ground node's current balance); per-row
         Python would cost a CasADi call per node."""
-        inc = self.pattern[check]
+        inc = take_rows(self.pattern, check)
         unknown = np.arange(len(self.columns)) < self.n_variables  # the variables come first
         cand, deferred = self._candidates(check, inc, unknown, with_offsets)
         aliased: set[int] = set()
@@ -190,14 +192,18 @@ class Rows:
         parameter (they wait for those passes)."""
         allowed = unknown.copy()
         allowed[self.params[0] : self.params[1]] = True
-        # (each row's entries in some columns counted by a product with their 0/1 vector)
-        ones = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
-        bad = ones @ ~allowed > 0
-        counts = ones @ unknown
+        # (each row's entries in some columns counted: their 0/1 flags summed by row)
+        row = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
+
+        def held(flags: np.ndarray) -> np.ndarray:
+            return np.bincount(row, flags[inc.indices], inc.shape[0])
+
+        bad = held(~allowed) > 0
+        counts = held(unknown)
         shaped = ((counts == 1) | (counts == 2)) & ~bad
         deferred: list[int] = []
         if not with_offsets:  # a row holding a parameter waits for the offsets' passes
-            param = ones @ ~unknown > 0
+            param = held(~unknown) > 0
             deferred = check[shaped & param].tolist()
             shaped &= ~param
         return np.flatnonzero(shaped).tolist(), deferred
@@ -233,7 +239,9 @@ class Rows:
         for group, carried in ((~known & ~from_arrays & ~tracked, False), (tracked, True)):
             group = np.flatnonzero(group)
             if group.size:
-                lin, x_cols, p_cols = self._derived(rows[group], inc[places[group]], carried)
+                lin, x_cols, p_cols = self._derived(
+                    rows[group], take_rows(inc, places[group]), carried
+                )
                 affine[group], offsets[group] = lin.affine, lin.offsets
                 symbolic[group] = lin.symbolic
                 entries.append((group[lin.rows], x_cols[lin.cols], lin.values))
@@ -244,7 +252,7 @@ class Rows:
         with_atom = np.flatnonzero(symbolic & affine)
         atom_of: dict[int, int] = {}
         if with_atom.size:
-            held = inc[places[with_atom]]
+            held = take_rows(inc, places[with_atom])
             first = self._atoms(rows, with_atom, held, from_arrays, given, classes)
             atom_of = dict(zip(with_atom.tolist(), range(first, first + with_atom.size)))
         at, cols, coefs = (np.concatenate(a) for a in zip(*entries))
@@ -329,7 +337,7 @@ class Rows:
         mine = from_arrays[with_atom]
         if mine.any():
             unknown = np.arange(held.shape[1]) < self.n_variables
-            sub = held[mine]
+            sub = take_rows(held, np.flatnonzero(mine))
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
             x, p_cols = self.symbols(cols[unknown[cols]]), cols[~unknown[cols]]
             res = rows[with_atom[mine]].tolist()
@@ -350,7 +358,7 @@ class Rows:
         """The entries of the candidates ``cand[known]`` (rows ``rows[known]``, connection
         rows as flatten made them; ``inc``: the incidence of the rows checked), as (place
         in ``cand``, column, coefficient) (:meth:`_kind_entries`)."""
-        return self._kind_entries(rows, np.flatnonzero(known), inc[cand[known]])
+        return self._kind_entries(rows, np.flatnonzero(known), take_rows(inc, cand[known]))
 
     def _kind_entries(
         self, rows: np.ndarray, places: np.ndarray, sub: sp.csr_matrix | None = None
@@ -360,7 +368,7 @@ class Rows:
         coefficient): 1 for each flow of a sum, 1 and -1 for a potential row's first and
         other variable."""
         if sub is None:
-            sub = self.pattern[rows[places].tolist()]
+            sub = take_rows(self.pattern, rows[places])
         count = np.diff(sub.indptr)
         at = np.repeat(places, count)
         cols = sub.indices.astype(np.int64)
@@ -383,7 +391,7 @@ class Rows:
         self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
         self.residuals = self.residuals[keep.tolist()] if keep.size else cs.SX(0, 1)
-        self.pattern = self.pattern[keep]
+        self.pattern = take_rows(self.pattern, keep)
 
     def add_columns(self, fresh: list[str], classes: Classes) -> None:
         """Columns for the derivatives of representatives ``fresh`` the substitution made."""
@@ -503,7 +511,7 @@ class Rows:
         n = len(self.columns)
         kept = np.ones(n, dtype=np.int64)
         kept[old_at] = 0
-        old_rows = self.pattern[check].astype(np.int64)
+        old_rows = take_rows(self.pattern, check).astype(np.int64)
         through = old_rows[:, old_at]  # (each row's replaced symbols)
         bound = old_rows @ sp.diags(kept, dtype=np.int64) + through @ reach
         bound.eliminate_zeros()
@@ -514,7 +522,7 @@ class Rows:
         )
         rest = np.flatnonzero(unsure).tolist()
         if rest:
-            sub = bound[rest]
+            sub = take_rows(bound, rest)
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
             res = self.residuals[check[rest].tolist()]
             got = incidence(res, self.symbols(cols), sub[:, cols])
@@ -636,8 +644,8 @@ def _entries(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entries of the rows ``picked`` of ``matrix`` as (place, column, value), the
     ``k``-th row's place ``places[k]``."""
-    sub = matrix[picked.tolist()]
-    return np.repeat(places, np.diff(sub.indptr)), sub.indices, sub.data
+    counts, at = row_entries(matrix, picked)
+    return np.repeat(places, counts), matrix.indices[at], matrix.data[at]
 
 
 def _columns(pattern: sp.csr_matrix, cols: np.ndarray, n: int) -> sp.csr_matrix:

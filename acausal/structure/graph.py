@@ -62,7 +62,7 @@ def incidence(
     groups = cs.DM(cs.Sparsity.triplet(BUCKETS, n, [j % BUCKETS for j in range(n)], order), 1)
     free = {"allow_free": True}  # (symbols outside ``cols`` are constants here)
     both = cs.Function("incidence", [cols], [res, cs.mtimes(groups, res)], free)
-    held = np.diff(_matrix(both.sparsity_jac(0, 1), BUCKETS, m).tocsc().indptr)
+    held = np.diff(np.asarray(both.sparsity_jac(0, 1).colind()))  # (rows per column)
     dense = held > BUCKETS // 2
     if not dense.any():
         return _matrix(both.sparsity_jac(0, 0), n, m)
@@ -89,11 +89,34 @@ def pattern(res: cs.SX, cols: cs.SX) -> sp.csr_matrix:
 
 
 def _matrix(spy: cs.Sparsity, n: int, m: int) -> sp.csr_matrix:
-    """A CasADi sparsity pattern of shape ``(n, m)`` as a 0/1 matrix."""
-    colind = np.asarray(spy.colind(), dtype=np.int64)
-    row = np.asarray(spy.row(), dtype=np.int64)
-    data = np.ones(len(row), dtype=np.int8)
-    return sp.csc_matrix((data, row, colind), shape=(n, m)).tocsr()
+    """A CasADi sparsity pattern of shape ``(n, m)`` as a 0/1 matrix (its transpose's
+    compressed columns are the rows: no conversion in scipy)."""
+    rows = spy.T
+    indptr = np.asarray(rows.colind(), dtype=np.int64)
+    col = np.asarray(rows.row(), dtype=np.int64)
+    data = np.ones(len(col), dtype=np.int8)
+    return sp.csr_matrix((data, col, indptr), shape=(n, m))
+
+
+def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``rows`` of ``matrix`` (in that order) as the number of entries of each
+    and the places of those entries in ``matrix.indices`` and ``matrix.data``, row after
+    row."""
+    start = matrix.indptr[rows]
+    counts = matrix.indptr[rows + 1] - start
+    ends = np.cumsum(counts)
+    places = np.arange(ends[-1] if ends.size else 0) + np.repeat(start - (ends - counts), counts)
+    return counts, places
+
+
+def take_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """The rows ``rows`` (integers) of ``matrix`` in that order, as scipy's row indexing
+    gives them, by a few gathers (one matrix made, none of indexing's checks)."""
+    counts, places = row_entries(matrix, np.asarray(rows, dtype=np.int64))
+    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    data, indices = matrix.data[places], matrix.indices[places]
+    return sp.csr_matrix((data, indices, indptr), shape=(len(counts), matrix.shape[1]))
 
 
 class AffineForm(NamedTuple):
@@ -123,7 +146,7 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     held = None if bound is None else sp.csr_matrix(bound)
     varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
     if not nz.is_constant():
-        on_entries = None if held is None else held[rows]
+        on_entries = None if held is None else take_rows(held, rows)
         varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
     function = cs.Function("at_zero", [x, c], [nz, res])
     expressions, by_c = _offsets(res, x, c, held, function)

@@ -429,11 +429,14 @@ def _summed(parts: list[Terms], n: int) -> Terms:
     the order of a sum does not matter), without the terms that cancel."""
     rows, cols, weights = (np.concatenate(a) for a in zip(*parts))
     width = int(cols.max()) + 1 if cols.size else 1
-    total = sp.csr_matrix((weights, (rows, cols)), shape=(n, width))
-    total.sum_duplicates()
-    total.eliminate_zeros()
-    rows = np.repeat(np.arange(n), np.diff(total.indptr))
-    return Terms(rows, total.indices.astype(np.int64), total.data)
+    keys = rows.astype(np.int64) * width + cols  # (row after row, each in column order)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.diff(keys, prepend=-1))
+    sums = np.add.reduceat(weights[order], starts) if keys.size else weights[:0]
+    keep = sums != 0
+    rows, cols = np.divmod(keys[starts[keep]], width)
+    return Terms(rows, cols, sums[keep])
 
 
 def _spanning_forest(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
