@@ -513,10 +513,14 @@ class Rows:
         kept[old_at] = 0
         old_rows = take_rows(self.pattern, check).astype(np.int64)
         through = old_rows[:, old_at]  # (each row's replaced symbols)
-        bound = old_rows @ sp.diags(kept, dtype=np.int64) + through @ reach
+        on_kept = old_rows.data * kept[old_rows.indices]  # (the old rows without those)
+        bound = sp.csr_matrix((on_kept, old_rows.indices, old_rows.indptr), old_rows.shape)
+        bound = bound + through @ reach
         bound.eliminate_zeros()
         bound.sort_indices()
-        unsure = (through @ ~sure > 0) | (bound.max(axis=1).toarray().ravel() > 1)
+        many = np.repeat(np.arange(len(check)), np.diff(bound.indptr))[bound.data > 1]
+        unsure = through @ ~sure > 0
+        unsure[many] = True  # (a column reached twice)
         part = sp.csr_matrix(
             (np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr), shape=bound.shape
         )
