@@ -38,6 +38,7 @@ from .graph import (
     row_entries,
     signed_picks,
     substitute_rows,
+    take_columns,
     take_rows,
 )
 from .union_find import ONE, ZERO, SignedUnionFind, Terms
@@ -308,7 +309,7 @@ class Rows:
         pv = self.values[p_cols - self.params[0]] if p_cols.size else None
         params = self.symbols(p_cols) if p_cols.size else None
         res, x = self.residuals[rows.tolist()], self.symbols(x_cols)
-        bound = sub[:, np.concatenate([x_cols, p_cols]).tolist()]
+        bound = take_columns(sub, np.concatenate([x_cols, p_cols]))
         if not carried:
             return affine_rows(res, x, params, pv, bound), x_cols, p_cols
         off = affine_offsets(res, x, params, pv, bound)
@@ -342,7 +343,7 @@ class Rows:
             x, p_cols = self.symbols(cols[unknown[cols]]), cols[~unknown[cols]]
             res = rows[with_atom[mine]].tolist()
             exprs = cs.substitute(self.residuals[res], x, cs.DM.zeros(x.numel()))
-            by_p = incidence(exprs, self.symbols(p_cols), sub[:, p_cols])
+            by_p = incidence(exprs, self.symbols(p_cols), take_columns(sub, p_cols))
             groups.append((with_atom[mine], exprs, _columns(by_p, p_cols, held.shape[1])))
         places, exprs, exact = groups[0]
         if len(groups) > 1:  # (merged in the candidates' order)
@@ -512,7 +513,7 @@ class Rows:
         kept = np.ones(n, dtype=np.int64)
         kept[old_at] = 0
         old_rows = take_rows(self.pattern, check).astype(np.int64)
-        through = old_rows[:, old_at]  # (each row's replaced symbols)
+        through = take_columns(old_rows, old_at)  # (each row's replaced symbols)
         on_kept = old_rows.data * kept[old_rows.indices]  # (the old rows without those)
         bound = sp.csr_matrix((on_kept, old_rows.indices, old_rows.indptr), old_rows.shape)
         bound = bound + through @ reach
@@ -529,7 +530,7 @@ class Rows:
             sub = take_rows(bound, rest)
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
             res = self.residuals[check[rest].tolist()]
-            got = incidence(res, self.symbols(cols), sub[:, cols])
+            got = incidence(res, self.symbols(cols), take_columns(sub, cols))
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part
 

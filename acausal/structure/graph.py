@@ -119,6 +119,20 @@ def take_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((data, indices, indptr), shape=(len(counts), matrix.shape[1]))
 
 
+def take_columns(matrix: sp.csr_matrix, cols: np.ndarray | list[int]) -> sp.csr_matrix:
+    """The columns ``cols`` (distinct integers) of ``matrix`` in that order, as scipy's
+    column indexing gives them (each row's entries in their old order), by a mask of the
+    entries (one matrix made, none of indexing's checks)."""
+    n = len(cols)
+    local = np.full(matrix.shape[1], -1, dtype=np.int64)
+    local[cols] = np.arange(n)
+    at = local[matrix.indices]
+    keep = at >= 0
+    indptr = np.concatenate([[0], np.cumsum(keep)])[matrix.indptr]
+    data, indices = matrix.data[keep], at[keep]
+    return sp.csr_matrix((data, indices, indptr), shape=(matrix.shape[0], n))
+
+
 class AffineForm(NamedTuple):
     """The Jacobian of residuals ``r(x, c)`` in the symbols ``x`` as triplets (``rows``,
     ``cols``) and its entries ``nz``, whether each row is ``affine`` (no entry of it
@@ -169,7 +183,9 @@ def _offsets(
         expressions = function.call([cs.SX.zeros(x.numel()), c])[-1]
     by_c = sp.csr_matrix((res.numel(), c.numel()), dtype=np.int8)
     if c.numel() and not expressions.is_constant():  # (a column may be dense)
-        on_constants = None if held is None else held[:, x.numel() :]
+        on_constants = (
+            None if held is None else take_columns(held, np.arange(x.numel(), held.shape[1]))
+        )
         by_c = incidence(expressions, c, on_constants)
     return expressions, by_c
 
