@@ -31,6 +31,7 @@ from .graph import (
     AffineRows,
     affine_offsets,
     affine_rows,
+    csr,
     entry_columns,
     flat_incidence,
     incidence,
@@ -488,7 +489,7 @@ class Rows:
         values = (coefs * scale[cols])[on][order]
         at, cols = np.divmod(keys, n)
         indptr = np.searchsorted(at, np.arange(len(check) + 1))
-        after = sp.csr_matrix((values, cols, indptr), shape=(len(check), n))
+        after = csr(values, cols, indptr, (len(check), n))
         by = np.repeat(rows, np.diff(part.indptr))
         on = (part.indices < self.n_variables) & affine[by]  # (the others carry nothing)
         theirs = np.sort(by[on] * n + part.indices[on])
@@ -515,16 +516,14 @@ class Rows:
         old_rows = take_rows(self.pattern, check).astype(np.int64)
         through = take_columns(old_rows, old_at)  # (each row's replaced symbols)
         on_kept = old_rows.data * kept[old_rows.indices]  # (the old rows without those)
-        bound = sp.csr_matrix((on_kept, old_rows.indices, old_rows.indptr), old_rows.shape)
+        bound = csr(on_kept, old_rows.indices, old_rows.indptr, old_rows.shape)
         bound = bound + through @ reach
         bound.eliminate_zeros()
         bound.sort_indices()
         many = np.repeat(np.arange(len(check)), np.diff(bound.indptr))[bound.data > 1]
         unsure = through @ ~sure > 0
         unsure[many] = True  # (a column reached twice)
-        part = sp.csr_matrix(
-            (np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr), shape=bound.shape
-        )
+        part = csr(np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr, bound.shape)
         rest = np.flatnonzero(unsure).tolist()
         if rest:
             sub = take_rows(bound, rest)
@@ -656,4 +655,4 @@ def _entries(
 def _columns(pattern: sp.csr_matrix, cols: np.ndarray, n: int) -> sp.csr_matrix:
     """A pattern in the columns ``cols`` (of ``n``) placed in those columns."""
     shape = (pattern.shape[0], n)
-    return sp.csr_matrix((pattern.data, cols[pattern.indices], pattern.indptr), shape)
+    return csr(pattern.data, cols[pattern.indices], pattern.indptr, shape)

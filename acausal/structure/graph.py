@@ -26,6 +26,30 @@ from ..symbols import vstack
 BUCKETS = 64
 
 
+#: The largest index scipy keeps in 32 bits.
+INT32_MAX = np.iinfo(np.int32).max
+#: How many entries a matrix's ``str`` shows: scipy's default, as its constructor sets it.
+MAXPRINT = sp.csr_matrix((0, 0)).maxprint
+
+
+def csr(
+    data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]
+) -> sp.csr_matrix:
+    """The csr matrix of the arrays ``data``, ``indices`` and ``indptr`` (of ``shape``),
+    as ``sp.csr_matrix((data, indices, indptr), shape=shape)`` makes it (the index
+    arrays 32-bit where every index and count fits, else 64-bit) but without its checks
+    of the arrays (a pass over them each, most of a small matrix's cost): the caller's
+    arrays must be a valid pattern (``indptr`` of ``shape[0] + 1`` nondecreasing counts,
+    every index below ``shape[1]``)."""
+    fits = max(shape[0], shape[1], len(indices)) <= INT32_MAX
+    kind = np.int32 if fits else np.int64
+    out = sp.csr_matrix.__new__(sp.csr_matrix)
+    out.maxprint, out.data = MAXPRINT, np.asarray(data)
+    out.indices, out.indptr = indices.astype(kind, copy=False), indptr.astype(kind, copy=False)
+    out._shape = (int(shape[0]), int(shape[1]))
+    return out
+
+
 def incidence(
     residuals: list[cs.SX] | cs.SX,
     columns: list[cs.SX] | cs.SX,
@@ -95,7 +119,7 @@ def _matrix(spy: cs.Sparsity, n: int, m: int) -> sp.csr_matrix:
     indptr = np.asarray(rows.colind(), dtype=np.int64)
     col = np.asarray(rows.row(), dtype=np.int64)
     data = np.ones(len(col), dtype=np.int8)
-    return sp.csr_matrix((data, col, indptr), shape=(n, m))
+    return csr(data, col, indptr, (n, m))
 
 
 def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +140,7 @@ def take_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
     indptr = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     data, indices = matrix.data[places], matrix.indices[places]
-    return sp.csr_matrix((data, indices, indptr), shape=(len(counts), matrix.shape[1]))
+    return csr(data, indices, indptr, (len(counts), matrix.shape[1]))
 
 
 def take_columns(matrix: sp.csr_matrix, cols: np.ndarray | list[int]) -> sp.csr_matrix:
@@ -130,7 +154,7 @@ def take_columns(matrix: sp.csr_matrix, cols: np.ndarray | list[int]) -> sp.csr_
     keep = at >= 0
     indptr = np.concatenate([[0], np.cumsum(keep)])[matrix.indptr]
     data, indices = matrix.data[keep], at[keep]
-    return sp.csr_matrix((data, indices, indptr), shape=(matrix.shape[0], n))
+    return csr(data, indices, indptr, (matrix.shape[0], n))
 
 
 class AffineForm(NamedTuple):
@@ -157,7 +181,7 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     jac = cs.jacobian(res, x)
     nz = cs.vec(jac.nz[:])  # (a column: a dense row's nonzeros come as a row)
     rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
-    held = None if bound is None else sp.csr_matrix(bound)
+    held = None if bound is None else bound.tocsr()
     varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
     if not nz.is_constant():
         on_entries = None if held is None else take_rows(held, rows)
@@ -214,7 +238,7 @@ def affine_offsets(
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     function = cs.Function("at_zero", [x, c], [res])
-    held = None if bound is None else sp.csr_matrix(bound)
+    held = None if bound is None else bound.tocsr()
     expressions, by_c = _offsets(res, x, c, held, function)
     at_zero = function(cs.DM.zeros(x.numel()), cvals)
     symbolic = np.diff(by_c.indptr) > 0
@@ -325,7 +349,7 @@ def replace_rows(
         to = np.repeat(mat.indptr[at] - new.indptr[:-1], fresh) + np.arange(new.indptr[-1])
         indices, data = mat.indices.astype(kinds[0]), mat.data.astype(kinds[1])
         indices[to], data[to] = new.indices, new.data
-        return sp.csr_matrix((data, indices, mat.indptr.copy()), shape=mat.shape)
+        return csr(data, indices, mat.indptr.copy(), mat.shape)
     size = old.copy()
     size[at] = fresh
     indptr = np.concatenate([[0], np.cumsum(size)])
@@ -339,7 +363,7 @@ def replace_rows(
     indices, data = np.empty(indptr[-1], kinds[0]), np.empty(indptr[-1], kinds[1])
     indices[to_old], data[to_old] = mat.indices[on], mat.data[on]
     indices[to_new], data[to_new] = new.indices, new.data
-    return sp.csr_matrix((data, indices, indptr), shape=mat.shape)
+    return csr(data, indices, indptr, mat.shape)
 
 
 def flat_incidence(
