@@ -250,7 +250,7 @@ class Rows:
                 on = np.flatnonzero(lin.symbolic & lin.affine)
                 if on.size:
                     exact = _columns(lin.held[on], p_cols, inc.shape[1])
-                    given.append((group[on], lin.expressions[on.tolist()], exact))
+                    given.append((group[on], column_entries(lin.expressions, on.tolist()), exact))
         with_atom = np.flatnonzero(symbolic & affine)
         atom_of: dict[int, int] = {}
         if with_atom.size:
@@ -309,7 +309,7 @@ class Rows:
         x_cols, p_cols = held[unknown], held[~unknown]
         pv = self.values[p_cols - self.params[0]] if p_cols.size else None
         params = self.symbols(p_cols) if p_cols.size else None
-        res, x = self.residuals[rows.tolist()], self.symbols(x_cols)
+        res, x = column_entries(self.residuals, rows.tolist()), self.symbols(x_cols)
         bound = take_columns(sub, np.concatenate([x_cols, p_cols]))
         if not carried:
             return affine_rows(res, x, params, pv, bound), x_cols, p_cols
@@ -392,7 +392,7 @@ class Rows:
         keep = np.flatnonzero(self.alive)
         self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
-        self.residuals = self.residuals[keep.tolist()] if keep.size else cs.SX(0, 1)
+        self.residuals = column_entries(self.residuals, keep.tolist()) if keep.size else cs.SX(0, 1)
         self.pattern = take_rows(self.pattern, keep)
 
     def add_columns(self, fresh: list[str], classes: Classes) -> None:
@@ -528,7 +528,7 @@ class Rows:
         if rest:
             sub = take_rows(bound, rest)
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
-            res = self.residuals[check[rest].tolist()]
+            res = column_entries(self.residuals, check[rest].tolist())
             got = incidence(res, self.symbols(cols), take_columns(sub, cols))
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part

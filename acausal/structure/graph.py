@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..flat import Entries, FlatDAE, display_name
-from ..symbols import vstack
+from ..symbols import column_entries, vstack
 
 #: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
 BUCKETS = 64
@@ -305,7 +305,7 @@ def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -
     substituted; with no rows, nothing is."""
     if not rows:
         return residuals
-    part = cs.substitute(residuals[rows], old, new)
+    part = cs.substitute(column_entries(residuals, rows), old, new)
     if not (part.is_dense() and residuals.is_dense()):
         return cs.substitute(residuals, old, new)
     out = cs.SX(residuals)
