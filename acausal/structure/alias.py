@@ -291,15 +291,14 @@ class Classes:
         ``i``-th of ``m`` offsets (given as the triplets' ``rows`` and ``cols``), each entry
         the number of its atoms that hold the column (a product of 0/1 matrices): the
         offset's incidence where every entry is 1."""
-        width = max((block.shape[1] for block in self.atom_held), default=0)
-        blocks = [sp.csr_matrix((1, width), dtype=np.int64)]  # (ONE holds no column)
-        for block in self.atom_held:
-            block = sp.csr_matrix(block, dtype=np.int64)
-            block.resize(block.shape[0], width)
-            blocks.append(block)
-        stacked = sp.vstack(blocks, format="csr")  # (a row per atom; columns only grow)
-        counts, at = row_entries(stacked, cols)  # (each triplet's atom's entries, summed)
-        by = (stacked.data[at], (np.repeat(rows, counts), stacked.indices[at]))
+        # the atoms' rows stacked after ONE's, which holds no column (the columns only
+        # grow: every atom's below n); each triplet's atom's entries, summed
+        blocks = self.atom_held
+        sizes = np.concatenate([[0], *(np.diff(b.indptr) for b in blocks)]).astype(np.int64)
+        indices = np.concatenate([np.zeros(0, np.int64), *(b.indices for b in blocks)])
+        data = np.concatenate([np.zeros(0, np.int64), *(b.data for b in blocks)])
+        counts, at = row_entries(np.concatenate([[0], np.cumsum(sizes)]), cols)
+        by = (data[at].astype(np.int64), (np.repeat(rows, counts), indices[at]))
         return sp.csr_matrix(by, shape=(m, n))
 
     def derivative(self, q: str) -> tuple[str, bool]:

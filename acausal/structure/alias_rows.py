@@ -433,9 +433,9 @@ class Rows:
         self.pristine[check] = False
         # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
         # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
-        ones = np.ones(len(on), dtype=np.int64)
-        reach = sp.csr_matrix((ones, (on, at)), shape=(len(old_at), n))
-        sure = bases >= 0
+        sure = bases >= 0  # (a row each: ``on`` are those rows, in order)
+        indptr = np.concatenate([[0], np.cumsum(sure)])
+        reach = csr(np.ones(len(on), dtype=np.int64), at, indptr, (len(old_at), n))
         if offset:
             reach = reach + held
             sure |= with_atoms
@@ -648,7 +648,7 @@ def _entries(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entries of the rows ``picked`` of ``matrix`` as (place, column, value), the
     ``k``-th row's place ``places[k]``."""
-    counts, at = row_entries(matrix, picked)
+    counts, at = row_entries(matrix.indptr, picked)
     return np.repeat(places, counts), matrix.indices[at], matrix.data[at]
 
 

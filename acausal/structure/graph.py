@@ -50,6 +50,12 @@ def csr(
     return out
 
 
+def no_entries(n: int, m: int) -> sp.csr_matrix:
+    """The ``n`` x ``m`` 0/1 matrix without entries, as ``sp.csr_matrix((n, m),
+    dtype=np.int8)`` makes it (:func:`csr`: no checks)."""
+    return csr(np.zeros(0, dtype=np.int8), np.zeros(0, np.int64), np.zeros(n + 1, np.int64), (n, m))
+
+
 def incidence(
     residuals: list[cs.SX] | cs.SX,
     columns: list[cs.SX] | cs.SX,
@@ -75,7 +81,7 @@ def incidence(
     cols = columns if isinstance(columns, cs.SX) else cs.vertcat(*columns)
     n, m = res.numel(), cols.numel()
     if n == 0 or m == 0:
-        return sp.csr_matrix((n, m), dtype=np.int8)
+        return no_entries(n, m)
     if min(n, m) <= 8 * BUCKETS:  # few rows or columns: no coloring to fear
         return pattern(res, cols)
     if bound is not None:
@@ -122,12 +128,12 @@ def _matrix(spy: cs.Sparsity, n: int, m: int) -> sp.csr_matrix:
     return csr(data, col, indptr, (n, m))
 
 
-def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows ``rows`` of ``matrix`` (in that order) as the number of entries of each
-    and the places of those entries in ``matrix.indices`` and ``matrix.data``, row after
-    row."""
-    start = matrix.indptr[rows]
-    counts = matrix.indptr[rows + 1] - start
+def row_entries(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``rows`` (in that order) of a compressed matrix whose rows' entries start
+    at ``indptr``, as the number of entries of each and the places of those entries in
+    the matrix's ``indices`` and ``data``, row after row."""
+    start = indptr[rows]
+    counts = indptr[rows + 1] - start
     ends = np.cumsum(counts)
     places = np.arange(ends[-1] if ends.size else 0) + np.repeat(start - (ends - counts), counts)
     return counts, places
@@ -136,7 +142,7 @@ def row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np
 def take_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
     """The rows ``rows`` (integers) of ``matrix`` in that order, as scipy's row indexing
     gives them, by a few gathers (one matrix made, none of indexing's checks)."""
-    counts, places = row_entries(matrix, np.asarray(rows, dtype=np.int64))
+    counts, places = row_entries(matrix.indptr, np.asarray(rows, dtype=np.int64))
     indptr = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     data, indices = matrix.data[places], matrix.indices[places]
@@ -205,7 +211,7 @@ def _offsets(
     expressions = res
     if c.numel() and x.numel():
         expressions = function.call([cs.SX.zeros(x.numel()), c])[-1]
-    by_c = sp.csr_matrix((res.numel(), c.numel()), dtype=np.int8)
+    by_c = no_entries(res.numel(), c.numel())
     if c.numel() and not expressions.is_constant():  # (a column may be dense)
         on_constants = (
             None if held is None else take_columns(held, np.arange(x.numel(), held.shape[1]))
