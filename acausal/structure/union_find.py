@@ -341,12 +341,14 @@ class SignedUnionFind:
         )
         _, pred = breadth_first_order(tree, n, directed=False, return_predecessors=True)
         below = touched[pred[touched] != n]
-        signed = sp.csr_matrix((rel, (u, v)), shape=(n, n))
-        signed = (signed + signed.T).tocsr()
         up = np.arange(n)
         up[below] = pred[below]
+        # each member's sign to its parent: its edge's (a forest: one edge per pair)
+        keys = np.minimum(u, v) * n + np.maximum(u, v)
+        order = np.argsort(keys)
+        wanted = np.minimum(below, up[below]) * n + np.maximum(below, up[below])
         sign_up = np.ones(n)
-        sign_up[below] = np.asarray(signed[below, pred[below]]).ravel()
+        sign_up[below] = rel[order[np.searchsorted(keys[order], wanted)]]
         sign_up = _pointer_jump(up, sign_up)[1]
         return root_of[label], sign_up
 
