@@ -272,7 +272,11 @@ def scalars(column: cs.SX) -> list[cs.SX]:
 def column_entries(column: cs.SX, rows: Sequence[int]) -> cs.SX:
     """The entries ``rows`` of a column vector, as a column: one indexing, half the cost of
     ``column[rows, 0]`` (CasADi indexes a 1 x 1 by a list as a row, 1 x 0 for an empty
-    one, hence the ``vec``)."""
+    one, hence the ``vec``); of a dense one, its nonzeros ``rows`` (the same entries, in
+    half the time again)."""
+    if column.is_dense():
+        picked = column.nz[rows]  # (a row where the column is 1 x 1 or a row)
+        return picked if picked.size2() == 1 else cs.vec(picked)
     return cs.vec(column[rows])
 
 

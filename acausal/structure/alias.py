@@ -37,10 +37,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..flat import FlatDAE, FlatEquation, Symbol
-from ..symbols import vstack
+from ..symbols import column_entries, vstack
 from ..table import SymbolTable, Table
 from .alias_rows import Rows, Substitution
-from .graph import signed_picks
+from .graph import row_entries, signed_picks
 from .starts import has_start, merge_starts
 from .union_find import SignedUnionFind, Terms
 
@@ -277,9 +277,11 @@ class Classes:
         only the columns in use are multiplied (in order: each row's sum the same)."""
         atoms = vstack([cs.SX(1), *self.atoms])
         if len(rows) == n and (np.abs(weights) == 1).all() and (np.bincount(rows) == 1).all():
-            return signed_picks(lambda at: atoms[at.tolist()], rows, cols, weights, n)
+            return signed_picks(
+                lambda at: column_entries(atoms, at.tolist()), rows, cols, weights, n
+            )
         used = np.unique(cols)
-        atoms = atoms[used.tolist()] if used.size else cs.SX(0, 1)
+        atoms = column_entries(atoms, used.tolist()) if used.size else cs.SX(0, 1)
         at = np.searchsorted(used, cols).tolist()
         W = cs.DM.triplet(rows.tolist(), at, cs.DM(weights), n, len(used))
         return cs.mtimes(W, atoms)
@@ -289,14 +291,15 @@ class Classes:
         ``i``-th of ``m`` offsets (given as the triplets' ``rows`` and ``cols``), each entry
         the number of its atoms that hold the column (a product of 0/1 matrices): the
         offset's incidence where every entry is 1."""
-        ones = np.ones(len(rows), dtype=np.int64)
-        by_atom = sp.csr_matrix((ones, (rows, cols)), shape=(m, self.n_atoms + 1))
-        blocks = [sp.csr_matrix((1, n), dtype=np.int64)]  # (ONE holds no column)
-        for block in self.atom_held:
-            block = sp.csr_matrix(block, dtype=np.int64)
-            block.resize(block.shape[0], n)
-            blocks.append(block)
-        return sp.csr_matrix(by_atom @ sp.vstack(blocks, format="csr"))
+        # the atoms' rows stacked after ONE's, which holds no column (the columns only
+        # grow: every atom's below n); each triplet's atom's entries, summed
+        blocks = self.atom_held
+        sizes = np.concatenate([[0], *(np.diff(b.indptr) for b in blocks)]).astype(np.int64)
+        indices = np.concatenate([np.zeros(0, np.int64), *(b.indices for b in blocks)])
+        data = np.concatenate([np.zeros(0, np.int64), *(b.data for b in blocks)])
+        counts, at = row_entries(np.concatenate([[0], np.cumsum(sizes)]), cols)
+        by = (data[at].astype(np.int64), (np.repeat(rows, counts), indices[at]))
+        return sp.csr_matrix(by, shape=(m, n))
 
     def derivative(self, q: str) -> tuple[str, bool]:
         """The name of ``der(q)``, and whether its symbol is new."""

@@ -31,12 +31,16 @@ from .graph import (
     AffineRows,
     affine_offsets,
     affine_rows,
+    csr,
     entry_columns,
     flat_incidence,
     incidence,
     replace_rows,
+    row_entries,
     signed_picks,
     substitute_rows,
+    take_columns,
+    take_rows,
 )
 from .union_find import ONE, ZERO, SignedUnionFind, Terms
 
@@ -165,7 +169,7 @@ class Rows:
         with the parameters as constants. A symbolic Jacobian of the whole system would
         cost one sweep per column of a dense row (a ground node's current balance); per-row
         Python would cost a CasADi call per node."""
-        inc = self.pattern[check]
+        inc = take_rows(self.pattern, check)
         unknown = np.arange(len(self.columns)) < self.n_variables  # the variables come first
         cand, deferred = self._candidates(check, inc, unknown, with_offsets)
         aliased: set[int] = set()
@@ -190,14 +194,18 @@ class Rows:
         parameter (they wait for those passes)."""
         allowed = unknown.copy()
         allowed[self.params[0] : self.params[1]] = True
-        # (each row's entries in some columns counted by a product with their 0/1 vector)
-        ones = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
-        bad = ones @ ~allowed > 0
-        counts = ones @ unknown
+        # (each row's entries in some columns counted: their 0/1 flags summed by row)
+        row = np.repeat(np.arange(inc.shape[0]), np.diff(inc.indptr))
+
+        def held(flags: np.ndarray) -> np.ndarray:
+            return np.bincount(row, flags[inc.indices], inc.shape[0])
+
+        bad = held(~allowed) > 0
+        counts = held(unknown)
         shaped = ((counts == 1) | (counts == 2)) & ~bad
         deferred: list[int] = []
         if not with_offsets:  # a row holding a parameter waits for the offsets' passes
-            param = ones @ ~unknown > 0
+            param = held(~unknown) > 0
             deferred = check[shaped & param].tolist()
             shaped &= ~param
         return np.flatnonzero(shaped).tolist(), deferred
@@ -233,18 +241,20 @@ class Rows:
         for group, carried in ((~known & ~from_arrays & ~tracked, False), (tracked, True)):
             group = np.flatnonzero(group)
             if group.size:
-                lin, x_cols, p_cols = self._derived(rows[group], inc[places[group]], carried)
+                lin, x_cols, p_cols = self._derived(
+                    rows[group], take_rows(inc, places[group]), carried
+                )
                 affine[group], offsets[group] = lin.affine, lin.offsets
                 symbolic[group] = lin.symbolic
                 entries.append((group[lin.rows], x_cols[lin.cols], lin.values))
                 on = np.flatnonzero(lin.symbolic & lin.affine)
                 if on.size:
                     exact = _columns(lin.held[on], p_cols, inc.shape[1])
-                    given.append((group[on], lin.expressions[on.tolist()], exact))
+                    given.append((group[on], column_entries(lin.expressions, on.tolist()), exact))
         with_atom = np.flatnonzero(symbolic & affine)
         atom_of: dict[int, int] = {}
         if with_atom.size:
-            held = inc[places[with_atom]]
+            held = take_rows(inc, places[with_atom])
             first = self._atoms(rows, with_atom, held, from_arrays, given, classes)
             atom_of = dict(zip(with_atom.tolist(), range(first, first + with_atom.size)))
         at, cols, coefs = (np.concatenate(a) for a in zip(*entries))
@@ -299,8 +309,8 @@ class Rows:
         x_cols, p_cols = held[unknown], held[~unknown]
         pv = self.values[p_cols - self.params[0]] if p_cols.size else None
         params = self.symbols(p_cols) if p_cols.size else None
-        res, x = self.residuals[rows.tolist()], self.symbols(x_cols)
-        bound = sub[:, np.concatenate([x_cols, p_cols]).tolist()]
+        res, x = column_entries(self.residuals, rows.tolist()), self.symbols(x_cols)
+        bound = take_columns(sub, np.concatenate([x_cols, p_cols]))
         if not carried:
             return affine_rows(res, x, params, pv, bound), x_cols, p_cols
         off = affine_offsets(res, x, params, pv, bound)
@@ -329,12 +339,12 @@ class Rows:
         mine = from_arrays[with_atom]
         if mine.any():
             unknown = np.arange(held.shape[1]) < self.n_variables
-            sub = held[mine]
+            sub = take_rows(held, np.flatnonzero(mine))
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=held.shape[1]))
             x, p_cols = self.symbols(cols[unknown[cols]]), cols[~unknown[cols]]
             res = rows[with_atom[mine]].tolist()
             exprs = cs.substitute(self.residuals[res], x, cs.DM.zeros(x.numel()))
-            by_p = incidence(exprs, self.symbols(p_cols), sub[:, p_cols])
+            by_p = incidence(exprs, self.symbols(p_cols), take_columns(sub, p_cols))
             groups.append((with_atom[mine], exprs, _columns(by_p, p_cols, held.shape[1])))
         places, exprs, exact = groups[0]
         if len(groups) > 1:  # (merged in the candidates' order)
@@ -350,7 +360,7 @@ class Rows:
         """The entries of the candidates ``cand[known]`` (rows ``rows[known]``, connection
         rows as flatten made them; ``inc``: the incidence of the rows checked), as (place
         in ``cand``, column, coefficient) (:meth:`_kind_entries`)."""
-        return self._kind_entries(rows, np.flatnonzero(known), inc[cand[known]])
+        return self._kind_entries(rows, np.flatnonzero(known), take_rows(inc, cand[known]))
 
     def _kind_entries(
         self, rows: np.ndarray, places: np.ndarray, sub: sp.csr_matrix | None = None
@@ -360,7 +370,7 @@ class Rows:
         coefficient): 1 for each flow of a sum, 1 and -1 for a potential row's first and
         other variable."""
         if sub is None:
-            sub = self.pattern[rows[places].tolist()]
+            sub = take_rows(self.pattern, rows[places])
         count = np.diff(sub.indptr)
         at = np.repeat(places, count)
         cols = sub.indices.astype(np.int64)
@@ -382,8 +392,8 @@ class Rows:
         keep = np.flatnonzero(self.alive)
         self.alive, self.deferred = self.alive[keep], self.deferred[keep]
         self.origin, self.pristine = self.origin[keep], self.pristine[keep]
-        self.residuals = self.residuals[keep.tolist()] if keep.size else cs.SX(0, 1)
-        self.pattern = self.pattern[keep]
+        self.residuals = column_entries(self.residuals, keep.tolist()) if keep.size else cs.SX(0, 1)
+        self.pattern = take_rows(self.pattern, keep)
 
     def add_columns(self, fresh: list[str], classes: Classes) -> None:
         """Columns for the derivatives of representatives ``fresh`` the substitution made."""
@@ -423,9 +433,9 @@ class Rows:
         self.pristine[check] = False
         # what each replaced symbol brings: its base and its offset's atoms' columns (0/1);
         # whether it holds a symbol (a base or an atom: no number, which could cancel terms)
-        ones = np.ones(len(on), dtype=np.int64)
-        reach = sp.csr_matrix((ones, (on, at)), shape=(len(old_at), n))
-        sure = bases >= 0
+        sure = bases >= 0  # (a row each: ``on`` are those rows, in order)
+        indptr = np.concatenate([[0], np.cumsum(sure)])
+        reach = csr(np.ones(len(on), dtype=np.int64), at, indptr, (len(old_at), n))
         if offset:
             reach = reach + held
             sure |= with_atoms
@@ -479,7 +489,7 @@ class Rows:
         values = (coefs * scale[cols])[on][order]
         at, cols = np.divmod(keys, n)
         indptr = np.searchsorted(at, np.arange(len(check) + 1))
-        after = sp.csr_matrix((values, cols, indptr), shape=(len(check), n))
+        after = csr(values, cols, indptr, (len(check), n))
         by = np.repeat(rows, np.diff(part.indptr))
         on = (part.indices < self.n_variables) & affine[by]  # (the others carry nothing)
         theirs = np.sort(by[on] * n + part.indices[on])
@@ -503,21 +513,23 @@ class Rows:
         n = len(self.columns)
         kept = np.ones(n, dtype=np.int64)
         kept[old_at] = 0
-        old_rows = self.pattern[check].astype(np.int64)
-        through = old_rows[:, old_at]  # (each row's replaced symbols)
-        bound = old_rows @ sp.diags(kept, dtype=np.int64) + through @ reach
+        old_rows = take_rows(self.pattern, check).astype(np.int64)
+        through = take_columns(old_rows, old_at)  # (each row's replaced symbols)
+        on_kept = old_rows.data * kept[old_rows.indices]  # (the old rows without those)
+        bound = csr(on_kept, old_rows.indices, old_rows.indptr, old_rows.shape)
+        bound = bound + through @ reach
         bound.eliminate_zeros()
         bound.sort_indices()
-        unsure = (through @ ~sure > 0) | (bound.max(axis=1).toarray().ravel() > 1)
-        part = sp.csr_matrix(
-            (np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr), shape=bound.shape
-        )
+        many = np.repeat(np.arange(len(check)), np.diff(bound.indptr))[bound.data > 1]
+        unsure = through @ ~sure > 0
+        unsure[many] = True  # (a column reached twice)
+        part = csr(np.ones(bound.nnz, dtype=np.int8), bound.indices, bound.indptr, bound.shape)
         rest = np.flatnonzero(unsure).tolist()
         if rest:
-            sub = bound[rest]
+            sub = take_rows(bound, rest)
             cols = np.flatnonzero(np.bincount(sub.indices, minlength=n))
-            res = self.residuals[check[rest].tolist()]
-            got = incidence(res, self.symbols(cols), sub[:, cols])
+            res = column_entries(self.residuals, check[rest].tolist())
+            got = incidence(res, self.symbols(cols), take_columns(sub, cols))
             part = replace_rows(part, rest, _columns(got, cols, n))
         return part
 
@@ -636,11 +648,11 @@ def _entries(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entries of the rows ``picked`` of ``matrix`` as (place, column, value), the
     ``k``-th row's place ``places[k]``."""
-    sub = matrix[picked.tolist()]
-    return np.repeat(places, np.diff(sub.indptr)), sub.indices, sub.data
+    counts, at = row_entries(matrix.indptr, picked)
+    return np.repeat(places, counts), matrix.indices[at], matrix.data[at]
 
 
 def _columns(pattern: sp.csr_matrix, cols: np.ndarray, n: int) -> sp.csr_matrix:
     """A pattern in the columns ``cols`` (of ``n``) placed in those columns."""
     shape = (pattern.shape[0], n)
-    return sp.csr_matrix((pattern.data, cols[pattern.indices], pattern.indptr), shape)
+    return csr(pattern.data, cols[pattern.indices], pattern.indptr, shape)

@@ -20,10 +20,40 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..flat import Entries, FlatDAE, display_name
-from ..symbols import vstack
+from ..symbols import column_entries, vstack
 
 #: Buckets of rows by which :func:`incidence` finds the columns held by many rows.
 BUCKETS = 64
+
+
+#: The largest index scipy keeps in 32 bits.
+INT32_MAX = np.iinfo(np.int32).max
+#: How many entries a matrix's ``str`` shows: scipy's default, as its constructor sets it.
+MAXPRINT = sp.csr_matrix((0, 0)).maxprint
+
+
+def csr(
+    data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]
+) -> sp.csr_matrix:
+    """The csr matrix of the arrays ``data``, ``indices`` and ``indptr`` (of ``shape``),
+    as ``sp.csr_matrix((data, indices, indptr), shape=shape)`` makes it (the index
+    arrays 32-bit where every index and count fits, else 64-bit) but without its checks
+    of the arrays (a pass over them each, most of a small matrix's cost): the caller's
+    arrays must be a valid pattern (``indptr`` of ``shape[0] + 1`` nondecreasing counts,
+    every index below ``shape[1]``)."""
+    fits = max(shape[0], shape[1], len(indices)) <= INT32_MAX
+    kind = np.int32 if fits else np.int64
+    out = sp.csr_matrix.__new__(sp.csr_matrix)
+    out.maxprint, out.data = MAXPRINT, np.asarray(data)
+    out.indices, out.indptr = indices.astype(kind, copy=False), indptr.astype(kind, copy=False)
+    out._shape = (int(shape[0]), int(shape[1]))
+    return out
+
+
+def no_entries(n: int, m: int) -> sp.csr_matrix:
+    """The ``n`` x ``m`` 0/1 matrix without entries, as ``sp.csr_matrix((n, m),
+    dtype=np.int8)`` makes it (:func:`csr`: no checks)."""
+    return csr(np.zeros(0, dtype=np.int8), np.zeros(0, np.int64), np.zeros(n + 1, np.int64), (n, m))
 
 
 def incidence(
@@ -51,7 +81,7 @@ def incidence(
     cols = columns if isinstance(columns, cs.SX) else cs.vertcat(*columns)
     n, m = res.numel(), cols.numel()
     if n == 0 or m == 0:
-        return sp.csr_matrix((n, m), dtype=np.int8)
+        return no_entries(n, m)
     if min(n, m) <= 8 * BUCKETS:  # few rows or columns: no coloring to fear
         return pattern(res, cols)
     if bound is not None:
@@ -62,7 +92,7 @@ def incidence(
     groups = cs.DM(cs.Sparsity.triplet(BUCKETS, n, [j % BUCKETS for j in range(n)], order), 1)
     free = {"allow_free": True}  # (symbols outside ``cols`` are constants here)
     both = cs.Function("incidence", [cols], [res, cs.mtimes(groups, res)], free)
-    held = np.diff(_matrix(both.sparsity_jac(0, 1), BUCKETS, m).tocsc().indptr)
+    held = np.diff(np.asarray(both.sparsity_jac(0, 1).colind()))  # (rows per column)
     dense = held > BUCKETS // 2
     if not dense.any():
         return _matrix(both.sparsity_jac(0, 0), n, m)
@@ -89,11 +119,48 @@ def pattern(res: cs.SX, cols: cs.SX) -> sp.csr_matrix:
 
 
 def _matrix(spy: cs.Sparsity, n: int, m: int) -> sp.csr_matrix:
-    """A CasADi sparsity pattern of shape ``(n, m)`` as a 0/1 matrix."""
-    colind = np.asarray(spy.colind(), dtype=np.int64)
-    row = np.asarray(spy.row(), dtype=np.int64)
-    data = np.ones(len(row), dtype=np.int8)
-    return sp.csc_matrix((data, row, colind), shape=(n, m)).tocsr()
+    """A CasADi sparsity pattern of shape ``(n, m)`` as a 0/1 matrix (its transpose's
+    compressed columns are the rows: no conversion in scipy)."""
+    rows = spy.T
+    indptr = np.asarray(rows.colind(), dtype=np.int64)
+    col = np.asarray(rows.row(), dtype=np.int64)
+    data = np.ones(len(col), dtype=np.int8)
+    return csr(data, col, indptr, (n, m))
+
+
+def row_entries(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``rows`` (in that order) of a compressed matrix whose rows' entries start
+    at ``indptr``, as the number of entries of each and the places of those entries in
+    the matrix's ``indices`` and ``data``, row after row."""
+    start = indptr[rows]
+    counts = indptr[rows + 1] - start
+    ends = np.cumsum(counts)
+    places = np.arange(ends[-1] if ends.size else 0) + np.repeat(start - (ends - counts), counts)
+    return counts, places
+
+
+def take_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """The rows ``rows`` (integers) of ``matrix`` in that order, as scipy's row indexing
+    gives them, by a few gathers (one matrix made, none of indexing's checks)."""
+    counts, places = row_entries(matrix.indptr, np.asarray(rows, dtype=np.int64))
+    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    data, indices = matrix.data[places], matrix.indices[places]
+    return csr(data, indices, indptr, (len(counts), matrix.shape[1]))
+
+
+def take_columns(matrix: sp.csr_matrix, cols: np.ndarray | list[int]) -> sp.csr_matrix:
+    """The columns ``cols`` (distinct integers) of ``matrix`` in that order, as scipy's
+    column indexing gives them (each row's entries in their old order), by a mask of the
+    entries (one matrix made, none of indexing's checks)."""
+    n = len(cols)
+    local = np.full(matrix.shape[1], -1, dtype=np.int64)
+    local[cols] = np.arange(n)
+    at = local[matrix.indices]
+    keep = at >= 0
+    indptr = np.concatenate([[0], np.cumsum(keep)])[matrix.indptr]
+    data, indices = matrix.data[keep], at[keep]
+    return csr(data, indices, indptr, (matrix.shape[0], n))
 
 
 class AffineForm(NamedTuple):
@@ -120,10 +187,10 @@ def affine_form(res: cs.SX, x: cs.SX, c: cs.SX, bound: sp.spmatrix | None = None
     jac = cs.jacobian(res, x)
     nz = cs.vec(jac.nz[:])  # (a column: a dense row's nonzeros come as a row)
     rows, cols = (np.asarray(a, dtype=np.int64) for a in jac.sparsity().get_triplet())
-    held = None if bound is None else sp.csr_matrix(bound)
+    held = None if bound is None else bound.tocsr()
     varying = np.zeros(len(rows), dtype=bool)  # (none where every entry is a number)
     if not nz.is_constant():
-        on_entries = None if held is None else held[rows]
+        on_entries = None if held is None else take_rows(held, rows)
         varying = np.diff(incidence(nz, vstack([x, c]), on_entries).indptr) > 0
     function = cs.Function("at_zero", [x, c], [nz, res])
     expressions, by_c = _offsets(res, x, c, held, function)
@@ -144,9 +211,11 @@ def _offsets(
     expressions = res
     if c.numel() and x.numel():
         expressions = function.call([cs.SX.zeros(x.numel()), c])[-1]
-    by_c = sp.csr_matrix((res.numel(), c.numel()), dtype=np.int8)
+    by_c = no_entries(res.numel(), c.numel())
     if c.numel() and not expressions.is_constant():  # (a column may be dense)
-        on_constants = None if held is None else held[:, x.numel() :]
+        on_constants = (
+            None if held is None else take_columns(held, np.arange(x.numel(), held.shape[1]))
+        )
         by_c = incidence(expressions, c, on_constants)
     return expressions, by_c
 
@@ -175,7 +244,7 @@ def affine_offsets(
     c = cs.SX(0, 1) if constants is None else constants
     cvals = np.zeros(0) if values is None else np.asarray(values, dtype=float)
     function = cs.Function("at_zero", [x, c], [res])
-    held = None if bound is None else sp.csr_matrix(bound)
+    held = None if bound is None else bound.tocsr()
     expressions, by_c = _offsets(res, x, c, held, function)
     at_zero = function(cs.DM.zeros(x.numel()), cvals)
     symbolic = np.diff(by_c.indptr) > 0
@@ -242,7 +311,7 @@ def substitute_rows(residuals: cs.SX, rows: list[int], old: cs.SX, new: cs.SX) -
     substituted; with no rows, nothing is."""
     if not rows:
         return residuals
-    part = cs.substitute(residuals[rows], old, new)
+    part = cs.substitute(column_entries(residuals, rows), old, new)
     if not (part.is_dense() and residuals.is_dense()):
         return cs.substitute(residuals, old, new)
     out = cs.SX(residuals)
@@ -286,7 +355,7 @@ def replace_rows(
         to = np.repeat(mat.indptr[at] - new.indptr[:-1], fresh) + np.arange(new.indptr[-1])
         indices, data = mat.indices.astype(kinds[0]), mat.data.astype(kinds[1])
         indices[to], data[to] = new.indices, new.data
-        return sp.csr_matrix((data, indices, mat.indptr.copy()), shape=mat.shape)
+        return csr(data, indices, mat.indptr.copy(), mat.shape)
     size = old.copy()
     size[at] = fresh
     indptr = np.concatenate([[0], np.cumsum(size)])
@@ -300,7 +369,7 @@ def replace_rows(
     indices, data = np.empty(indptr[-1], kinds[0]), np.empty(indptr[-1], kinds[1])
     indices[to_old], data[to_old] = mat.indices[on], mat.data[on]
     indices[to_new], data[to_new] = new.indices, new.data
-    return sp.csr_matrix((data, indices, indptr), shape=mat.shape)
+    return csr(data, indices, indptr, mat.shape)
 
 
 def flat_incidence(

@@ -341,12 +341,14 @@ class SignedUnionFind:
         )
         _, pred = breadth_first_order(tree, n, directed=False, return_predecessors=True)
         below = touched[pred[touched] != n]
-        signed = sp.csr_matrix((rel, (u, v)), shape=(n, n))
-        signed = (signed + signed.T).tocsr()
         up = np.arange(n)
         up[below] = pred[below]
+        # each member's sign to its parent: its edge's (a forest: one edge per pair)
+        keys = np.minimum(u, v) * n + np.maximum(u, v)
+        order = np.argsort(keys)
+        wanted = np.minimum(below, up[below]) * n + np.maximum(below, up[below])
         sign_up = np.ones(n)
-        sign_up[below] = np.asarray(signed[below, pred[below]]).ravel()
+        sign_up[below] = rel[order[np.searchsorted(keys[order], wanted)]]
         sign_up = _pointer_jump(up, sign_up)[1]
         return root_of[label], sign_up
 
@@ -429,11 +431,14 @@ def _summed(parts: list[Terms], n: int) -> Terms:
     the order of a sum does not matter), without the terms that cancel."""
     rows, cols, weights = (np.concatenate(a) for a in zip(*parts))
     width = int(cols.max()) + 1 if cols.size else 1
-    total = sp.csr_matrix((weights, (rows, cols)), shape=(n, width))
-    total.sum_duplicates()
-    total.eliminate_zeros()
-    rows = np.repeat(np.arange(n), np.diff(total.indptr))
-    return Terms(rows, total.indices.astype(np.int64), total.data)
+    keys = rows.astype(np.int64) * width + cols  # (row after row, each in column order)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.diff(keys, prepend=-1))
+    sums = np.add.reduceat(weights[order], starts) if keys.size else weights[:0]
+    keep = sums != 0
+    rows, cols = np.divmod(keys[starts[keep]], width)
+    return Terms(rows, cols, sums[keep])
 
 
 def _spanning_forest(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
