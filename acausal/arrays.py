@@ -507,26 +507,6 @@ class ComponentArray(PicklesWithCasadi, Sequence):
         )
         return loose, block
 
-    def _first(self, k: int) -> ComponentArray:
-        """An array of this one's first ``k`` instances (their symbols, residuals and start
-        values shared; :func:`unlinked_array`), for the stencil compile
-        (:mod:`acausal.stencil`)."""
-        lay = self._made_layout
-        if lay is None:  # (fresh symbols: the first instances' own are not made yet)
-            return unlinked_array(self.prefix, self.template, self._snapshot, k)
-        count, m, s = len(lay.quantities), lay.equations, len(lay.starts)
-        lay = lay._replace(
-            tokens=lay.tokens[:k],
-            symbols=lay.symbols[: count * k],
-            rates=lay.rates[:, :k],
-            residuals=lay.residuals[: m * k],
-            initial=lay.initial[: s * k],
-            attributes=lay.attributes[:, :k],
-        )
-        out = unlinked_array(self.prefix, self.template, self._snapshot, k)
-        out._made_layout = lay._replace(exprs=Deferred(lay.expressions))
-        return out
-
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for k, c in self._made.items():  # (a pickled link drops its array: _Link)

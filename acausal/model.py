@@ -120,12 +120,12 @@ class Model(PicklesWithCasadi):
     @property
     def n_states(self) -> int:
         """How many continuous states: ``len(states)``."""
-        return len(self.ir.states)
+        return len(self._states)
 
     @property
     def n_modes(self) -> int:
         """How many discrete modes: ``len(modes)``."""
-        return len(self.flat.discretes)
+        return len(self._modes)
 
     @property
     def x_names(self) -> list[str]:

@@ -87,14 +87,14 @@ class Small:
         self.state_keys = _common(self.xs, "states")
         self.param_keys = _common(self.ps, "parameters")
         self.x, self.p = cs.vertsplit(dae.x), cs.vertsplit(model.p)
-        starts = [model.start(c) for c in model.ir.states]
-        self.starts = starts
+        self.starts = [model.start(c) for c in model.ir.states]
         self.rows = [self._rows(c) for c in range(k)]
         self.meta = [self._meta(c) for c in range(k)]
+        self.cell_of = self._cell_of()
         self.w = self._width()
-        sigs = [(_signature(self.function(c)), self.meta[c]) for c in range(k)]
-        self.plan = self._plan(sigs)
-        self.sigs = sigs
+        self.functions = [self._function(c) for c in range(k)]
+        self.sigs = [(_signature(f), m) for f, m in zip(self.functions, self.meta)]
+        self.plan = self._plan(self.sigs)
 
     # -- each cell's rows -----------------------------------------------------------------
     def _rows(self, c: int) -> cs.SX:
@@ -128,9 +128,9 @@ class Small:
 
     def _width(self) -> int:
         """The farthest cell any cell's rows reach."""
-        cell_of, w = self._cell_of(), 0
+        w = 0
         for c, rows in enumerate(self.rows):
-            held = [cell_of.get(s.element_hash(), c) for s in cs.symvar(rows)]
+            held = [self.cell_of.get(s.element_hash(), c) for s in cs.symvar(rows)]
             w = max([w, *(abs(d - c) for d in held)])
         return w
 
@@ -150,7 +150,7 @@ class Small:
         pg = [self.p[j] for j in self.ps.plain_at]
         return cs.vertcat(cs.SX(0, 1), *xg), cs.vertcat(cs.SX(0, 1), *pg)
 
-    def function(self, c: int) -> cs.Function:
+    def _function(self, c: int) -> cs.Function:
         """Cell ``c``'s rows as a function of (window states, window parameters, plain
         states, plain parameters, time); :class:`Unfit` if they hold anything else."""
         try:
@@ -198,7 +198,7 @@ class Plain:
         plan, k, w = small.plan, small.k, small.w
         self.region = [*range(plan.head + w), *range(k - plan.tail - w, k)]
         inner = set(range(plan.head + w, k - plan.tail - w))
-        cell_of, model = small._cell_of(), small.model
+        cell_of, model = small.cell_of, small.model
         at = small.ys.plain_at
         outputs = model.outputs[at]
         reach = [
@@ -227,7 +227,7 @@ class Plain:
             )
         except RuntimeError as exc:
             raise Unfit("a plain component's variable depends on the interior") from exc
-        self.signature = (_signature(self.function), self.meta, self.sums)
+        self.signature = (_signature(self.function), self.meta)
 
     def inputs(self) -> tuple[cs.SX, cs.SX]:
         """The end cells' states and parameters, stacked."""
@@ -300,9 +300,7 @@ def agree(a: Small, b: Small) -> Plain:
         raise Unfit("the small models' cells compute differently")
     plain_a, plain_b = Plain(a), Plain(b)
     far = 10 * b.k  # the sums' runs compared at a size beyond both
-    if plain_a.signature[:2] != plain_b.signature[:2] or _runs(a, plain_a, far) != _runs(
-        b, plain_b, far
-    ):
+    if plain_a.signature != plain_b.signature or _runs(a, plain_a, far) != _runs(b, plain_b, far):
         raise Unfit("the plain components' rows differ")
     for names_a, names_b in (
         (a.model.x_names, b.model.x_names),

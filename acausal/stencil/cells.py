@@ -10,7 +10,20 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..symbols import named_around
+
 Key = tuple[str, str, str]  # a name of cell c is key[0] + key[1] + str(c + 1) + key[2]
+
+
+def cell_name(key: Key, c: int) -> str:
+    """The name ``key`` has in cell ``c`` (from 0): ``der(M5.v)`` for ``("der(", "M",
+    ".v)")`` and 4."""
+    return f"{key[0]}{key[1]}{c + 1}{key[2]}"
+
+
+def around(keys: Sequence[Key]) -> list[tuple[str, str]]:
+    """``keys`` as the parts around a cell's number (:func:`.symbols.named_around`)."""
+    return [(a + prefix, b) for a, prefix, b in keys]
 
 
 class Cells:
@@ -127,6 +140,5 @@ def flat_names(parts: list[Part]) -> list[str]:
             out.append(part)
             continue
         cells, keys = part
-        numbers = (cells + 1).astype(str).tolist()
-        out += [f"{a}{p}{c}{b}" for c in numbers for a, p, b in keys]
+        out += named_around(around(keys), (cells + 1).astype(str).tolist())
     return out

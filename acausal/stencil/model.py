@@ -10,7 +10,6 @@ from functools import cached_property
 
 import casadi as cs
 
-from ..arrays import unlinked_array
 from ..errors import ModelError
 from ..flat import FlatDAE
 from ..flatten import flatten
@@ -24,7 +23,7 @@ from ..structure.starts import FixedStart, InitialStarts, Start
 from ..system import System
 from ..table import Table
 from .analysis import Small, TooFew, Unfit, agree
-from .cells import Cells
+from .cells import Cells, cell_name
 from .shape import SMALL, Shape, built, shape_of
 from .synthesis import Pieces, synthesize
 
@@ -38,15 +37,10 @@ def compile_stencil(system: System) -> Model | None:
         return None
     tic = time.perf_counter()
     shape, n = found
-    arrays = {a.prefix: a for a in system._arrays.values()}
-
-    def small(k: int) -> Small:
-        return _small(built(shape, {p: x._first(k) for p, x in arrays.items()}), k)
-
     for k in SMALL:
         try:
-            a = small(k)
-            plain = agree(a, small(k + 1))
+            a = _small(built(shape, k), k)
+            plain = agree(a, _small(built(shape, k + 1), k + 1))
             break
         except TooFew:
             continue
@@ -83,6 +77,8 @@ def _model(name: str, small: Small, pieces: Pieces, recipe: Shape, n: int, timin
     starts = tuple(
         None if s is None else Start(v, s[0], s[1]) for s, v in zip(pieces.starts, values)
     )
+    # (no column of the index-reduced form, which is not made: the initialization reads a
+    # fixed start's column only where it is redundant, and a state's own start is not)
     fixed = tuple(FixedStart(None, k, s) for k, s in enumerate(starts) if s is not None and s.fixed)
     dae = SemiExplicit(pieces.x, cs.SX(0, 1), pieces.ode, cs.SX(0, 1), cs.SX(0, 1), ())
     out.__dict__.update(
@@ -120,9 +116,7 @@ class StencilModel(Model):
     @cached_property
     def _full(self) -> Model:
         """The full pipeline's model of this one's system (compiled when first read)."""
-        shape = self._recipe
-        arrays = {p: unlinked_array(p, *made, self._n) for p, made in shape.templates.items()}
-        return compile_full(built(shape, arrays))
+        return compile_full(built(self._recipe, self._n))
 
     @property
     def full(self) -> Model:
@@ -149,14 +143,6 @@ class StencilModel(Model):
     def name(self) -> str:
         return self._name
 
-    @property
-    def n_states(self) -> int:
-        return len(self._states)
-
-    @property
-    def n_modes(self) -> int:
-        return 0
-
     @cached_property
     def _index_of(self) -> dict[str, int]:
         return dict(zip(self.names, range(len(self.names))))
@@ -174,8 +160,7 @@ class StencilModel(Model):
         same quantity of the cell it stands for; a plain component's own)."""
         got = self._cells.split(name)
         if got is not None:
-            c, (a, prefix, b) = got
-            name = f"{a}{prefix}{self._plan.source(c, self._n) + 1}{b}"
+            name = cell_name(got[1], self._plan.source(got[0], self._n))
         return self._small_units.get(name, "")
 
     @cached_property

@@ -7,10 +7,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arrays import ComponentArray, ConnectorArray, element_of
+from ..arrays import ConnectorArray, element_of, unlinked_array
 from ..connectors import Connector
 from ..system import System
 
+#: cells of the first small copy (the second has one more): 8, or 14 where the first
+#: copies' cells reach too far for 8 (a window of two cells each way, two end cells)
 SMALL = (8, 14)
 #: how far from an end an element may be connected on its own (``rs.p[0]``, ``[-1]``)
 EDGE = 2
@@ -96,11 +98,11 @@ def _ends(index: np.ndarray, n: int) -> tuple[int, int] | None:
     return (a, b) if np.array_equal(index, np.arange(a, n - b)) else None
 
 
-def built(shape: Shape, arrays: dict[str, ComponentArray]) -> System:
-    """The system of ``shape`` with the ``arrays`` given (all of one length ``k``, by
-    prefix): the plain components are the shape's own objects, none of which is changed
-    (the new system does not own them)."""
-    k = len(next(iter(arrays.values())))
+def built(shape: Shape, k: int) -> System:
+    """The system of ``shape`` with ``k`` cells: its arrays made anew from their templates
+    (:func:`.arrays.unlinked_array`), the plain components the shape's own objects, none
+    of which is changed (the new system does not own them)."""
+    arrays = {p: unlinked_array(p, *made, k) for p, made in shape.templates.items()}
 
     def placed(c: Connector | Element | Range) -> Connector | ConnectorArray:
         if isinstance(c, Range):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..symbols import symbols_around, vstack
 from .analysis import Plain, Small
-from .cells import Key, Part, flat_names, grown, segments
+from .cells import Key, Part, around, cell_name, flat_names, grown, segments
 
 
 class Pieces(NamedTuple):
@@ -43,11 +43,10 @@ def _symbols(parts: list[Part]) -> cs.SX:
             pieces.append(cs.SX.sym(part))
             continue
         cells, keys = part
-        around = [(a + p, b) for a, p, b in keys]
         numbers = (cells + 1).astype(str)
         width = np.char.str_len(numbers)
         for size in np.unique(width):  # (the cells increase: each width a run)
-            pieces.append(symbols_around(around, numbers[width == size].tolist()))
+            pieces.append(symbols_around(around(keys), numbers[width == size].tolist()))
     return vstack(pieces) if pieces else cs.SX(0, 1)
 
 
@@ -154,16 +153,16 @@ def synthesize(small: Small, plain: Plain, n: int) -> Pieces:
             out.append(cs.reshape(entries, flat.size // cells.size, cells.size))
         return out
 
-    pool = [small.function(c)(*picked(np.array([c])), *rest) for c in range(plan.head)]
+    pool = [small.functions[c](*picked(np.array([c])), *rest) for c in range(plan.head)]
     blocks, alone = divmod(n - plan.head - plan.tail, BLOCK)
     if blocks:  # (vec: each block's rows, cell after cell, as the cells' own would be)
         first = plan.head + BLOCK * np.arange(blocks)
         pool.append(cs.vec(_block(small).map(blocks)(*picked(first, BLOCK), *rest)))
     if alone:
         last = np.arange(n - plan.tail - alone, n - plan.tail)
-        pool.append(cs.vec(small.function(plan.rep).map(alone)(*picked(last), *rest)))
+        pool.append(cs.vec(small.functions[plan.rep].map(alone)(*picked(last), *rest)))
     for c in range(n - plan.tail, n):
-        pool.append(small.function(c - n + small.k)(*picked(np.array([c])), *rest))
+        pool.append(small.functions[c - n + small.k](*picked(np.array([c])), *rest))
     region = [c if c < plan.head + w else c - small.k + n for c in plain.region]
     ends = [col[at[:, region].ravel(order="F").tolist()] for at, col in zip((xat, pat), (x, p))]
     pool.append(plain.function(*ends, *rest))
@@ -183,7 +182,8 @@ def synthesize(small: Small, plain: Plain, n: int) -> Pieces:
     xrow = {q: where.plain_at + i for i, q in enumerate(small.xs.plain)}
     ode = column[where.entries(xparts, "ode", xrow.__getitem__).tolist()]
     starts = column[where.entries(xparts, "start", lambda q: xrow[q] + nxg).tolist()]
-    outputs = column[where.entries(yparts, "out", lambda q: {**edge_at, **sums_at}[q]).tolist()]
+    plain_rows = edge_at | sums_at
+    outputs = column[where.entries(yparts, "out", plain_rows.__getitem__).tolist()]
     bp0 = where.plain_at + 2 * nxg + nedge
     breakpoints = column[list(range(bp0, bp0 + model.breakpoints.numel()))]
     return Pieces(
@@ -206,7 +206,7 @@ def _block(small: Small) -> cs.Function:
     enters both its masses' rates; mapped cell by cell they would be computed twice): of
     the states and parameters of cells ``-w .. BLOCK - 1 + w``, the plain ones and time,
     the rows of the block's cells, cell after cell."""
-    f, w = small.function(small.plan.rep), small.w
+    f, w = small.functions[small.plan.rep], small.w
     ns, npar = len(small.state_keys), len(small.param_keys)
     xs = cs.SX.sym("x", ns * (BLOCK + 2 * w))
     ps = cs.SX.sym("p", npar * (BLOCK + 2 * w))
@@ -228,17 +228,9 @@ def _defaults(small: Small, parts: list[Part], n: int) -> dict[str, float]:
         if isinstance(part, str):
             out.append(values[part])
             continue
-        cells, keys = part
-        s = [small.plan.source(int(c), n) for c in cells[[0, -1]]]
-        if s[0] == s[1] or cells.size == 1:
-            row = [values[f"{a}{p}{s[0] + 1}{b}"] for a, p, b in keys]
-            out += row * cells.size
-        else:
-            out += [
-                values[f"{a}{p}{small.plan.source(int(c), n) + 1}{b}"]
-                for c in cells
-                for a, p, b in keys
-            ]
+        cells, keys = part  # (all one small cell's: an end cell, or the interior's)
+        s = small.plan.source(int(cells[0]), n)
+        out += [values[cell_name(key, s)] for key in keys] * cells.size
     return dict(zip(names, out))
 
 
@@ -260,8 +252,8 @@ def _starts(small: Small, parts: list[Part], n: int) -> list[tuple[bool, str] | 
                 if got is None or isinstance(got[1], str):
                     out.append(got)
                 else:
-                    (d, (a, p, b)) = got[1]
-                    out.append((got[0], f"{a}{p}{c + d + 1}{b}"))
+                    d, source = got[1]
+                    out.append((got[0], cell_name(source, c + d)))
     return out
 
 
