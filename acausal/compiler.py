@@ -6,9 +6,8 @@ blocks -> semi-explicit DAE)."""
 
 from __future__ import annotations
 
-from .errors import OptionError
 from .gc_pause import paused_gc
-from .model import Model, compile_full
+from .model import Model, check_system, compile_full
 from .stencil import compile_stencil
 from .system import System
 
@@ -22,8 +21,7 @@ def compile(system: System) -> Model:  # noqa: A001 - the public name fixed by t
 
     Python's cyclic garbage collector is paused meanwhile (and restored): the stages
     allocate millions of small objects that form no cycles."""
-    if not isinstance(system, System):
-        raise OptionError(f"compile() takes an ac.System, got {type(system).__name__}")
+    check_system(system, "compile")
     with paused_gc():
         found = compile_stencil(system)
         return found if found is not None else compile_full(system)

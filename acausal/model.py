@@ -171,7 +171,10 @@ class Model(PicklesWithCasadi):
         return self
 
     def parameter_symbol(self, name: str) -> cs.SX:
-        """The symbol of parameter ``name`` in :attr:`p`."""
+        """The symbol of parameter ``name`` in :attr:`p` (an error listing close names
+        where it is none)."""
+        if name not in self.defaults:
+            raise unknown_name("parameter", name, self.defaults)
         return self.flat.sym(name)
 
     def with_states(self, k: int) -> Model:
@@ -416,6 +419,12 @@ def _positions(
     return out
 
 
+def check_system(system: object, caller: str) -> None:
+    """An error naming ``caller`` where ``system`` is no :class:`~acausal.System`."""
+    if not isinstance(system, System):
+        raise OptionError(f"{caller}() takes an ac.System, got {type(system).__name__}")
+
+
 def compile_full(system: System) -> Model:
     """The full pipeline on ``system`` (flatten, then :func:`assemble`), warning of
     unconnected connectors: what :func:`acausal.compile` runs where the stencil compile
@@ -424,6 +433,7 @@ def compile_full(system: System) -> Model:
     Python's cyclic garbage collector is paused meanwhile (and restored): the stages
     allocate millions of small objects that form no cycles, and its repeated full scans
     made large models (10,000 stages of an RC ladder) 15 % slower."""
+    check_system(system, "compile_full")
     with paused_gc():
         timings = {}
         tic = _time.perf_counter()

@@ -321,3 +321,14 @@ def test_a_ground_joined_to_all_but_the_end_elements_gives_the_full_pipelines_re
     b = simulate(compile_full(split_grounds(N)), **kw)
     for q in (f"C{N}.v", "G.p.i", "H.p.i", "C3.i"):
         assert np.max(np.abs(a[q] - b[q])) <= 1e-12 * max(1.0, np.abs(b[q]).max()), q
+
+
+def test_a_misused_stencil_model_or_compile_is_a_named_error():
+    st = ac.compile(chain(N))
+    with pytest.raises(ac.UnknownNameError, match="S3.c"):
+        st.parameter_symbol("S3.cc")
+    with pytest.raises(ac.UnknownNameError, match="unknown variable"):
+        simulate(st, t_end=0.1, dt=0.05)["M3.ss"]
+    for compiler in (ac.compile, compile_full):
+        with pytest.raises(ac.OptionError, match="takes an ac.System"):
+            compiler(chain)

@@ -10,7 +10,7 @@ from functools import cached_property
 
 import casadi as cs
 
-from ..errors import ModelError
+from ..errors import ModelError, unknown_name
 from ..flat import FlatDAE
 from ..flatten import flatten
 from ..model import Model, assemble, compile_full
@@ -153,6 +153,8 @@ class StencilModel(Model):
         return self._full.flat.display(expr)
 
     def parameter_symbol(self, name: str) -> cs.SX:
+        if name not in self._parameter_at:
+            raise unknown_name("parameter", name, self.defaults)
         return self.p[self._parameter_at[name]]
 
     def unit(self, name: str) -> str:
